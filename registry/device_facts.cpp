@@ -1,0 +1,57 @@
+#include "registry/device_facts.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tilesmith {
+
+int fp32_lanes_for_arch(const std::string& arch) {
+  // FP32 FMA units per SM / CU, from the vendors' architecture whitepapers. CDNA's
+  // packed-FP32 doubling is left out: plain scalar FP32 code cannot use it.
+  if (arch.rfind("sm_", 0) == 0) {
+    int sm = std::atoi(arch.c_str() + 3);
+    if (sm >= 100) return 128;
+    if (sm == 90) return 128;
+    if (sm == 86 || sm == 87 || sm == 89) return 128;
+    if (sm == 80) return 64;
+    if (sm == 75 || sm == 70 || sm == 72) return 64;
+    return 0;
+  }
+  if (arch.rfind("gfx9", 0) == 0 || arch.rfind("gfx10", 0) == 0 || arch.rfind("gfx11", 0) == 0)
+    return 64;
+  return 0;
+}
+
+double DeviceFacts::fp32_peak_flops() const {
+  int lanes = fp32_lanes_per_multiprocessor ? fp32_lanes_per_multiprocessor : fp32_lanes_for_arch(arch);
+  return double(multiprocessors) * lanes * 2.0 * double(clock_khz) * 1e3;
+}
+
+double DeviceFacts::theoretical_bandwidth() const {
+  return 2.0 * double(memory_clock_khz) * 1e3 * double(memory_bus_bits) / 8.0;
+}
+
+std::string DeviceFacts::fingerprint() const {
+  return name + "|" + arch + "|driver " + driver_version + "|rtc " + runtime_version;
+}
+
+void to_json(nlohmann::json& j, const DeviceFacts& d) {
+  j = nlohmann::json{{"backend", d.backend},
+                     {"ordinal", d.ordinal},
+                     {"name", d.name},
+                     {"arch", d.arch},
+                     {"multiprocessors", d.multiprocessors},
+                     {"warp_size", d.warp_size},
+                     {"max_threads_per_block", d.max_threads_per_block},
+                     {"shared_per_block", d.shared_per_block},
+                     {"shared_per_block_optin", d.shared_per_block_optin},
+                     {"registers_per_block", d.registers_per_block},
+                     {"l2_bytes", d.l2_bytes},
+                     {"global_memory_bytes", d.global_memory_bytes},
+                     {"clock_khz", d.clock_khz},
+                     {"driver_version", d.driver_version},
+                     {"runtime_version", d.runtime_version},
+                     {"fp32_peak_tflops", d.fp32_peak_flops() / 1e12},
+                     {"fingerprint", d.fingerprint()}};
+}
+
+}  // namespace tilesmith

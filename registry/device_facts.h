@@ -1,0 +1,46 @@
+#pragma once
+// What we know about one GPU: enough to check configs against limits, compute peaks,
+// build the LLM prompt and key results by device.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tilesmith {
+
+struct DeviceFacts {
+  std::string backend;        // "cuda", "hip", "replay"
+  int ordinal = 0;
+  std::string name;           // "NVIDIA H200"
+  std::string arch;           // "sm_90", "gfx90a"
+  int multiprocessors = 0;    // SMs (NVIDIA) or CUs (AMD)
+  int warp_size = 32;         // 32 NVIDIA, 64 AMD CDNA
+  int max_threads_per_block = 1024;
+  std::int64_t shared_per_block = 48 * 1024;        // default static limit
+  std::int64_t shared_per_block_optin = 48 * 1024;  // with the opt-in attribute
+  int registers_per_block = 65536;
+  int registers_per_multiprocessor = 65536;
+  std::int64_t l2_bytes = 0;
+  std::int64_t global_memory_bytes = 0;
+  int clock_khz = 0;          // peak SM clock
+  int memory_clock_khz = 0;
+  int memory_bus_bits = 0;
+  std::string driver_version;   // "13.0" / "580.159.04" / HIP runtime version
+  std::string runtime_version;  // NVRTC / hipRTC version
+  int fp32_lanes_per_multiprocessor = 0;  // FMA units per SM/CU, from the architecture
+
+  // FP32 FMA peak in FLOP/s: SMs * lanes * 2 * clock. 0 when unknown.
+  double fp32_peak_flops() const;
+  // From memory clock and bus width (DDR); a lead only: the evaluator measures bandwidth.
+  double theoretical_bandwidth() const;
+  // name|arch|driver|runtime: what results are keyed by.
+  std::string fingerprint() const;
+};
+
+// FP32 lanes per multiprocessor for an architecture string; 0 when unknown.
+int fp32_lanes_for_arch(const std::string& arch);
+
+void to_json(nlohmann::json& j, const DeviceFacts& d);
+
+}  // namespace tilesmith

@@ -1,0 +1,88 @@
+#pragma once
+// A kernel template: HIP source that compiles on its own with default parameters, its
+// parameter space, which problems it serves, and how to launch it. Loaded from a pair
+// of files, NAME.hip and NAME.json (see docs/templates.md), embedded at build time or
+// read from a user's folder. A template with no source is a recorded space (replay only).
+//
+// Every GEMM template's entry point has this signature (the kernel ABI):
+//   extern "C" __global__ void ENTRY(const T* A, const T* B, T* C, const float* bias,
+//       float* workspace, int M, int N, int K, int lda, int ldb, int ldc,
+//       float alpha, float beta, float epilogue_slope)
+// and reads these macros, besides its parameters: TS_A_ROW_MAJOR, TS_B_ROW_MAJOR,
+// TS_C_ROW_MAJOR (0/1), TS_HAS_BETA (0/1), TS_EPILOGUE (0 none, 1 bias_row, 2 bias_col,
+// 3 relu, 4 leaky_relu, 5 gelu), TS_WARP_SIZE, TS_VENDOR_NVIDIA or TS_VENDOR_AMD.
+//
+// Immutable after loading; const methods are thread-safe.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/status.h"
+#include "registry/config.h"
+#include "registry/device_facts.h"
+#include "registry/problem.h"
+#include "registry/space.h"
+
+namespace tilesmith {
+
+// Everything a backend needs to compile and launch one candidate.
+struct RenderedKernel {
+  std::string template_name;
+  std::string source;                // the template's source, verbatim
+  std::vector<std::string> options;  // -D definitions, in a stable order
+  std::string entry;
+  std::string arch;                  // compile target: "sm_90", "sm_90a", "gfx90a"
+  std::array<std::uint32_t, 3> grid{1, 1, 1};
+  std::array<std::uint32_t, 3> block{1, 1, 1};
+  std::uint64_t dynamic_shared_bytes = 0;
+  std::uint64_t workspace_bytes = 0;
+  std::int64_t threads() const { return std::int64_t(block[0]) * block[1] * block[2]; }
+};
+
+class KernelTemplate {
+ public:
+  // json_text: the NAME.json description; source: the NAME.hip text (may be empty
+  // only for recorded spaces). origin names where it came from, for messages.
+  static Result<KernelTemplate> from_text(const std::string& json_text, const std::string& source,
+                                          const std::string& origin);
+  // A source-less template around a parameter space (replay of recorded measurements).
+  static KernelTemplate recorded(const std::string& name, ParamSpace space,
+                                 const std::string& description);
+
+  const std::string& name() const { return name_; }
+  const std::string& description() const { return description_; }
+  const std::string& source() const { return source_; }
+  // short_hash of the source and the JSON: changes whenever either changes.
+  const std::string& source_hash() const { return source_hash_; }
+  const std::string& entry() const { return entry_; }
+  const ParamSpace& space() const { return space_; }
+  // Parameter values that compile on their own (the template's defaults).
+  const Config& defaults() const { return defaults_; }
+  bool is_recorded() const { return source_.empty(); }
+  // "" or a suffix the NVIDIA target needs ("a" turns sm_90 into sm_90a).
+  const std::string& nvidia_arch_suffix() const { return nvidia_arch_suffix_; }
+
+  // ok, or invalid_argument saying why this template cannot serve the problem.
+  Status supports(const GemmProblem& problem) const;
+  // Constants for expressions: M, N, K, WARP_SIZE, DTYPE_BYTES, HAS_BETA, and the device.
+  SpaceContext context(const GemmProblem& problem, const DeviceFacts* device) const;
+  // Validates the config (domains, constraints, device limits) and the problem, then
+  // evaluates the launch geometry. Errors are invalid_argument with the reason.
+  Result<RenderedKernel> render(const GemmProblem& problem, const Config& config,
+                                const DeviceFacts& device) const;
+
+ private:
+  std::string name_, description_, source_, source_hash_, entry_, nvidia_arch_suffix_;
+  ParamSpace space_;
+  Config defaults_;
+  std::vector<std::string> dtypes_, layouts_, epilogues_, c_layouts_;
+  bool supports_beta_ = true;
+  std::array<std::string, 3> grid_exprs_, block_exprs_;
+  std::string shared_expr_ = "0", workspace_expr_ = "0";
+};
+
+}  // namespace tilesmith

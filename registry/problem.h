@@ -1,0 +1,62 @@
+#pragma once
+// A GEMM problem: C = alpha * op(A) * op(B) + beta * C, then an epilogue, with
+// A of shape M x K, B of shape K x N and C of shape M x N, each stored row- or
+// column-major. Plain value type; thread-compatible.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "base/status.h"
+
+namespace tilesmith {
+
+enum class DType { kF32, kF16, kBF16 };
+enum class Layout { kRowMajor, kColMajor };
+enum class Epilogue { kNone, kBiasRow, kBiasCol, kRelu, kLeakyRelu, kGelu };
+
+const char* dtype_name(DType t);       // "fp32", "fp16", "bf16"
+Result<DType> parse_dtype(const std::string& s);
+int dtype_bytes(DType t);
+const char* epilogue_name(Epilogue e);  // "none", "bias_row", ...
+Result<Epilogue> parse_epilogue(const std::string& s);
+
+struct GemmProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  DType a_type = DType::kF32;    // element type of A and B
+  DType b_type = DType::kF32;
+  DType c_type = DType::kF32;    // element type of C (input when beta != 0, and output)
+  DType accumulate = DType::kF32;
+  Layout a_layout = Layout::kRowMajor;
+  Layout b_layout = Layout::kRowMajor;
+  Layout c_layout = Layout::kRowMajor;
+  double alpha = 1.0;
+  double beta = 0.0;
+  Epilogue epilogue = Epilogue::kNone;
+  double epilogue_slope = 0.01;  // LeakyReLU only
+
+  // "NN", "NT", "TN", "TT": N = A (or B) row-major as written, T = column-major
+  // (i.e. stored transposed). C is described separately.
+  std::string layout_code() const;
+  // Leading dimensions of densely packed storage.
+  std::int64_t lda() const { return a_layout == Layout::kRowMajor ? k : m; }
+  std::int64_t ldb() const { return b_layout == Layout::kRowMajor ? n : k; }
+  std::int64_t ldc() const { return c_layout == Layout::kRowMajor ? n : m; }
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // The fewest bytes a GEMM must move: A and B once, C written once (and read when beta != 0).
+  double min_bytes() const;
+  // "4096x4096x4096 fp32 NN" plus non-default alpha/beta/epilogue.
+  std::string describe() const;
+  // Stable key over every field that changes the answer or the kernel (for caches, best_config).
+  std::string key() const;
+  Status validate() const;
+};
+
+// Sets a_layout/b_layout from "NN", "NT", "TN" or "TT".
+Status apply_layout_code(const std::string& code, GemmProblem& p);
+
+void to_json(nlohmann::json& j, const GemmProblem& p);
+Result<GemmProblem> problem_from_json(const nlohmann::json& j);
+
+}  // namespace tilesmith

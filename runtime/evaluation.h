@@ -1,0 +1,60 @@
+#pragma once
+// The record of one evaluated candidate (or of the vendor baseline): what happened,
+// and every figure measured along the way. Plain value type.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "registry/outcome.h"
+
+namespace tilesmith {
+
+struct KernelResources {
+  int registers = -1;             // per thread; -1 when unknown
+  std::int64_t static_shared_bytes = -1;
+  std::int64_t dynamic_shared_bytes = 0;
+  std::int64_t local_bytes = -1;  // per thread (stack + spills)
+  std::int64_t spill_store_bytes = -1;  // from the compiler log where it tells
+  std::int64_t spill_load_bytes = -1;
+  int max_threads_per_block = -1;  // what the loaded function allows
+};
+
+struct TimingStats {
+  int samples = 0;
+  double median_ms = 0, min_ms = 0, p20_ms = 0, p80_ms = 0, mean_ms = 0;
+  double cv = 0;  // standard deviation / mean
+  double warmup_ms = 0;
+  bool l2_flushed = false;
+};
+
+struct AccuracyStats {
+  bool checked = false;
+  double max_abs_error = 0;
+  double rel_error_norm = 0;        // ||C - ref||_F / ||ref||_F
+  double worst_tolerance_ratio = 0;  // max over elements of |C - ref| / tolerance
+  std::int64_t non_finite = 0;       // NaN/Inf elements (unwritten outputs stay NaN)
+  std::int64_t over_tolerance = 0;
+  double norm_tolerance = 0;
+};
+
+struct Evaluation {
+  Outcome outcome = Outcome::kInvalid;
+  std::string message;  // reason, compiler log excerpt, error text; empty when ok
+  std::string compile_log;  // verbatim, may be long
+  double compile_ms = 0;
+  bool compile_cache_hit = false;
+  KernelResources resources;
+  AccuracyStats accuracy;
+  TimingStats timing;
+  double tflops = 0;        // 2MNK / median
+  double gbps = 0;          // problem.min_bytes() / median
+  double roofline_bound_tflops = 0;  // min(peak, bytes-bound) at the problem's intensity
+  double roofline_pct = 0;  // tflops / bound * 100
+  bool ok() const { return outcome == Outcome::kOk; }
+};
+
+void to_json(nlohmann::json& j, const Evaluation& e);
+
+}  // namespace tilesmith

@@ -1,0 +1,37 @@
+#pragma once
+// The one interface the tuner uses to measure candidates: a GPU evaluator (compile,
+// validate, time) or a replay of recorded measurements. Implementations are not
+// required to be thread-safe; use one per worker.
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "registry/config.h"
+#include "registry/device_facts.h"
+#include "registry/kernel_template.h"
+#include "registry/problem.h"
+#include "runtime/evaluation.h"
+
+namespace tilesmith {
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual const DeviceFacts& device() const = 0;
+  // Compiles (through the cache) without running, so a caller can compile ahead of the
+  // GPU. Returns the outcome of the compile step alone (ok or compile_error/invalid).
+  virtual Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                             const Config& config) = 0;
+  // Full evaluation: render, compile (cached), load, validate, time. Never throws;
+  // every failure is an Outcome with a message.
+  virtual Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
+                              const Config& config) = 0;
+  // The vendor library on the same problem with the same timing. unavailable when the
+  // backend has none.
+  virtual Result<Evaluation> vendor_baseline(const GemmProblem& problem) = 0;
+  // "cuBLAS 13.0 (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)" or similar.
+  virtual std::string vendor_name() const = 0;
+};
+
+}  // namespace tilesmith

@@ -1,0 +1,61 @@
+#pragma once
+// Proposers suggest configurations to evaluate: the LLM, evolutionary/surrogate
+// search, random, exhaustive. Generic: a proposer sees only the parameter space, the
+// context constants and the history, never a particular kernel's parameter names.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "registry/config.h"
+#include "registry/outcome.h"
+#include "registry/space.h"
+
+namespace tilesmith {
+
+// One evaluated (or rejected) config, as proposers see the history.
+struct Trial {
+  Config config;
+  Outcome outcome = Outcome::kInvalid;
+  std::optional<double> time_ms;  // median time when outcome is ok; lower is better
+  std::string proposer;
+  std::string message;  // reason or compile-log excerpt for failures
+};
+
+struct ProposalRequest {
+  const ParamSpace* space = nullptr;
+  SpaceContext context;             // problem/device constants and limits
+  const std::vector<Trial>* history = nullptr;  // everything tried so far, all outcomes
+  int count = 8;                    // how many distinct new configs are wanted
+  std::uint64_t seed = 0;           // per generation; same seed + history => same proposals
+  int generation = 0;
+};
+
+struct Proposal {
+  Config config;
+  std::string rationale;
+};
+
+// A candidate the proposer produced but that failed validation (LLM replies): kept so
+// the history and the next prompt can say why.
+struct RejectedProposal {
+  std::string raw;     // what was proposed, as text
+  std::string reason;
+};
+
+struct ProposalBatch {
+  std::string proposer;  // name (and model) that produced these
+  std::vector<Proposal> proposals;       // valid, distinct, not in history
+  std::vector<RejectedProposal> rejected;
+  Status status;  // non-ok when the proposer could not produce anything (endpoint down ...)
+};
+
+class Proposer {
+ public:
+  virtual ~Proposer() = default;
+  virtual std::string name() const = 0;
+  virtual ProposalBatch propose(const ProposalRequest& request) = 0;
+};
+
+}  // namespace tilesmith
