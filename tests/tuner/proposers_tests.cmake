@@ -1,0 +1,1 @@
+# tilesmith_add_test(...)

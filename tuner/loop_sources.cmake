@@ -1,0 +1,1 @@
+# list(APPEND TUNER_SOURCES ...)
