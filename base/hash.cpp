@@ -5,9 +5,9 @@
 namespace tilesmith {
 namespace {
 // FNV-1a 128-bit parameters (offset basis and prime from the FNV specification).
-constexpr unsigned __int128 kOffset =
-    (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) | 0x62b821756295c58dULL;
-constexpr unsigned __int128 kPrime = (static_cast<unsigned __int128>(0x0000000001000000ULL) << 64) |
+constexpr HashState kOffset =
+    (static_cast<HashState>(0x6c62272e07bb0142ULL) << 64) | 0x62b821756295c58dULL;
+constexpr HashState kPrime = (static_cast<HashState>(0x0000000001000000ULL) << 64) |
                                      0x000000000000013BULL;
 }  // namespace
 

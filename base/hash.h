@@ -9,6 +9,9 @@
 
 namespace tilesmith {
 
+// __extension__ keeps -Wpedantic quiet about the GCC/Clang 128-bit integer.
+__extension__ typedef unsigned __int128 HashState;
+
 class Hasher {
  public:
   Hasher();
@@ -21,7 +24,7 @@ class Hasher {
   std::uint64_t low64() const { return static_cast<std::uint64_t>(state_); }
 
  private:
-  unsigned __int128 state_;
+  HashState state_;
 };
 
 // hex digest of one string

@@ -1,5 +1,7 @@
 #include "registry/device_facts.h"
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 namespace tilesmith {
@@ -32,6 +34,25 @@ double DeviceFacts::theoretical_bandwidth() const {
 
 std::string DeviceFacts::fingerprint() const {
   return name + "|" + arch + "|driver " + driver_version + "|rtc " + runtime_version;
+}
+
+DeviceFacts nominal_facts_for_arch(const std::string& arch) {
+  DeviceFacts f;
+  f.arch = arch;
+  f.name = "(compile only: " + arch + ")";
+  if (arch.rfind("gfx", 0) == 0) {
+    f.backend = "hip";
+    f.warp_size = arch.rfind("gfx9", 0) == 0 ? 64 : 32;
+    f.shared_per_block = f.shared_per_block_optin = 64 * 1024;
+  } else {
+    f.backend = "cuda";
+    f.warp_size = 32;
+    int sm = arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+    f.shared_per_block = 48 * 1024;
+    f.shared_per_block_optin = sm >= 90 ? 227 * 1024 : sm >= 80 ? 163 * 1024 : 48 * 1024;
+  }
+  f.fp32_lanes_per_multiprocessor = fp32_lanes_for_arch(arch);
+  return f;
 }
 
 void to_json(nlohmann::json& j, const DeviceFacts& d) {

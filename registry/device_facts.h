@@ -41,6 +41,10 @@ struct DeviceFacts {
 // FP32 lanes per multiprocessor for an architecture string; 0 when unknown.
 int fp32_lanes_for_arch(const std::string& arch);
 
+// Facts for compiling without a device ("sm_90", "gfx90a"): backend, arch, warp size
+// (64 on GCN/CDNA gfx9, 32 elsewhere) and the architecture's usual limits.
+DeviceFacts nominal_facts_for_arch(const std::string& arch);
+
 void to_json(nlohmann::json& j, const DeviceFacts& d);
 
 }  // namespace tilesmith

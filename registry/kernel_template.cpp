@@ -1,0 +1,206 @@
+#include "registry/kernel_template.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "base/hash.h"
+
+namespace tilesmith {
+namespace {
+
+using nlohmann::json;
+
+Result<std::vector<std::string>> string_list(const json& j, const char* key,
+                                             std::vector<std::string> fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j.at(key);
+  if (!v.is_array()) return Status::parse_error(std::string("'") + key + "' must be a list of strings");
+  std::vector<std::string> out;
+  for (const json& s : v) {
+    if (!s.is_string()) return Status::parse_error(std::string("'") + key + "' must be a list of strings");
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  for (const auto& x : v)
+    if (x == s) return true;
+  return false;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Evaluates one launch expression over the derived values of a config.
+Result<double> eval_launch_expr(const std::string& text, const std::map<std::string, double>& values) {
+  VariableTable vars;
+  TS_ASSIGN_OR_RETURN(Expr e, Expr::parse(text, vars));
+  std::vector<double> slots(vars.size(), 0.0);
+  for (size_t i = 0; i < vars.size(); ++i) {
+    auto it = values.find(vars.names()[i]);
+    if (it == values.end()) return Status::invalid("launch expression '" + text + "' reads unknown name '" + vars.names()[i] + "'");
+    slots[i] = it->second;
+  }
+  return e.eval(slots);
+}
+
+Result<std::uint32_t> launch_dim(const std::string& text, const std::map<std::string, double>& values,
+                                 const char* what) {
+  TS_ASSIGN_OR_RETURN(double v, eval_launch_expr(text, values));
+  if (!std::isfinite(v) || v < 1 || v > 2147483647.0 || v != std::floor(v))
+    return Status::invalid(std::string(what) + " '" + text + "' evaluates to " + std::to_string(v) +
+                           ", not a positive integer");
+  return static_cast<std::uint32_t>(v);
+}
+
+}  // namespace
+
+Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, const std::string& source,
+                                                 const std::string& origin) {
+  json j = json::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Status::parse_error(origin + ": not a JSON object");
+  KernelTemplate t;
+  try {
+    t.name_ = j.at("name").get<std::string>();
+    t.entry_ = j.value("entry", t.name_);
+    t.description_ = j.value("description", std::string());
+    t.nvidia_arch_suffix_ = j.value("nvidia_arch_suffix", std::string());
+    const json& sup = j.value("supports", json::object());
+    TS_ASSIGN_OR_RETURN(t.dtypes_, string_list(sup, "dtypes", {"fp32"}));
+    TS_ASSIGN_OR_RETURN(t.layouts_, string_list(sup, "layouts", {"NN", "NT", "TN", "TT"}));
+    TS_ASSIGN_OR_RETURN(t.c_layouts_, string_list(sup, "c_layouts", {"row"}));
+    TS_ASSIGN_OR_RETURN(t.epilogues_, string_list(sup, "epilogues", {"none"}));
+    t.supports_beta_ = sup.value("beta", true);
+
+    // Parameter defaults live beside the domains in the file; the space itself only
+    // needs domains, so they are taken out here.
+    json space = j.at("space");
+    if (space.contains("parameters") && space["parameters"].is_array()) {
+      for (json& p : space["parameters"]) {
+        if (p.contains("default")) {
+          if (!p["default"].is_number_integer())
+            return Status::parse_error(origin + ": default of " + p.value("name", "?") + " must be an integer");
+          t.defaults_[p.at("name").get<std::string>()] = p["default"].get<std::int64_t>();
+          p.erase("default");
+        }
+      }
+    }
+    TS_ASSIGN_OR_RETURN(t.space_, ParamSpace::from_json(space));
+
+    const json& launch = j.at("launch");
+    for (int i = 0; i < 3; ++i) {
+      t.grid_exprs_[i] = launch.at("grid").at(i).get<std::string>();
+      t.block_exprs_[i] = launch.at("block").at(i).get<std::string>();
+    }
+    t.shared_expr_ = launch.value("dynamic_shared_bytes", std::string("0"));
+    t.workspace_expr_ = launch.value("workspace_bytes", std::string("0"));
+  } catch (const json::exception& e) {
+    return Status::parse_error(origin + ": " + e.what());
+  }
+  if (source.empty()) return Status::parse_error(origin + ": the template has no source");
+  for (const auto& p : t.space_.parameters())
+    if (!t.defaults_.count(p.name))
+      return Status::parse_error(origin + ": parameter " + p.name + " has no default");
+  t.source_ = source;
+  t.source_hash_ = Hasher().add_field(source).add_field(json_text).hex().substr(0, 16);
+  return t;
+}
+
+KernelTemplate KernelTemplate::recorded(const std::string& name, ParamSpace space,
+                                        const std::string& description) {
+  KernelTemplate t;
+  t.name_ = name;
+  t.entry_ = name;
+  t.description_ = description;
+  t.space_ = std::move(space);
+  t.source_hash_ = short_hash(t.space_.to_json().dump());
+  return t;
+}
+
+Status KernelTemplate::supports(const GemmProblem& p) const {
+  TS_RETURN_IF_ERROR(p.validate());
+  if (is_recorded()) return {};  // a recording answers for its own problem
+  if (!contains(dtypes_, dtype_name(p.a_type)))
+    return Status::invalid(name_ + " does not support data type " + dtype_name(p.a_type) +
+                           " (supports " + join(dtypes_) + ")");
+  if (p.c_type != p.a_type || p.accumulate != DType::kF32)
+    return Status::invalid(name_ + " needs C in the input type and an fp32 accumulator");
+  if (!contains(layouts_, p.layout_code()))
+    return Status::invalid(name_ + " does not support layout " + p.layout_code() + " (supports " +
+                           join(layouts_) + ")");
+  std::string cl = p.c_layout == Layout::kRowMajor ? "row" : "col";
+  if (!contains(c_layouts_, cl))
+    return Status::invalid(name_ + " does not support a " + cl + "-major C");
+  if (!contains(epilogues_, epilogue_name(p.epilogue)))
+    return Status::invalid(name_ + " does not support epilogue " + epilogue_name(p.epilogue) +
+                           " (supports " + join(epilogues_) + ")");
+  if (p.beta != 0.0 && !supports_beta_) return Status::invalid(name_ + " does not support beta != 0");
+  return {};
+}
+
+SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* device) const {
+  SpaceContext ctx;
+  ctx.constants = {{"M", double(p.m)},
+                   {"N", double(p.n)},
+                   {"K", double(p.k)},
+                   {"DTYPE_BYTES", double(dtype_bytes(p.a_type))},
+                   {"HAS_BETA", p.beta != 0.0 ? 1.0 : 0.0},
+                   {"WARP_SIZE", double(device ? device->warp_size : 32)}};
+  if (device) {
+    ctx.constants["NUM_SMS"] = device->multiprocessors;
+    ctx.device = *device;
+  }
+  return ctx;
+}
+
+Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const Config& config,
+                                              const DeviceFacts& device) const {
+  if (is_recorded()) return Status::failed_precondition(name_ + " is a recorded space with no source");
+  TS_RETURN_IF_ERROR(supports(problem));
+  SpaceContext ctx = context(problem, &device);
+  TS_RETURN_IF_ERROR(space_.validate(config, ctx));
+  TS_ASSIGN_OR_RETURN(auto values, space_.derive(config, ctx));
+  for (const auto& [k, v] : ctx.constants) values.emplace(k, v);
+
+  RenderedKernel r;
+  r.template_name = name_;
+  r.source = source_;
+  r.entry = entry_;
+  r.arch = device.arch;
+  if (device.backend == "cuda" && !nvidia_arch_suffix_.empty()) r.arch += nvidia_arch_suffix_;
+  for (int i = 0; i < 3; ++i) {
+    TS_ASSIGN_OR_RETURN(r.grid[i], launch_dim(grid_exprs_[i], values, "grid dimension"));
+    TS_ASSIGN_OR_RETURN(r.block[i], launch_dim(block_exprs_[i], values, "block dimension"));
+  }
+  TS_ASSIGN_OR_RETURN(double smem, eval_launch_expr(shared_expr_, values));
+  TS_ASSIGN_OR_RETURN(double ws, eval_launch_expr(workspace_expr_, values));
+  if (smem < 0 || ws < 0) return Status::invalid("negative shared memory or workspace size");
+  r.dynamic_shared_bytes = static_cast<std::uint64_t>(smem);
+  r.workspace_bytes = static_cast<std::uint64_t>(ws);
+  if (r.threads() > device.max_threads_per_block)
+    return Status::invalid("block of " + std::to_string(r.threads()) + " threads exceeds the device's " +
+                           std::to_string(device.max_threads_per_block));
+  if (r.grid[1] > 65535 || r.grid[2] > 65535)
+    return Status::invalid("grid y/z dimension exceeds 65535; the problem is too large for this config");
+
+  // Parameters first (sorted by name, as Config is), then the problem macros: a stable
+  // order, so the same candidate always hashes to the same cache key.
+  for (const auto& [k, v] : config) r.options.push_back("-D" + k + "=" + std::to_string(v));
+  auto flag = [&](const char* name, long long v) { r.options.push_back(std::string("-D") + name + "=" + std::to_string(v)); };
+  flag("TS_A_ROW_MAJOR", problem.a_layout == Layout::kRowMajor);
+  flag("TS_B_ROW_MAJOR", problem.b_layout == Layout::kRowMajor);
+  flag("TS_C_ROW_MAJOR", problem.c_layout == Layout::kRowMajor);
+  flag("TS_HAS_BETA", problem.beta != 0.0);
+  flag("TS_EPILOGUE", static_cast<int>(problem.epilogue));
+  flag("TS_WARP_SIZE", device.warp_size);
+  flag(device.backend == "hip" ? "TS_VENDOR_AMD" : "TS_VENDOR_NVIDIA", 1);
+  return r;
+}
+
+}  // namespace tilesmith

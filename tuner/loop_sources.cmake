@@ -1,1 +1,2 @@
-# list(APPEND TUNER_SOURCES ...)
+# History, best config, the generation loop.
+list(APPEND TUNER_SOURCES best_config.cpp)

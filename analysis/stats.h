@@ -1,0 +1,21 @@
+#pragma once
+// Summary statistics of timing samples. Pure functions; no state.
+
+#include <vector>
+
+namespace tilesmith::analysis {
+
+struct SampleSummary {
+  int count = 0;
+  double median = 0, min = 0, max = 0, p20 = 0, p80 = 0, mean = 0, stddev = 0;
+  double cv = 0;  // stddev / mean (0 when mean is 0)
+};
+
+// Percentile by linear interpolation between closest ranks (q in [0, 1]).
+// `sorted` must be sorted ascending and non-empty.
+double percentile_sorted(const std::vector<double>& sorted, double q);
+
+// Summary of any non-empty sample (copied and sorted internally).
+SampleSummary summarize(std::vector<double> samples);
+
+}  // namespace tilesmith::analysis

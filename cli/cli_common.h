@@ -1,0 +1,54 @@
+#pragma once
+// Flags and helpers shared by the command-line tools: the problem flags, template
+// selection, backend/device selection, and device listing.
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "base/status.h"
+#include "registry/problem.h"
+#include "registry/template_library.h"
+#include "runtime/backend.h"
+
+namespace tilesmith::cli {
+
+struct ProblemFlags {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string dtype = "fp32";
+  std::string layout = "NN";
+  std::string c_layout = "row";
+  double alpha = 1.0, beta = 0.0;
+  std::string epilogue = "none";
+  double slope = 0.01;
+};
+
+// --m --n --k (required when `required`), --dtype, --layout, --c-layout, --alpha, --beta,
+// --epilogue, --leaky-slope.
+void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required);
+Result<GemmProblem> to_problem(const ProblemFlags& f);
+// true when --m/--n/--k were all given.
+bool problem_given(const ProblemFlags& f);
+
+// Embedded templates, or those in `dir` when not empty.
+Result<TemplateLibrary> load_templates(const std::string& dir);
+
+struct DeviceFlags {
+  std::string backend = "auto";  // auto, cuda, hip
+  int device = 0;
+  std::string cache_dir;
+};
+void add_device_flags(CLI::App& app, DeviceFlags& f);
+
+// The backend to use: the named one, or with "auto" the first (cuda, then hip) that
+// finds a GPU. unavailable with every backend's reason when none does.
+Result<std::unique_ptr<Backend>> choose_backend(const std::string& name);
+
+// Prints every backend, its compiler and devices (or why it is unavailable). Returns
+// kExitOk when at least one GPU was found, kExitNoDevice otherwise.
+int list_devices(std::ostream& out, bool as_json);
+
+}  // namespace tilesmith::cli

@@ -1,0 +1,101 @@
+#include "cli/compile_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "base/files.h"
+#include "cli/cli_common.h"
+#include "cli/exit_codes.h"
+#include "runtime/candidate_compiler.h"
+#include "runtime/compile_cache.h"
+
+namespace tilesmith::cli {
+
+CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<CompileCommand>();
+  auto problem = std::make_shared<ProblemFlags>();
+  problem->m = problem->n = problem->k = 1024;
+  CLI::App* sub = app.add_subcommand(
+      "compile",
+      "Compile one template and config for a named architecture, without a GPU, and report the compiler's log and "
+      "resource usage.\n  Example: autotune-loop compile --arch gfx90a --config "
+      "'{\"BLOCK_M\":128,\"BLOCK_N\":64,\"BLOCK_K\":8,\"THREAD_M\":8,\"THREAD_N\":4}'");
+  sub->add_option("--template", opts->template_name, "template name")->capture_default_str();
+  sub->add_option("--config", opts->config_json, "config as a JSON object of integers (default: the template's defaults)");
+  sub->add_option("--arch", opts->arch, "target: sm_XX (NVRTC) or gfxXXX (hipRTC)")->capture_default_str();
+  sub->add_option("--kernels-dir", opts->kernels_dir, "load templates from this folder instead of the built-in ones");
+  sub->add_flag("--json", opts->json, "print one JSON object");
+  sub->add_flag("--show-log", opts->show_log, "print the whole compiler log");
+  sub->add_flag("--use-cache", opts->use_cache, "go through the compiled-kernel cache");
+  sub->add_option("--cache-dir", opts->cache_dir, "compiled-kernel cache folder (with --use-cache)");
+  add_problem_flags(*sub, *problem, /*required=*/false);
+
+  sub->callback([opts, problem, &exit_code] {
+    auto fail = [&](int code, const std::string& msg) {
+      std::cerr << "autotune-loop compile: " << msg << "\n";
+      exit_code = code;
+    };
+    auto lib = load_templates(opts->kernels_dir);
+    if (!lib.ok()) return fail(kExitUsage, lib.status().message());
+    const KernelTemplate* tmpl = lib->find(opts->template_name);
+    if (!tmpl) {
+      std::string names;
+      for (const auto& n : lib->names()) names += " " + n;
+      return fail(kExitUsage, "no template named '" + opts->template_name + "' (available:" + names + ")");
+    }
+    auto p = to_problem(*problem);
+    if (!p.ok()) return fail(kExitUsage, p.status().message());
+    Config config = tmpl->defaults();
+    if (!opts->config_json.empty()) {
+      auto c = config_from_json_text(opts->config_json);
+      if (!c.ok()) return fail(kExitUsage, "--config: " + c.status().message());
+      config = *c;
+    }
+    DeviceFacts facts = nominal_facts_for_arch(opts->arch);
+    auto backend = make_backend(facts.backend);
+    auto compiler = (*backend)->compiler();
+    if (!compiler.ok()) return fail(kExitNoDevice, facts.backend + " compiler unavailable: " + compiler.status().message());
+    std::shared_ptr<Compiler> c = *compiler;
+    if (opts->use_cache)
+      c = std::make_shared<CompileCache>(c, opts->cache_dir.empty() ? default_cache_dir() / "kernels" : std::filesystem::path(opts->cache_dir),
+                                         CompileCache::kDefaultMaxBytes);
+    CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts);
+    const Evaluation& e = cc.evaluation;
+    if (opts->json) {
+      nlohmann::json j;
+      to_json(j, e);
+      j["compile_log"] = e.compile_log;
+      j["template"] = tmpl->name();
+      j["arch"] = cc.rendered.arch.empty() ? opts->arch : cc.rendered.arch;
+      j["compiler"] = c->version();
+      j["config"] = config_to_json(config);
+      j["options"] = cc.rendered.options;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << tmpl->name() << " " << config_to_json_text(config) << " for " << opts->arch << " with "
+                << c->version() << ": " << outcome_name(e.outcome) << "\n";
+      if (e.outcome == Outcome::kOk) {
+        std::cout << "  compile " << e.compile_ms << " ms" << (e.compile_cache_hit ? " (cache hit)" : "")
+                  << ", binary " << cc.compiled.binary.size() << " bytes\n";
+        const auto& r = e.resources;
+        if (r.registers >= 0)
+          std::cout << "  registers/thread " << r.registers << ", static shared " << r.static_shared_bytes
+                    << " B, stack " << r.local_bytes << " B, spill stores " << r.spill_store_bytes << " B, spill loads "
+                    << r.spill_load_bytes << " B\n";
+        else
+          std::cout << "  (this compiler reports no resource usage; it is read from the loaded kernel on a GPU)\n";
+        std::cout << "  launch grid " << cc.rendered.grid[0] << "x" << cc.rendered.grid[1] << "x" << cc.rendered.grid[2]
+                  << ", block " << cc.rendered.threads() << " threads\n";
+      } else {
+        std::cout << "  " << e.message << "\n";
+      }
+      if (opts->show_log && !e.compile_log.empty()) std::cout << "--- compiler log ---\n" << e.compile_log << "\n";
+    }
+    exit_code = e.outcome == Outcome::kOk ? kExitOk : (e.outcome == Outcome::kInvalid ? kExitUsage : kExitFailed);
+  });
+  return sub;
+}
+
+}  // namespace tilesmith::cli

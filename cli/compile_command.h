@@ -1,0 +1,23 @@
+#pragma once
+// `autotune-loop compile`: render and compile one template+config for a named
+// architecture, with no GPU; prints success, the compiler log and resource usage.
+
+#include <CLI/CLI.hpp>
+
+namespace tilesmith::cli {
+
+// Registers the subcommand on `app`; the returned callback runs it and gives the exit code.
+struct CompileCommand {
+  std::string template_name = "gemm_tiled";
+  std::string config_json;  // empty: the template's defaults
+  std::string arch = "sm_90";
+  std::string kernels_dir;
+  std::string cache_dir;
+  bool json = false;
+  bool show_log = false;
+  bool use_cache = false;
+};
+
+CLI::App* add_compile_command(CLI::App& app, int& exit_code);
+
+}  // namespace tilesmith::cli

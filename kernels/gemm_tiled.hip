@@ -1,0 +1,153 @@
+// gemm_tiled: the baseline fp32 GEMM. Each block computes a BLOCK_M x BLOCK_N tile of
+// C, staging BLOCK_K-deep slices of A and B in shared memory; each thread accumulates a
+// THREAD_M x THREAD_N tile in registers. Any M, N, K: out-of-range loads read zero and
+// out-of-range stores are skipped. Layouts, beta and the epilogue are compile-time.
+//
+// Compiles on its own: every macro below has a default.
+#ifndef BLOCK_M
+#define BLOCK_M 64
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 64
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 8
+#endif
+#ifndef THREAD_M
+#define THREAD_M 4
+#endif
+#ifndef THREAD_N
+#define THREAD_N 4
+#endif
+#ifndef TS_A_ROW_MAJOR
+#define TS_A_ROW_MAJOR 1
+#endif
+#ifndef TS_B_ROW_MAJOR
+#define TS_B_ROW_MAJOR 1
+#endif
+#ifndef TS_C_ROW_MAJOR
+#define TS_C_ROW_MAJOR 1
+#endif
+#ifndef TS_HAS_BETA
+#define TS_HAS_BETA 0
+#endif
+#ifndef TS_EPILOGUE
+#define TS_EPILOGUE 0
+#endif
+
+#define TS_THREADS ((BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N))
+// One float of padding per shared row keeps the transposed A stores off a single bank.
+#define TS_PAD 1
+
+__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const float* __restrict__ bias,
+                                             float slope) {
+#if TS_EPILOGUE == 1
+  v += bias[m];
+#elif TS_EPILOGUE == 2
+  v += bias[n];
+#elif TS_EPILOGUE == 3
+  v = v > 0.0f ? v : 0.0f;
+#elif TS_EPILOGUE == 4
+  v = v > 0.0f ? v : v * slope;
+#elif TS_EPILOGUE == 5
+  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+#endif
+  (void)m; (void)n; (void)bias; (void)slope;
+  return v;
+}
+
+extern "C" __global__ void __launch_bounds__(TS_THREADS)
+gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+           const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K,
+           int lda, int ldb, int ldc, float alpha, float beta, float epilogue_slope) {
+  (void)workspace;
+  __shared__ float As[BLOCK_K][BLOCK_M + TS_PAD];
+  __shared__ float Bs[BLOCK_K][BLOCK_N + TS_PAD];
+
+  const int tid = threadIdx.x;
+  const int tx = tid % (BLOCK_N / THREAD_N);
+  const int ty = tid / (BLOCK_N / THREAD_N);
+  const int block_m = blockIdx.y * BLOCK_M;
+  const int block_n = blockIdx.x * BLOCK_N;
+
+  float acc[THREAD_M][THREAD_N];
+#pragma unroll
+  for (int i = 0; i < THREAD_M; ++i)
+#pragma unroll
+    for (int j = 0; j < THREAD_N; ++j) acc[i][j] = 0.0f;
+
+  for (int k0 = 0; k0 < K; k0 += BLOCK_K) {
+    // Consecutive threads read consecutive addresses in whichever layout A and B have.
+    for (int i = tid; i < BLOCK_M * BLOCK_K; i += TS_THREADS) {
+#if TS_A_ROW_MAJOR
+      const int mm = i / BLOCK_K, kk = i % BLOCK_K;
+#else
+      const int kk = i / BLOCK_M, mm = i % BLOCK_M;
+#endif
+      const int gm = block_m + mm, gk = k0 + kk;
+      float v = 0.0f;
+      if (gm < M && gk < K) {
+#if TS_A_ROW_MAJOR
+        v = A[(long long)gm * lda + gk];
+#else
+        v = A[(long long)gk * lda + gm];
+#endif
+      }
+      As[kk][mm] = v;
+    }
+    for (int i = tid; i < BLOCK_K * BLOCK_N; i += TS_THREADS) {
+#if TS_B_ROW_MAJOR
+      const int kk = i / BLOCK_N, nn = i % BLOCK_N;
+#else
+      const int nn = i / BLOCK_K, kk = i % BLOCK_K;
+#endif
+      const int gk = k0 + kk, gn = block_n + nn;
+      float v = 0.0f;
+      if (gk < K && gn < N) {
+#if TS_B_ROW_MAJOR
+        v = B[(long long)gk * ldb + gn];
+#else
+        v = B[(long long)gn * ldb + gk];
+#endif
+      }
+      Bs[kk][nn] = v;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (int kk = 0; kk < BLOCK_K; ++kk) {
+      float a_frag[THREAD_M], b_frag[THREAD_N];
+#pragma unroll
+      for (int i = 0; i < THREAD_M; ++i) a_frag[i] = As[kk][ty * THREAD_M + i];
+#pragma unroll
+      for (int j = 0; j < THREAD_N; ++j) b_frag[j] = Bs[kk][tx * THREAD_N + j];
+#pragma unroll
+      for (int i = 0; i < THREAD_M; ++i)
+#pragma unroll
+        for (int j = 0; j < THREAD_N; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+    }
+    __syncthreads();
+  }
+
+#pragma unroll
+  for (int i = 0; i < THREAD_M; ++i) {
+    const int gm = block_m + ty * THREAD_M + i;
+#pragma unroll
+    for (int j = 0; j < THREAD_N; ++j) {
+      const int gn = block_n + tx * THREAD_N + j;
+      if (gm < M && gn < N) {
+#if TS_C_ROW_MAJOR
+        const long long idx = (long long)gm * ldc + gn;
+#else
+        const long long idx = (long long)gn * ldc + gm;
+#endif
+        float v = alpha * acc[i][j];
+#if TS_HAS_BETA
+        v += beta * C[idx];
+#endif
+        C[idx] = ts_epilogue(v, gm, gn, bias, epilogue_slope);
+      }
+    }
+  }
+  (void)beta;
+}

@@ -1,0 +1,34 @@
+#pragma once
+// The set of kernel templates a run can use: those embedded in the binary at build
+// time (kernels/*.hip + *.json), or those in a folder the user names.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "registry/kernel_template.h"
+
+namespace tilesmith {
+
+class TemplateLibrary {
+ public:
+  // Every template compiled into the binary.
+  static Result<TemplateLibrary> embedded();
+  // Every NAME.json in `dir` with a NAME.hip beside it. A JSON without source, or one
+  // that does not parse, is an error naming the file.
+  static Result<TemplateLibrary> from_directory(const std::filesystem::path& dir);
+
+  const std::vector<KernelTemplate>& templates() const { return templates_; }
+  const KernelTemplate* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+  // Templates whose supports() accepts the problem; `reasons` (optional) gets one
+  // line per template that does not.
+  std::vector<const KernelTemplate*> supporting(const GemmProblem& problem,
+                                                std::vector<std::string>* reasons = nullptr) const;
+
+ private:
+  std::vector<KernelTemplate> templates_;
+};
+
+}  // namespace tilesmith

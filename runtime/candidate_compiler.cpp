@@ -1,0 +1,54 @@
+#include "runtime/candidate_compiler.h"
+
+#include <sstream>
+
+namespace tilesmith {
+
+std::string compile_log_excerpt(const std::string& log, int max_lines) {
+  std::istringstream in(log);
+  std::string line, errors, head;
+  int n_err = 0, n_head = 0;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (n_head < max_lines) {
+      head += line + "\n";
+      ++n_head;
+    }
+    if (n_err < max_lines && line.find("error") != std::string::npos) {
+      errors += line + "\n";
+      ++n_err;
+    }
+  }
+  std::string out = n_err ? errors : head;
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
+                                    const Config& config, const DeviceFacts& device) {
+  CompiledCandidate c;
+  auto rendered = tmpl.render(problem, config, device);
+  if (!rendered.ok()) {
+    c.evaluation.outcome = Outcome::kInvalid;
+    c.evaluation.message = rendered.status().message();
+    return c;
+  }
+  c.rendered = std::move(rendered).value();
+  CompileRequest req{tmpl.name() + ".hip", c.rendered.source, c.rendered.options, c.rendered.arch, c.rendered.entry};
+  c.compiled = compiler.compile(req);
+  c.evaluation.compile_ms = c.compiled.compile_ms;
+  c.evaluation.compile_cache_hit = c.compiled.cache_hit;
+  c.evaluation.compile_log = c.compiled.log;
+  c.evaluation.resources = c.compiled.resources;
+  c.evaluation.resources.dynamic_shared_bytes = std::int64_t(c.rendered.dynamic_shared_bytes);
+  if (!c.compiled.ok) {
+    c.evaluation.outcome = Outcome::kCompileError;
+    c.evaluation.message = compile_log_excerpt(c.compiled.log);
+    if (c.evaluation.message.empty()) c.evaluation.message = "the compiler failed without a log";
+    return c;
+  }
+  c.evaluation.outcome = Outcome::kOk;
+  return c;
+}
+
+}  // namespace tilesmith

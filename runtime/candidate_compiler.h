@@ -1,0 +1,29 @@
+#pragma once
+// Render + compile one candidate: the step shared by the GPU evaluator, the compile-only
+// command and compile-ahead. Needs no GPU.
+
+#include "registry/config.h"
+#include "registry/device_facts.h"
+#include "registry/kernel_template.h"
+#include "runtime/compiler.h"
+#include "runtime/evaluation.h"
+
+namespace tilesmith {
+
+struct CompiledCandidate {
+  Evaluation evaluation;    // outcome ok, invalid or compile_error, with compile figures
+  RenderedKernel rendered;  // valid when the outcome is not invalid
+  CompileResult compiled;   // binary valid when the outcome is ok
+};
+
+// Outcome invalid: the render was refused (message says why). compile_error: the
+// compiler refused the target or the source (message: the log's first lines; the
+// full log in evaluation.compile_log).
+CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
+                                    const Config& config, const DeviceFacts& device);
+
+// The first `max_lines` lines of a compiler log that say "error" (or the log's start):
+// short enough for history.csv and the LLM prompt.
+std::string compile_log_excerpt(const std::string& log, int max_lines = 6);
+
+}  // namespace tilesmith

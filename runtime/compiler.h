@@ -1,0 +1,44 @@
+#pragma once
+// Run-time compilers (NVRTC, hipRTC) behind one interface. A compile error is a result
+// carrying the log verbatim, not an exception. Compilation needs no GPU.
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/evaluation.h"
+
+namespace tilesmith {
+
+struct CompileRequest {
+  std::string name;                  // file name for messages ("gemm_tiled.hip")
+  std::string source;
+  std::vector<std::string> options;  // -D..., from the rendered kernel
+  std::string arch;                  // "sm_90", "sm_90a", "gfx90a"
+  std::string entry;                 // the kernel entry point, for the resource report
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string log;     // verbatim compiler output (errors, warnings, ptxas report)
+  std::string binary;  // cubin / code object when ok
+  KernelResources resources;  // from the compiler's report, where it gives one
+  double compile_ms = 0;
+  bool cache_hit = false;
+};
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  // "nvrtc 13.0" / "hiprtc 5.2": part of every cache key.
+  virtual std::string version() const = 0;
+  // ok, or why this compiler must not be asked for `arch` (e.g. a target it crashes on).
+  virtual Status check_target(const std::string& arch) const = 0;
+  // The options the compiler gets besides the request's own (-arch, -O3, ...): normalised
+  // in one place and part of the cache key.
+  virtual std::vector<std::string> base_options(const std::string& arch) const = 0;
+  // Thread-safe: several compiles may run at once.
+  virtual CompileResult compile(const CompileRequest& request) = 0;
+};
+
+}  // namespace tilesmith

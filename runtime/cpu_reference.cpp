@@ -1,0 +1,146 @@
+#include "runtime/cpu_reference.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <limits>
+
+namespace tilesmith {
+namespace {
+
+// splitmix64: fast, seedable, and good enough for test inputs.
+struct SplitMix {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1), 24 random bits: exactly representable in fp32.
+  float uniform() { return float(std::int64_t(next() >> 40) - (1 << 23)) / float(1 << 23); }
+};
+
+void fill(std::vector<float>& v, std::size_t n, std::uint64_t seed) {
+  v.resize(n);
+  SplitMix rng{seed};
+  for (auto& x : v) x = rng.uniform();
+}
+
+double unit_roundoff(DType t) {
+  switch (t) {
+    case DType::kF32: return std::ldexp(1.0, -24);
+    case DType::kF16: return std::ldexp(1.0, -11);
+    case DType::kBF16: return std::ldexp(1.0, -8);
+  }
+  return std::ldexp(1.0, -24);
+}
+
+}  // namespace
+
+ProblemData make_problem_data(const GemmProblem& p, std::uint64_t seed) {
+  ProblemData d;
+  d.seed = seed;
+  fill(d.a, std::size_t(p.m) * p.k, seed * 4 + 1);
+  fill(d.b, std::size_t(p.k) * p.n, seed * 4 + 2);
+  if (p.beta != 0.0) fill(d.c0, std::size_t(p.m) * p.n, seed * 4 + 3);
+  if (p.epilogue == Epilogue::kBiasRow) fill(d.bias, std::size_t(p.m), seed * 4 + 4);
+  if (p.epilogue == Epilogue::kBiasCol) fill(d.bias, std::size_t(p.n), seed * 4 + 4);
+  return d;
+}
+
+double apply_epilogue(const GemmProblem& p, const std::vector<float>& bias, double v, std::int64_t m,
+                      std::int64_t n) {
+  switch (p.epilogue) {
+    case Epilogue::kNone: return v;
+    case Epilogue::kBiasRow: return v + bias[m];
+    case Epilogue::kBiasCol: return v + bias[n];
+    case Epilogue::kRelu: return v > 0 ? v : 0;
+    case Epilogue::kLeakyRelu: return v > 0 ? v : v * p.epilogue_slope;
+    case Epilogue::kGelu: return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  }
+  return v;
+}
+
+Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
+  const std::size_t mn = std::size_t(p.m) * p.n;
+  std::vector<double> a(d.a.begin(), d.a.end()), b(d.b.begin(), d.b.end());
+  std::vector<double> abs_a(a.size()), abs_b(b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
+  for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
+
+  // Work in C's layout: with CblasRowMajor a row-major operand is NoTrans and a
+  // column-major one is its transpose (and the reverse for CblasColMajor).
+  const bool c_row = p.c_layout == Layout::kRowMajor;
+  const CBLAS_ORDER order = c_row ? CblasRowMajor : CblasColMajor;
+  const bool a_row = p.a_layout == Layout::kRowMajor, b_row = p.b_layout == Layout::kRowMajor;
+  const CBLAS_TRANSPOSE ta = (a_row == c_row) ? CblasNoTrans : CblasTrans;
+  const CBLAS_TRANSPOSE tb = (b_row == c_row) ? CblasNoTrans : CblasTrans;
+
+  Reference r;
+  r.value.assign(mn, 0.0);
+  std::vector<double> magnitude(mn, 0.0);
+  if (p.beta != 0.0)
+    for (std::size_t i = 0; i < mn; ++i) {
+      r.value[i] = d.c0[i];
+      magnitude[i] = std::fabs(d.c0[i]);
+    }
+  cblas_dgemm(order, ta, tb, int(p.m), int(p.n), int(p.k), p.alpha, a.data(), int(p.lda()), b.data(), int(p.ldb()),
+              p.beta, r.value.data(), int(p.ldc()));
+  cblas_dgemm(order, ta, tb, int(p.m), int(p.n), int(p.k), std::fabs(p.alpha), abs_a.data(), int(p.lda()),
+              abs_b.data(), int(p.ldb()), std::fabs(p.beta), magnitude.data(), int(p.ldc()));
+
+  const double u_acc = unit_roundoff(p.accumulate), u_out = unit_roundoff(p.c_type);
+  const double scale = 16.0 * u_acc * std::sqrt(double(p.k));
+  r.tolerance.resize(mn);
+  double norm2 = 0;
+  for (std::int64_t m = 0; m < p.m; ++m)
+    for (std::int64_t n = 0; n < p.n; ++n) {
+      const std::size_t i = c_row ? std::size_t(m) * p.n + n : std::size_t(n) * p.m + m;
+      const double pre = r.value[i];
+      double mag = magnitude[i];
+      if (!d.bias.empty()) mag += std::fabs(d.bias[p.epilogue == Epilogue::kBiasRow ? m : n]);
+      const double out = apply_epilogue(p, d.bias, pre, m, n);
+      r.value[i] = out;
+      // GELU's slope stays below 1.13, the others' below 1: the pre-epilogue bound carries over.
+      r.tolerance[i] = 1.13 * scale * mag + 8.0 * u_out * (std::fabs(out) + std::fabs(pre)) +
+                       std::numeric_limits<double>::min();
+      norm2 += out * out;
+    }
+  r.norm = std::sqrt(norm2);
+  r.norm_tolerance = 8.0 * u_acc * std::sqrt(double(p.k)) + 4.0 * u_out;
+  return r;
+}
+
+AccuracyStats compare_with_reference(const Reference& ref, const float* c, std::size_t count) {
+  AccuracyStats s;
+  s.checked = true;
+  s.norm_tolerance = ref.norm_tolerance;
+  double diff2 = 0;
+  for (std::size_t i = 0; i < count && i < ref.value.size(); ++i) {
+    const double v = c[i];
+    if (!std::isfinite(v)) {
+      ++s.non_finite;
+      continue;
+    }
+    const double err = std::fabs(v - ref.value[i]);
+    diff2 += err * err;
+    s.max_abs_error = std::max(s.max_abs_error, err);
+    const double ratio = err / ref.tolerance[i];
+    s.worst_tolerance_ratio = std::max(s.worst_tolerance_ratio, ratio);
+    if (ratio > 1.0) ++s.over_tolerance;
+  }
+  if (count != ref.value.size()) s.non_finite += std::int64_t(ref.value.size()) - std::int64_t(count);
+  s.rel_error_norm = ref.norm > 0 ? std::sqrt(diff2) / ref.norm : std::sqrt(diff2);
+  if (s.non_finite > 0) {
+    s.max_abs_error = std::numeric_limits<double>::infinity();
+    s.rel_error_norm = std::numeric_limits<double>::infinity();
+  }
+  return s;
+}
+
+bool accuracy_passes(const AccuracyStats& a) {
+  return a.checked && a.non_finite == 0 && a.over_tolerance == 0 && a.rel_error_norm <= a.norm_tolerance;
+}
+
+}  // namespace tilesmith

@@ -1,0 +1,341 @@
+// The CUDA backend: driver API for devices, memory, modules and launches; NVRTC for
+// compiling; cuBLAS for the baseline. Everything is reached through dlopen'd tables
+// (cuda_api.h), so nothing here needs the driver to be installed to load.
+
+#include <cstring>
+#include <map>
+
+#include "runtime/backend.h"
+#include "runtime/cuda/cuda_api.h"
+#include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/gpu_error.h"
+
+namespace tilesmith {
+namespace cuda {
+namespace {
+
+// Errors after which the context cannot be used again (CUDA's "sticky" errors).
+bool is_sticky(CUresult rc) {
+  switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_resource(CUresult rc) {
+  return rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || rc == CUDA_ERROR_OUT_OF_MEMORY ||
+         rc == CUDA_ERROR_INVALID_VALUE;  // block or shared memory beyond the function's limit
+}
+
+[[noreturn]] void throw_cuda(const DriverApi& api, CUresult rc, const char* call, const char* file, int line) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  api.cuGetErrorName(rc, &name);
+  api.cuGetErrorString(rc, &text);
+  throw GpuError("CUDA", static_cast<int>(rc), name ? name : "?", call, file, line, is_sticky(rc), text ? text : "",
+                 is_resource(rc));
+}
+
+// Keeps the raw code, the call's text, file and line.
+#define TS_CU(call)                                                      \
+  do {                                                                   \
+    CUresult ts_rc_ = (api_.call);                                       \
+    if (ts_rc_ != CUDA_SUCCESS) throw_cuda(api_, ts_rc_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+class CudaFunction final : public GpuFunction {
+ public:
+  CudaFunction(const DriverApi& api, CUfunction fn) : api_(api), fn_(fn) {}
+  FunctionAttributes attributes() const override {
+    FunctionAttributes a;
+    auto get = [&](CUfunction_attribute attr) {
+      int v = -1;
+      return api_.cuFuncGetAttribute(&v, attr, fn_) == CUDA_SUCCESS ? v : -1;
+    };
+    a.registers = get(CU_FUNC_ATTRIBUTE_NUM_REGS);
+    a.static_shared_bytes = get(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    a.local_bytes = get(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+    a.max_threads_per_block = get(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    return a;
+  }
+  void set_max_dynamic_shared(std::int64_t bytes) override {
+    TS_CU(cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)));
+  }
+  CUfunction handle() const { return fn_; }
+
+ private:
+  const DriverApi& api_;
+  CUfunction fn_;
+};
+
+class CudaModule final : public GpuModule {
+ public:
+  CudaModule(const DriverApi& api, CUmodule m) : api_(api), module_(m) {}
+  ~CudaModule() override { api_.cuModuleUnload(module_); }
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+  GpuFunction& function(const std::string& name) override {
+    auto it = functions_.find(name);
+    if (it != functions_.end()) return it->second;
+    CUfunction fn = nullptr;
+    TS_CU(cuModuleGetFunction(&fn, module_, name.c_str()));
+    return functions_.emplace(name, CudaFunction(api_, fn)).first->second;
+  }
+
+ private:
+  const DriverApi& api_;
+  CUmodule module_;
+  std::map<std::string, CudaFunction> functions_;
+};
+
+class CudaEvent final : public GpuEvent {
+ public:
+  CudaEvent(const DriverApi& api, CUevent e) : api_(api), event_(e) {}
+  ~CudaEvent() override { api_.cuEventDestroy(event_); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  CUevent handle() const { return event_; }
+
+ private:
+  const DriverApi& api_;
+  CUevent event_;
+};
+
+class CudaDevice final : public GpuDevice {
+ public:
+  CudaDevice(const DriverApi& api, CUdevice dev, DeviceFacts facts) : api_(api), dev_(dev), facts_(std::move(facts)) {
+    // The primary context is the one cuBLAS (through the CUDA runtime) also uses.
+    TS_CU(cuDevicePrimaryCtxRetain(&ctx_, dev_));
+    TS_CU(cuCtxSetCurrent(ctx_));
+    TS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+  }
+  ~CudaDevice() override {
+    if (blas_) cublas_->cublasDestroy(blas_);
+    api_.cuStreamDestroy(stream_);
+    api_.cuDevicePrimaryCtxRelease(dev_);
+  }
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+
+  const DeviceFacts& facts() const override { return facts_; }
+
+  DevicePtr alloc(std::size_t bytes) override {
+    CUdeviceptr p = 0;
+    TS_CU(cuMemAlloc(&p, bytes));
+    return p;
+  }
+  void free(DevicePtr p) noexcept override { api_.cuMemFree(static_cast<CUdeviceptr>(p)); }
+  void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) override {
+    TS_CU(cuStreamSynchronize(stream_));
+    TS_CU(cuMemcpyHtoD(dst, src, bytes));
+  }
+  void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override {
+    TS_CU(cuStreamSynchronize(stream_));
+    TS_CU(cuMemcpyDtoH(dst, src, bytes));
+  }
+  void copy_on_device(DevicePtr dst, DevicePtr src, std::size_t bytes) override {
+    TS_CU(cuMemcpyDtoDAsync(dst, src, bytes, stream_));
+  }
+  void fill_u32(DevicePtr dst, std::uint32_t value, std::size_t count) override {
+    TS_CU(cuMemsetD32Async(dst, value, count, stream_));
+  }
+
+  std::unique_ptr<GpuModule> load_module(const std::string& binary) override {
+    CUmodule m = nullptr;
+    TS_CU(cuModuleLoadData(&m, binary.data()));
+    return std::make_unique<CudaModule>(api_, m);
+  }
+
+  void launch(GpuFunction& fn, std::array<std::uint32_t, 3> grid, std::array<std::uint32_t, 3> block,
+              std::uint64_t dynamic_shared_bytes, void** args) override {
+    auto& f = static_cast<CudaFunction&>(fn);
+    TS_CU(cuLaunchKernel(f.handle(), grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                         static_cast<unsigned>(dynamic_shared_bytes), stream_, args, nullptr));
+  }
+  void synchronize() override { TS_CU(cuStreamSynchronize(stream_)); }
+
+  std::unique_ptr<GpuEvent> create_event() override {
+    CUevent e = nullptr;
+    TS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    return std::make_unique<CudaEvent>(api_, e);
+  }
+  void record(GpuEvent& e) override { TS_CU(cuEventRecord(static_cast<CudaEvent&>(e).handle(), stream_)); }
+  float elapsed_ms(GpuEvent& start, GpuEvent& end) override {
+    TS_CU(cuEventSynchronize(static_cast<CudaEvent&>(end).handle()));
+    float ms = 0;
+    TS_CU(cuEventElapsedTime(&ms, static_cast<CudaEvent&>(start).handle(), static_cast<CudaEvent&>(end).handle()));
+    return ms;
+  }
+
+  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) override {
+    TS_RETURN_IF_ERROR(ensure_blas());
+    if (p.a_type != DType::kF32 || p.c_type != DType::kF32)
+      return Status::invalid("the cuBLAS baseline covers fp32 problems so far");
+    if (p.epilogue != Epilogue::kNone)
+      return Status::invalid("cuBLAS has no fused " + std::string(epilogue_name(p.epilogue)) +
+                             " epilogue; the baseline times the plain GEMM");
+    const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
+    const bool a_row = p.a_layout == Layout::kRowMajor, b_row = p.b_layout == Layout::kRowMajor;
+    // cuBLAS is column-major. A column-major C is computed directly; a row-major C is
+    // the column-major C^T = B^T A^T. A row-major operand, read column-major, is
+    // already transposed, which picks each op.
+    cublasStatus_t st;
+    if (p.c_layout == Layout::kColMajor) {
+      st = cublas_->cublasGemmEx(blas_, a_row ? CUBLAS_OP_T : CUBLAS_OP_N, b_row ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                 int(p.m), int(p.n), int(p.k), &alpha, reinterpret_cast<void*>(a), CUDA_R_32F,
+                                 int(p.lda()), reinterpret_cast<void*>(b), CUDA_R_32F, int(p.ldb()), &beta,
+                                 reinterpret_cast<void*>(c), CUDA_R_32F, int(p.ldc()), CUBLAS_COMPUTE_32F_PEDANTIC,
+                                 CUBLAS_GEMM_DEFAULT);
+    } else {
+      st = cublas_->cublasGemmEx(blas_, b_row ? CUBLAS_OP_N : CUBLAS_OP_T, a_row ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                 int(p.n), int(p.m), int(p.k), &alpha, reinterpret_cast<void*>(b), CUDA_R_32F,
+                                 int(p.ldb()), reinterpret_cast<void*>(a), CUDA_R_32F, int(p.lda()), &beta,
+                                 reinterpret_cast<void*>(c), CUDA_R_32F, int(p.ldc()), CUBLAS_COMPUTE_32F_PEDANTIC,
+                                 CUBLAS_GEMM_DEFAULT);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS) return Status::internal("cublasGemmEx failed with status " + std::to_string(int(st)));
+    return {};
+  }
+
+  std::string vendor_name() const override {
+    std::string v = "cuBLAS";
+    if (auto api = cublas_api(); api.ok() && blas_) {
+      int ver = 0;
+      (*api)->cublasGetVersion(blas_, &ver);
+      v += " " + std::to_string(ver / 10000) + "." + std::to_string((ver / 100) % 100) + "." + std::to_string(ver % 100);
+    }
+    return v + " (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)";
+  }
+
+ private:
+  Status ensure_blas() {
+    if (blas_) return {};
+    TS_ASSIGN_OR_RETURN(cublas_, cublas_api());
+    if (cublas_->cublasCreate(&blas_) != CUBLAS_STATUS_SUCCESS) {
+      blas_ = nullptr;
+      return Status::unavailable("cublasCreate failed");
+    }
+    cublas_->cublasSetStream(blas_, reinterpret_cast<cudaStream_t>(stream_));
+    // Pedantic math: no TF32 or other reduced-precision shortcut in the baseline.
+    cublas_->cublasSetMathMode(blas_, CUBLAS_PEDANTIC_MATH);
+    return {};
+  }
+
+  const DriverApi& api_;
+  CUdevice dev_;
+  DeviceFacts facts_;
+  CUcontext ctx_ = nullptr;
+  CUstream stream_ = nullptr;
+  const CublasApi* cublas_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+};
+
+Result<DeviceFacts> read_facts(const DriverApi& api, int ordinal, const std::string& rtc_version) {
+  CUdevice dev;
+  if (api.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return Status::not_found("no CUDA device " + std::to_string(ordinal));
+  DeviceFacts f;
+  f.backend = "cuda";
+  f.ordinal = ordinal;
+  char name[256] = {};
+  api.cuDeviceGetName(name, sizeof name, dev);
+  f.name = name;
+  auto attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    api.cuDeviceGetAttribute(&v, a, dev);
+    return v;
+  };
+  int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  f.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  f.multiprocessors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  f.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+  f.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  f.shared_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+  f.shared_per_block_optin = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  f.registers_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+  f.registers_per_multiprocessor = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+  f.l2_bytes = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+  f.clock_khz = attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE);
+  f.memory_clock_khz = attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+  f.memory_bus_bits = attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+  size_t total = 0;
+  api.cuDeviceTotalMem(&total, dev);
+  f.global_memory_bytes = static_cast<std::int64_t>(total);
+  int driver = 0;
+  api.cuDriverGetVersion(&driver);
+  f.driver_version = "CUDA " + version_text(driver);
+  f.runtime_version = rtc_version;
+  f.fp32_lanes_per_multiprocessor = fp32_lanes_for_arch(f.arch);
+  return f;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  Result<std::vector<DeviceFacts>> devices() override {
+    TS_ASSIGN_OR_RETURN(const DriverApi* api, init());
+    int count = 0;
+    CUresult rc = api->cuDeviceGetCount(&count);
+    if (rc != CUDA_SUCCESS || count == 0) return Status::unavailable("the NVIDIA driver found no GPU");
+    std::string rtc = rtc_version();
+    std::vector<DeviceFacts> out;
+    for (int i = 0; i < count; ++i) {
+      TS_ASSIGN_OR_RETURN(DeviceFacts f, read_facts(*api, i, rtc));
+      out.push_back(std::move(f));
+    }
+    return out;
+  }
+
+  Result<std::shared_ptr<Compiler>> compiler() override { return make_nvrtc_compiler(); }
+
+  Result<std::unique_ptr<GpuDevice>> open_device(int ordinal) override {
+    TS_ASSIGN_OR_RETURN(const DriverApi* api, init());
+    TS_ASSIGN_OR_RETURN(DeviceFacts f, read_facts(*api, ordinal, rtc_version()));
+    CUdevice dev;
+    api->cuDeviceGet(&dev, ordinal);
+    try {
+      return std::unique_ptr<GpuDevice>(std::make_unique<CudaDevice>(*api, dev, std::move(f)));
+    } catch (const GpuError& e) {
+      return Status::unavailable(std::string("opening CUDA device: ") + e.what());
+    }
+  }
+
+ private:
+  Result<const DriverApi*> init() {
+    TS_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
+    CUresult rc = api->cuInit(0);
+    if (rc == CUDA_ERROR_NO_DEVICE) return Status::unavailable("the NVIDIA driver is installed but found no GPU");
+    if (rc != CUDA_SUCCESS) {
+      const char* name = nullptr;
+      api->cuGetErrorName(rc, &name);
+      return Status::unavailable(std::string("cuInit failed: ") + (name ? name : std::to_string(rc)));
+    }
+    return api;
+  }
+  static std::string rtc_version() {
+    auto c = make_nvrtc_compiler();
+    return c.ok() ? (*c)->version() : "nvrtc unavailable";
+  }
+};
+
+}  // namespace
+}  // namespace cuda
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<cuda::CudaBackend>(); }
+
+}  // namespace tilesmith

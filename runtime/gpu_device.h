@@ -1,0 +1,111 @@
+#pragma once
+// One opened GPU behind a small vendor-neutral interface. Every method that talks to
+// the GPU throws GpuError on failure (the evaluator catches it once per candidate).
+// Not thread-safe: one thread (one worker) drives one device. All work goes to one
+// stream, in order.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "registry/device_facts.h"
+#include "registry/problem.h"
+#include "runtime/evaluation.h"
+
+namespace tilesmith {
+
+using DevicePtr = std::uint64_t;
+
+// A loaded kernel function: what the runtime says about it.
+struct FunctionAttributes {
+  int registers = -1;
+  std::int64_t static_shared_bytes = -1;
+  std::int64_t local_bytes = -1;
+  int max_threads_per_block = -1;
+};
+
+class GpuFunction {
+ public:
+  virtual ~GpuFunction() = default;
+  virtual FunctionAttributes attributes() const = 0;
+  // Raises the dynamic shared-memory limit (needed above 48 KiB on NVIDIA).
+  virtual void set_max_dynamic_shared(std::int64_t bytes) = 0;
+};
+
+// Owns a loaded module; unloads it on destruction. Functions live as long as it.
+class GpuModule {
+ public:
+  virtual ~GpuModule() = default;
+  virtual GpuFunction& function(const std::string& name) = 0;
+};
+
+class GpuEvent {
+ public:
+  virtual ~GpuEvent() = default;
+};
+
+class GpuDevice {
+ public:
+  virtual ~GpuDevice() = default;
+  virtual const DeviceFacts& facts() const = 0;
+
+  virtual DevicePtr alloc(std::size_t bytes) = 0;
+  virtual void free(DevicePtr p) noexcept = 0;
+  virtual void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) = 0;  // synchronous
+  virtual void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) = 0;          // synchronous
+  virtual void copy_on_device(DevicePtr dst, DevicePtr src, std::size_t bytes) = 0;    // async, on the stream
+  virtual void fill_u32(DevicePtr dst, std::uint32_t value, std::size_t count) = 0;    // async, on the stream
+
+  virtual std::unique_ptr<GpuModule> load_module(const std::string& binary) = 0;
+  // Async launch on the stream; args as the kernel ABI expects (pointers to values).
+  virtual void launch(GpuFunction& fn, std::array<std::uint32_t, 3> grid, std::array<std::uint32_t, 3> block,
+                      std::uint64_t dynamic_shared_bytes, void** args) = 0;
+  // Waits for the stream and throws the first error it reports (faults show up here).
+  virtual void synchronize() = 0;
+
+  virtual std::unique_ptr<GpuEvent> create_event() = 0;
+  virtual void record(GpuEvent& e) = 0;
+  // Milliseconds between two recorded events (waits for `end`).
+  virtual float elapsed_ms(GpuEvent& start, GpuEvent& end) = 0;
+
+  // The vendor BLAS, for the baseline: C = alpha*op(A)*op(B) + beta*C on the stream, for
+  // the problem's types and layouts (no epilogue). unavailable when there is none.
+  virtual Status vendor_gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c) = 0;
+  virtual std::string vendor_name() const = 0;
+};
+
+// A device allocation that frees itself. Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(GpuDevice& dev, std::size_t bytes) : dev_(&dev), ptr_(dev.alloc(bytes)), bytes_(bytes) {}
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : dev_(o.dev_), ptr_(o.ptr_), bytes_(o.bytes_) { o.dev_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      dev_ = o.dev_;
+      ptr_ = o.ptr_;
+      bytes_ = o.bytes_;
+      o.dev_ = nullptr;
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void reset() noexcept {
+    if (dev_) dev_->free(ptr_);
+    dev_ = nullptr;
+  }
+  DevicePtr get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  explicit operator bool() const { return dev_ != nullptr; }
+
+ private:
+  GpuDevice* dev_ = nullptr;
+  DevicePtr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace tilesmith

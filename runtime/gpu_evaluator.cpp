@@ -1,0 +1,295 @@
+#include "runtime/gpu_evaluator.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+
+#include "analysis/roofline.h"
+#include "analysis/stats.h"
+#include "base/files.h"
+#include "runtime/candidate_compiler.h"
+#include "runtime/gpu_error.h"
+
+namespace tilesmith {
+namespace {
+constexpr std::uint32_t kQuietNaN = 0x7fc00000u;  // fp32 quiet NaN: the output's poison
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+}  // namespace
+
+struct GpuEvaluator::State {
+  GpuEvaluatorOptions options;
+  std::unique_ptr<GpuDevice> device;
+  std::shared_ptr<Compiler> compiler;
+  double bandwidth = 0;
+  std::string broken;
+  DeviceBuffer flush;
+
+  // The current problem: inputs, reference and device buffers, built on first use.
+  std::string problem_key;
+  GemmProblem problem;
+  ProblemData data;
+  Reference reference;
+  DeviceBuffer a, b, c, c0, bias, workspace;
+
+  void ensure_problem(const GemmProblem& p) {
+    if (problem_key == p.key()) return;
+    problem_key.clear();
+    a.reset(); b.reset(); c.reset(); c0.reset(); bias.reset(); workspace.reset();
+    problem = p;
+    data = make_problem_data(p, options.seed);
+    reference = compute_reference(p, data);
+    auto upload = [&](const std::vector<float>& host, DeviceBuffer& buf) {
+      if (host.empty()) return;
+      buf = DeviceBuffer(*device, host.size() * sizeof(float));
+      device->copy_to_device(buf.get(), host.data(), host.size() * sizeof(float));
+    };
+    upload(data.a, a);
+    upload(data.b, b);
+    upload(data.c0, c0);
+    upload(data.bias, bias);
+    c = DeviceBuffer(*device, std::size_t(p.m) * p.n * sizeof(float));
+    problem_key = p.key();
+  }
+
+  void ensure_workspace(std::uint64_t bytes) {
+    if (bytes == 0 || workspace.bytes() >= bytes) return;
+    workspace = DeviceBuffer(*device, bytes);
+  }
+
+  // Output poisoned with NaN, then C0 copied in when the problem reads C.
+  void reset_output() {
+    const std::size_t n = std::size_t(problem.m) * problem.n;
+    if (c0) device->copy_on_device(c.get(), c0.get(), n * sizeof(float));
+    else device->fill_u32(c.get(), kQuietNaN, n);
+  }
+
+  AccuracyStats check_output() {
+    std::vector<float> host(std::size_t(problem.m) * problem.n);
+    device->copy_to_host(host.data(), c.get(), host.size() * sizeof(float));
+    return compare_with_reference(reference, host.data(), host.size());
+  }
+
+  // Warm-up by time, then samples with the L2 flushed before each, until the spread
+  // settles or the caps are reached.
+  TimingStats time_launches(const std::function<void()>& launch) {
+    const TimingOptions& t = options.timing;
+    TimingStats st;
+    auto w0 = Clock::now();
+    int warm = 0;
+    do {
+      launch();
+      ++warm;
+      if (warm % 4 == 0 || warm == 1) device->synchronize();
+    } while (ms_since(w0) < t.warmup_ms);
+    device->synchronize();
+    st.warmup_ms = ms_since(w0);
+
+    std::vector<double> samples;
+    constexpr int kBatch = 10;
+    std::vector<std::unique_ptr<GpuEvent>> starts, ends;
+    for (int i = 0; i < kBatch; ++i) {
+      starts.push_back(device->create_event());
+      ends.push_back(device->create_event());
+    }
+    const bool flush_l2 = t.flush_l2 && flush;
+    auto s0 = Clock::now();
+    while (true) {
+      for (int i = 0; i < kBatch; ++i) {
+        if (flush_l2) device->fill_u32(flush.get(), std::uint32_t(samples.size() + i), flush.bytes() / 4);
+        device->record(*starts[i]);
+        launch();
+        device->record(*ends[i]);
+      }
+      for (int i = 0; i < kBatch; ++i) samples.push_back(device->elapsed_ms(*starts[i], *ends[i]));
+      const int n = int(samples.size());
+      if (n < t.min_samples) continue;
+      auto s = analysis::summarize(samples);
+      if (s.cv <= t.target_cv || n >= t.max_samples || ms_since(s0) >= t.max_sampling_ms) break;
+    }
+    auto s = analysis::summarize(samples);
+    st.samples = s.count;
+    st.median_ms = s.median;
+    st.min_ms = s.min;
+    st.p20_ms = s.p20;
+    st.p80_ms = s.p80;
+    st.mean_ms = s.mean;
+    st.cv = s.cv;
+    st.l2_flushed = flush_l2;
+    return st;
+  }
+
+  void fill_metrics(Evaluation& e) {
+    const double sec = e.timing.median_ms * 1e-3;
+    if (sec <= 0) return;
+    analysis::Roofline roof{device->facts().fp32_peak_flops(), bandwidth};
+    e.tflops = problem.flops() / sec / 1e12;
+    e.gbps = problem.min_bytes() / sec / 1e9;
+    e.roofline_bound_tflops = roof.attainable(problem.flops(), problem.min_bytes()) / 1e12;
+    e.roofline_pct = analysis::percent_of_attainable(roof, problem.flops(), problem.min_bytes(), sec);
+  }
+
+  void mark_broken(const GpuError& err) {
+    if (err.sticky()) broken = err.what();
+  }
+};
+
+GpuEvaluator::GpuEvaluator(std::unique_ptr<State> state) : s_(std::move(state)) {}
+GpuEvaluator::~GpuEvaluator() = default;
+
+Result<std::unique_ptr<GpuEvaluator>> GpuEvaluator::open(Backend& backend, int ordinal, GpuEvaluatorOptions options) {
+  auto s = std::make_unique<State>();
+  s->options = std::move(options);
+  TS_ASSIGN_OR_RETURN(s->device, backend.open_device(ordinal));
+  TS_ASSIGN_OR_RETURN(std::shared_ptr<Compiler> rtc, backend.compiler());
+  std::filesystem::path dir = s->options.cache_dir.empty() ? default_cache_dir() / "kernels" : s->options.cache_dir;
+  s->compiler = std::make_shared<CompileCache>(rtc, dir, s->options.cache_max_bytes);
+  try {
+    const DeviceFacts& f = s->device->facts();
+    // Twice the L2, so every sample starts with the cache holding none of the inputs.
+    std::size_t flush_bytes = std::max<std::size_t>(std::size_t(2 * std::max<std::int64_t>(f.l2_bytes, 0)), 8u << 20);
+    s->flush = DeviceBuffer(*s->device, flush_bytes);
+    // Device-to-device bandwidth, bytes read plus written, median of a few copies.
+    std::size_t bytes = std::min<std::size_t>(std::size_t(1) << 30, std::size_t(f.global_memory_bytes / 8));
+    bytes = std::max<std::size_t>(bytes, 64u << 20);
+    DeviceBuffer src(*s->device, bytes), dst(*s->device, bytes);
+    s->device->fill_u32(src.get(), 0x3f800000u, bytes / 4);
+    auto e0 = s->device->create_event(), e1 = s->device->create_event();
+    std::vector<double> times;
+    for (int i = 0; i < 7; ++i) {
+      s->device->record(*e0);
+      s->device->copy_on_device(dst.get(), src.get(), bytes);
+      s->device->record(*e1);
+      times.push_back(s->device->elapsed_ms(*e0, *e1));
+    }
+    times.erase(times.begin());  // the first copy pays for first-touch costs
+    s->bandwidth = 2.0 * double(bytes) / (analysis::summarize(times).median * 1e-3);
+  } catch (const GpuError& e) {
+    return Status::unavailable(std::string("setting up the device: ") + e.what());
+  }
+  return std::unique_ptr<GpuEvaluator>(new GpuEvaluator(std::move(s)));
+}
+
+const DeviceFacts& GpuEvaluator::device() const { return s_->device->facts(); }
+double GpuEvaluator::measured_bandwidth() const { return s_->bandwidth; }
+double GpuEvaluator::peak_flops() const { return s_->device->facts().fp32_peak_flops(); }
+const std::string& GpuEvaluator::broken_reason() const { return s_->broken; }
+Compiler& GpuEvaluator::compiler() { return *s_->compiler; }
+std::string GpuEvaluator::vendor_name() const { return s_->device->vendor_name(); }
+
+Evaluation GpuEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  return compile_candidate(*s_->compiler, tmpl, problem, config, device()).evaluation;
+}
+
+Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  State& s = *s_;
+  CompiledCandidate cc = compile_candidate(*s.compiler, tmpl, problem, config, device());
+  Evaluation e = std::move(cc.evaluation);
+  if (e.outcome != Outcome::kOk) return e;
+  if (!s.broken.empty()) {
+    e.outcome = Outcome::kLaunchError;
+    e.message = "not run: the GPU context was lost earlier (" + s.broken + "); restart the process";
+    return e;
+  }
+  const RenderedKernel& rk = cc.rendered;
+  try {
+    s.ensure_problem(problem);
+    s.ensure_workspace(rk.workspace_bytes);
+    std::unique_ptr<GpuModule> module = s.device->load_module(cc.compiled.binary);
+    GpuFunction& fn = module->function(rk.entry);
+    FunctionAttributes attrs = fn.attributes();
+    e.resources.registers = attrs.registers >= 0 ? attrs.registers : e.resources.registers;
+    if (attrs.static_shared_bytes >= 0) e.resources.static_shared_bytes = attrs.static_shared_bytes;
+    if (attrs.local_bytes >= 0) e.resources.local_bytes = attrs.local_bytes;
+    e.resources.max_threads_per_block = attrs.max_threads_per_block;
+    if (attrs.max_threads_per_block >= 0 && rk.threads() > attrs.max_threads_per_block) {
+      e.outcome = Outcome::kResourceError;
+      e.message = "the kernel uses " + std::to_string(attrs.registers) + " registers per thread, so at most " +
+                  std::to_string(attrs.max_threads_per_block) + " threads fit in a block; the config launches " +
+                  std::to_string(rk.threads());
+      return e;
+    }
+    if (rk.dynamic_shared_bytes > 48 * 1024) {
+      if (std::int64_t(rk.dynamic_shared_bytes) > device().shared_per_block_optin) {
+        e.outcome = Outcome::kResourceError;
+        e.message = "needs " + std::to_string(rk.dynamic_shared_bytes) + " bytes of dynamic shared memory; the device allows " +
+                    std::to_string(device().shared_per_block_optin);
+        return e;
+      }
+      fn.set_max_dynamic_shared(std::int64_t(rk.dynamic_shared_bytes));
+    }
+
+    // The kernel ABI (registry/kernel_template.h).
+    DevicePtr pa = s.a.get(), pb = s.b.get(), pc = s.c.get();
+    DevicePtr pbias = s.bias ? s.bias.get() : 0, pws = s.workspace ? s.workspace.get() : 0;
+    int M = int(problem.m), N = int(problem.n), K = int(problem.k);
+    int lda = int(problem.lda()), ldb = int(problem.ldb()), ldc = int(problem.ldc());
+    float alpha = float(problem.alpha), beta = float(problem.beta), slope = float(problem.epilogue_slope);
+    void* args[] = {&pa, &pb, &pc, &pbias, &pws, &M, &N, &K, &lda, &ldb, &ldc, &alpha, &beta, &slope};
+    auto launch = [&] { s.device->launch(fn, rk.grid, rk.block, rk.dynamic_shared_bytes, args); };
+
+    s.reset_output();
+    launch();
+    s.device->synchronize();
+    e.accuracy = s.check_output();
+    if (!accuracy_passes(e.accuracy)) {
+      e.outcome = Outcome::kWrongResult;
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "%lld of %lld elements over tolerance, %lld not finite (unwritten outputs stay NaN); max abs "
+                    "error %.3g, relative error norm %.3g (limit %.3g), worst error/tolerance %.3g",
+                    (long long)e.accuracy.over_tolerance, (long long)(problem.m * problem.n),
+                    (long long)e.accuracy.non_finite, e.accuracy.max_abs_error, e.accuracy.rel_error_norm,
+                    e.accuracy.norm_tolerance, e.accuracy.worst_tolerance_ratio);
+      e.message = buf;
+      return e;
+    }
+    // With beta != 0 each run reads the C the previous one wrote; the work per run is
+    // the same, so the timing stands.
+    e.timing = s.time_launches(launch);
+    s.fill_metrics(e);
+    e.outcome = Outcome::kOk;
+  } catch (const GpuError& err) {
+    s.mark_broken(err);
+    e.outcome = err.resource() ? Outcome::kResourceError : Outcome::kLaunchError;
+    e.message = err.what();
+  }
+  return e;
+}
+
+Result<Evaluation> GpuEvaluator::vendor_baseline(const GemmProblem& problem) {
+  State& s = *s_;
+  if (!s.broken.empty()) return Status::unavailable("the GPU context was lost earlier: " + s.broken);
+  if (problem.epilogue != Epilogue::kNone)
+    return Status::invalid("the vendor library has no fused " + std::string(epilogue_name(problem.epilogue)) + " epilogue");
+  Evaluation e;
+  try {
+    s.ensure_problem(problem);
+    s.reset_output();
+    TS_RETURN_IF_ERROR(s.device->vendor_gemm(problem, s.a.get(), s.b.get(), s.c.get()));
+    s.device->synchronize();
+    e.accuracy = s.check_output();
+    if (!accuracy_passes(e.accuracy)) {
+      e.outcome = Outcome::kWrongResult;
+      e.message = "the vendor library's result does not match the CPU reference (relative error norm " +
+                  std::to_string(e.accuracy.rel_error_norm) + ")";
+      return e;
+    }
+    Status st;
+    e.timing = s.time_launches([&] {
+      Status r = s.device->vendor_gemm(problem, s.a.get(), s.b.get(), s.c.get());
+      if (!r.ok()) st = r;
+    });
+    TS_RETURN_IF_ERROR(st);
+    s.fill_metrics(e);
+    e.outcome = Outcome::kOk;
+  } catch (const GpuError& err) {
+    s.mark_broken(err);
+    return Status::internal(std::string("vendor baseline: ") + err.what());
+  }
+  return e;
+}
+
+}  // namespace tilesmith
