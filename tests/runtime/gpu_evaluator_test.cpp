@@ -1,0 +1,146 @@
+// The evaluator on a real GPU (label gpu; skipped with the reason where there is none):
+// correct kernels pass in every layout, odd shapes, beta and epilogues; a kernel that
+// skips a tile or a K slice is caught as wrong_result; a timing repeats within its
+// spread; the vendor baseline validates.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "registry/template_library.h"
+#include "runtime/gpu_evaluator.h"
+#include "tests/test_paths.h"
+
+namespace tilesmith {
+namespace {
+
+class GpuEvaluatorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    for (const char* name : {"cuda", "hip"}) {
+      auto b = std::move(make_backend(name)).value();
+      auto devs = b->devices();
+      if (!devs.ok()) {
+        why_ += std::string(name) + ": " + devs.status().message() + "; ";
+        continue;
+      }
+      GpuEvaluatorOptions o;
+      o.timing.max_sampling_ms = 300;
+      auto ev = GpuEvaluator::open(*b, 0, o);
+      if (!ev.ok()) {
+        why_ += ev.status().message();
+        continue;
+      }
+      backend_ = std::move(b);
+      evaluator_ = std::move(ev).value();
+      break;
+    }
+  }
+  static void TearDownTestSuite() {
+    evaluator_.reset();
+    backend_.reset();
+  }
+  void SetUp() override {
+    if (!evaluator_) GTEST_SKIP() << "no GPU: " << why_;
+  }
+  static GemmProblem make(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout = "NN") {
+    GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    EXPECT_TRUE(apply_layout_code(layout, p).ok());
+    return p;
+  }
+  static const KernelTemplate& tiled() {
+    static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+    return *lib.find("gemm_tiled");
+  }
+  static inline std::unique_ptr<Backend> backend_;
+  static inline std::unique_ptr<GpuEvaluator> evaluator_;
+  static inline std::string why_;
+};
+
+TEST_F(GpuEvaluatorTest, TiledKernelPassesInEveryLayoutAndOddShape) {
+  Config c{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 16}, {"THREAD_M", 4}, {"THREAD_N", 8}};
+  for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+    for (auto p : {make(1000, 999, 1001, layout), make(1, 1, 1, layout), make(17, 300, 5, layout)}) {
+      Evaluation e = evaluator_->evaluate(tiled(), p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << ": " << e.message;
+      EXPECT_TRUE(e.accuracy.checked);
+      EXPECT_GT(e.timing.samples, 19);
+    }
+  }
+}
+
+TEST_F(GpuEvaluatorTest, BetaColumnMajorCAndEpiloguesValidate) {
+  for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kRelu, Epilogue::kLeakyRelu,
+                       Epilogue::kGelu}) {
+    GemmProblem p = make(257, 129, 300, "NT");
+    p.alpha = 0.75;
+    p.beta = epi == Epilogue::kNone ? 1.25 : 0.0;
+    p.c_layout = epi == Epilogue::kRelu ? Layout::kColMajor : Layout::kRowMajor;
+    p.epilogue = epi;
+    Evaluation e = evaluator_->evaluate(tiled(), p, tiled().defaults());
+    EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << ": " << e.message;
+  }
+}
+
+TEST_F(GpuEvaluatorTest, SkippedTileAndSkippedKSliceAreWrongResults) {
+  auto lib = TemplateLibrary::from_directory(testing::test_kernels_dir());
+  ASSERT_TRUE(lib.ok()) << lib.status().to_string();
+  const KernelTemplate& faulty = *lib->find("gemm_faulty");
+  GemmProblem p = make(512, 384, 640);
+  Evaluation control = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 0}});
+  EXPECT_EQ(control.outcome, Outcome::kOk) << control.message;
+  Evaluation tile = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 1}});
+  EXPECT_EQ(tile.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(tile.accuracy.non_finite, 16 * 16) << tile.message;
+  std::printf("skipped tile: %s\n", tile.message.c_str());
+  Evaluation kslice = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 2}});
+  EXPECT_EQ(kslice.outcome, Outcome::kWrongResult);
+  EXPECT_EQ(kslice.accuracy.non_finite, 0);
+  EXPECT_GT(kslice.accuracy.over_tolerance, 0) << kslice.message;
+  std::printf("skipped K slice: %s\n", kslice.message.c_str());
+}
+
+TEST_F(GpuEvaluatorTest, SameConfigTimedTwiceAgreesWithinTheSpread) {
+  GemmProblem p = make(2048, 2048, 2048);
+  Config c{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 8}, {"THREAD_M", 8}, {"THREAD_N", 8}};
+  Evaluation a = evaluator_->evaluate(tiled(), p, c);
+  Evaluation b = evaluator_->evaluate(tiled(), p, c);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.message << b.message;
+  std::printf("run 1: median %.4f ms [p20 %.4f, p80 %.4f]; run 2: median %.4f ms [p20 %.4f, p80 %.4f]\n",
+              a.timing.median_ms, a.timing.p20_ms, a.timing.p80_ms, b.timing.median_ms, b.timing.p20_ms,
+              b.timing.p80_ms);
+  // Each median lies within the other run's spread (widened by 1% for the coarse
+  // event clock on short kernels).
+  EXPECT_GE(b.timing.median_ms, a.timing.p20_ms * 0.99);
+  EXPECT_LE(b.timing.median_ms, a.timing.p80_ms * 1.01);
+  EXPECT_GE(a.timing.median_ms, b.timing.p20_ms * 0.99);
+  EXPECT_LE(a.timing.median_ms, b.timing.p80_ms * 1.01);
+  EXPECT_TRUE(b.compile_cache_hit);
+}
+
+TEST_F(GpuEvaluatorTest, VendorBaselineValidatesAndTimes) {
+  for (const char* layout : {"NN", "TN"}) {
+    auto v = evaluator_->vendor_baseline(make(1000, 999, 1001, layout));
+    ASSERT_TRUE(v.ok()) << v.status().to_string();
+    EXPECT_EQ(v->outcome, Outcome::kOk) << v->message;
+    EXPECT_GT(v->tflops, 0);
+  }
+  EXPECT_GT(evaluator_->measured_bandwidth(), 1e11);
+}
+
+TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {
+  // 1024 threads each holding 16x16 accumulators cannot fit the register file.
+  GemmProblem p = make(512, 512, 512);
+  Config c{{"BLOCK_M", 256}, {"BLOCK_N", 256}, {"BLOCK_K", 4}, {"THREAD_M", 8}, {"THREAD_N", 8}};
+  Evaluation e = evaluator_->evaluate(tiled(), p, c);
+  EXPECT_TRUE(e.outcome == Outcome::kOk || e.outcome == Outcome::kResourceError || e.outcome == Outcome::kInvalid)
+      << outcome_name(e.outcome) << ": " << e.message;
+  std::printf("256x256 tile, 1024 threads: %s %s (registers %d)\n", outcome_name(e.outcome), e.message.c_str(),
+              e.resources.registers);
+}
+
+}  // namespace
+}  // namespace tilesmith

@@ -1,0 +1,103 @@
+// Templates: loading (embedded and from a folder), problem support, validation with
+// reasons, and rendering into compile options and launch geometry.
+
+#include <gtest/gtest.h>
+
+#include "registry/template_library.h"
+#include "tests/test_paths.h"
+
+namespace tilesmith {
+namespace {
+
+GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout = "NN") {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  EXPECT_TRUE(apply_layout_code(layout, p).ok());
+  return p;
+}
+
+TEST(Templates, EmbeddedLibraryHasGemmTiledWithValidDefaults) {
+  auto lib = TemplateLibrary::embedded();
+  ASSERT_TRUE(lib.ok()) << lib.status().to_string();
+  const KernelTemplate* t = lib->find("gemm_tiled");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->source_hash().empty());
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  EXPECT_TRUE(t->space().validate(t->defaults(), t->context(problem(64, 64, 64), &dev)).ok());
+  EXPECT_GT(t->space().cartesian_size(), 100u);
+}
+
+TEST(Templates, RenderGivesOptionsAndGeometryForOddShapes) {
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tiled");
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  Config c{{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"BLOCK_K", 8}, {"THREAD_M", 8}, {"THREAD_N", 4}};
+  auto r = t.render(problem(1000, 999, 1001, "TN"), c, dev);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->grid[0], 16u);  // ceil(999 / 64)
+  EXPECT_EQ(r->grid[1], 8u);   // ceil(1000 / 128)
+  EXPECT_EQ(r->threads(), 256);
+  EXPECT_EQ(r->arch, "sm_90");
+  auto has = [&](const std::string& o) { return std::find(r->options.begin(), r->options.end(), o) != r->options.end(); };
+  EXPECT_TRUE(has("-DBLOCK_M=128"));
+  EXPECT_TRUE(has("-DTS_A_ROW_MAJOR=0"));
+  EXPECT_TRUE(has("-DTS_B_ROW_MAJOR=1"));
+  EXPECT_TRUE(has("-DTS_WARP_SIZE=32"));
+  EXPECT_TRUE(has("-DTS_VENDOR_NVIDIA=1"));
+}
+
+TEST(Templates, RejectionsNameTheRule) {
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tiled");
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  // 16x16 threads of 1x1: 256 threads, fine; 16 / 16 with THREAD 16 gives 1 thread: not a warp multiple.
+  Config lonely{{"BLOCK_M", 16}, {"BLOCK_N", 16}, {"BLOCK_K", 8}, {"THREAD_M", 16}, {"THREAD_N", 16}};
+  auto r = t.render(problem(64, 64, 64), lonely, dev);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("WARP_SIZE"), std::string::npos) << r.status().message();
+  Config off_domain = t.defaults();
+  off_domain["BLOCK_M"] = 96;
+  r = t.render(problem(64, 64, 64), off_domain, dev);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("BLOCK_M"), std::string::npos) << r.status().message();
+  Config extra = t.defaults();
+  extra["UNROLL"] = 2;
+  EXPECT_FALSE(t.render(problem(64, 64, 64), extra, dev).ok());
+}
+
+TEST(Templates, WavefrontSizeComesFromTheDevice) {
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tiled");
+  DeviceFacts amd = nominal_facts_for_arch("gfx90a");
+  EXPECT_EQ(amd.warp_size, 64);
+  // 32 threads: a whole warp on NVIDIA, half a wavefront on CDNA.
+  Config c{{"BLOCK_M", 32}, {"BLOCK_N", 32}, {"BLOCK_K", 8}, {"THREAD_M", 4}, {"THREAD_N", 8}};
+  DeviceFacts nv = nominal_facts_for_arch("sm_90");
+  EXPECT_TRUE(t.render(problem(64, 64, 64), c, nv).ok());
+  auto r = t.render(problem(64, 64, 64), c, amd);
+  EXPECT_FALSE(r.ok());
+  c["THREAD_N"] = 4;  // 64 threads
+  auto ok = t.render(problem(64, 64, 64), c, amd);
+  ASSERT_TRUE(ok.ok()) << ok.status().to_string();
+  EXPECT_NE(std::find(ok->options.begin(), ok->options.end(), "-DTS_WARP_SIZE=64"), ok->options.end());
+  EXPECT_NE(std::find(ok->options.begin(), ok->options.end(), "-DTS_VENDOR_AMD=1"), ok->options.end());
+}
+
+TEST(Templates, UnsupportedProblemsAreRefusedWithTheReason) {
+  auto lib = TemplateLibrary::from_directory(testing::test_kernels_dir());
+  ASSERT_TRUE(lib.ok()) << lib.status().to_string();
+  const KernelTemplate* t = lib->find("gemm_faulty");
+  ASSERT_NE(t, nullptr);
+  Status st = t->supports(problem(8, 8, 8, "TN"));
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("layout TN"), std::string::npos) << st.message();
+  GemmProblem with_beta = problem(8, 8, 8);
+  with_beta.beta = 0.5;
+  EXPECT_FALSE(t->supports(with_beta).ok());
+  EXPECT_FALSE(TemplateLibrary::from_directory("/nonexistent/kernels").ok());
+}
+
+}  // namespace
+}  // namespace tilesmith
