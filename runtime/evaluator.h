@@ -1,7 +1,9 @@
 #pragma once
 // The one interface the tuner uses to measure candidates: a GPU evaluator (compile,
-// validate, time) or a replay of recorded measurements. Implementations are not
-// required to be thread-safe; use one per worker.
+// validate, time), a replay of recorded measurements, or a proxy to a worker process.
+// evaluate() and vendor_baseline() are driven from one thread. prepare() may be called
+// from other threads at the same time (compile-ahead): implementations keep it free of
+// GPU work and thread-safe.
 
 #include <memory>
 #include <string>
