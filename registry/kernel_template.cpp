@@ -151,7 +151,13 @@ SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* de
                    {"K", double(p.k)},
                    {"DTYPE_BYTES", double(dtype_bytes(p.a_type))},
                    {"HAS_BETA", p.beta != 0.0 ? 1.0 : 0.0},
-                   {"WARP_SIZE", double(device ? device->warp_size : 32)}};
+                   {"WARP_SIZE", double(device ? device->warp_size : 32)},
+                   {"LDA", double(p.lda())},
+                   {"LDB", double(p.ldb())},
+                   {"LDC", double(p.ldc())},
+                   {"A_ROW_MAJOR", p.a_layout == Layout::kRowMajor ? 1.0 : 0.0},
+                   {"B_ROW_MAJOR", p.b_layout == Layout::kRowMajor ? 1.0 : 0.0},
+                   {"C_ROW_MAJOR", p.c_layout == Layout::kRowMajor ? 1.0 : 0.0}};
   if (device) {
     ctx.constants["NUM_SMS"] = device->multiprocessors;
     ctx.device = *device;

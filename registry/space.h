@@ -9,8 +9,10 @@
 //   "parameters": [ {"name": "BLOCK_M", "values": [32, 64, 128],
 //                    "description": "rows of C per thread block"}, ... ],
 //   "derived":     [ {"name": "THREADS", "expr": "(BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N)"} ],
-//   "constraints": [ "BLOCK_M % THREAD_M == 0", ... ]
+//   "constraints": [ "BLOCK_M % THREAD_M == 0", ... ],
+//   "allowed_points": [ [32, 32, ...], ... ]   (optional; see restrict_to)
 // }
+// Other top-level keys are ignored, so a space can sit inside a larger description.
 // Constraints and derived expressions may read parameters, derived values defined
 // earlier, and context constants (M, N, K, WARP_SIZE, ... given in a SpaceContext).
 // Two derived names have a meaning for device limits when present:
@@ -63,8 +65,15 @@ class ParamSpace {
   std::vector<std::pair<std::string, std::string>> derived_texts() const;
   const Parameter* find(const std::string& name) const;
 
-  // Product of the domain sizes.
+  // Product of the domain sizes (saturates at UINT64_MAX; 0 without parameters).
   std::uint64_t cartesian_size() const;
+
+  // Names the expressions read that are neither parameters nor derived values: what a
+  // SpaceContext must define (M, N, K, WARP_SIZE, ...), in first-use order.
+  std::vector<std::string> context_names() const;
+  // ok, or invalid_argument listing the context_names() that ctx.constants lacks. With
+  // any missing, no point is valid (validate names the expression that reads it).
+  Status check_context(const SpaceContext& ctx) const;
 
   // ok, or invalid_argument naming the problem: an unknown or missing parameter, a value
   // outside its domain ("BLOCK_M=96 is not one of [32, 64, 128]"), the first constraint it
@@ -80,7 +89,20 @@ class ParamSpace {
   // Stops early when fn returns false. Must be fast: >= 100k points per second.
   void for_each_valid(const SpaceContext& ctx, const std::function<bool(const PointValues&)>& fn) const;
   std::vector<PointValues> enumerate_valid(const SpaceContext& ctx) const;
+  // One valid point from a randomised depth-first search (each parameter's values tried
+  // in a random order, pruned like for_each_valid): any valid point can come out, though
+  // not uniformly; for spaces too large to enumerate. Deterministic for a seed. nullopt
+  // when no valid point was reached within `max_steps` value trials.
+  std::optional<PointValues> sample_valid(const SpaceContext& ctx, std::uint64_t seed,
+                                          std::uint64_t max_steps = 1000000) const;
   bool is_valid(const PointValues& point, const SpaceContext& ctx) const;
+
+  // A copy whose valid points are additionally restricted to `points` (for recorded
+  // spaces whose validity is "was measured"). Points must match the parameters and
+  // domains (invalid_argument otherwise); duplicates are ignored; points that break a
+  // constraint stay invalid. Serialised as "allowed_points" (arrays in parameter order).
+  Result<ParamSpace> restrict_to(const std::vector<PointValues>& points) const;
+  bool is_restricted() const;
 
   Config to_config(const PointValues& point) const;
   // invalid_argument when a parameter is missing, unknown, or off its domain.

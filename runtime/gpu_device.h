@@ -97,6 +97,8 @@ class DeviceBuffer {
   void reset() noexcept {
     if (dev_) dev_->free(ptr_);
     dev_ = nullptr;
+    ptr_ = 0;
+    bytes_ = 0;
   }
   DevicePtr get() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }

@@ -54,9 +54,13 @@ struct GpuEvaluator::State {
     problem_key = p.key();
   }
 
-  void ensure_workspace(std::uint64_t bytes) {
-    if (bytes == 0 || workspace.bytes() >= bytes) return;
-    workspace = DeviceBuffer(*device, bytes);
+  // Zeroed before each candidate: kernels keep counters there (split-K) that they
+  // reset themselves after every complete run, and another config may lay the
+  // workspace out differently.
+  void prepare_workspace(std::uint64_t bytes) {
+    if (bytes == 0) return;
+    if (workspace.bytes() < bytes) workspace = DeviceBuffer(*device, bytes);
+    device->fill_u32(workspace.get(), 0, (bytes + 3) / 4);
   }
 
   // Output poisoned with NaN, then C0 copied in when the problem reads C.
@@ -196,7 +200,7 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
   const RenderedKernel& rk = cc.rendered;
   try {
     s.ensure_problem(problem);
-    s.ensure_workspace(rk.workspace_bytes);
+    s.prepare_workspace(rk.workspace_bytes);
     std::unique_ptr<GpuModule> module = s.device->load_module(cc.compiled.binary);
     GpuFunction& fn = module->function(rk.entry);
     FunctionAttributes attrs = fn.attributes();

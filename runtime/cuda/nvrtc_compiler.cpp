@@ -39,7 +39,8 @@ class NvrtcCompiler final : public Compiler {
   }
 
   std::vector<std::string> base_options(const std::string& arch) const override {
-    return {"-arch=" + arch, "--std=c++17", "--ptxas-options=-v"};
+    // -lineinfo costs nothing at run time and lets compute-sanitizer name source lines.
+    return {"-arch=" + arch, "--std=c++17", "--ptxas-options=-v", "-lineinfo"};
   }
 
   CompileResult compile(const CompileRequest& req) override {

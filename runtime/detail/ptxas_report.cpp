@@ -23,7 +23,10 @@ KernelResources parse_ptxas_report(const std::string& log, const std::string& en
       continue;
     }
     if (!inside) continue;
-    if (std::regex_search(line, m, used)) r.registers = std::stoi(m[1]);
+    if (std::regex_search(line, m, used)) {
+      r.registers = std::stoi(m[1]);
+      if (r.static_shared_bytes < 0) r.static_shared_bytes = 0;  // ptxas omits "0 bytes smem"
+    }
     if (std::regex_search(line, m, smem)) r.static_shared_bytes = std::stoll(m[1]);
     if (std::regex_search(line, m, frame)) {
       r.local_bytes = std::stoll(m[1]);

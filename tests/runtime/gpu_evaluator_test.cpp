@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <random>
 
 #include "registry/template_library.h"
 #include "runtime/gpu_evaluator.h"
@@ -129,6 +130,32 @@ TEST_F(GpuEvaluatorTest, VendorBaselineValidatesAndTimes) {
     EXPECT_GT(v->tflops, 0);
   }
   EXPECT_GT(evaluator_->measured_bandwidth(), 1e11);
+}
+
+TEST_F(GpuEvaluatorTest, WarpFamilyValidatesAcrossItsSpace) {
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_warp");
+  std::vector<GemmProblem> problems = {make(1000, 999, 1001, "NN"), make(512, 384, 640, "TN"), make(16, 4096, 4096, "NN"),
+                                       make(300, 260, 1024, "TT"), make(128, 512, 2048, "NT")};
+  problems[3].beta = 0.5;
+  problems[4].epilogue = Epilogue::kGelu;
+  problems[4].c_layout = Layout::kColMajor;
+  std::mt19937_64 rng(42);
+  int ok = 0, split = 0;
+  for (const auto& p : problems) {
+    auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
+    ASSERT_FALSE(valid.empty()) << p.describe();
+    for (int i = 0; i < 8; ++i) {
+      Config c = t.space().to_config(valid[rng() % valid.size()]);
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_TRUE(e.outcome == Outcome::kOk || e.outcome == Outcome::kResourceError)
+          << p.describe() << " " << config_to_json_text(c) << ": " << outcome_name(e.outcome) << " " << e.message;
+      ok += e.ok();
+      split += e.ok() && c.at("SPLIT_K") > 1;
+    }
+  }
+  std::printf("gemm_warp: %d of 40 sampled configs ran and validated (%d with split-K)\n", ok, split);
+  EXPECT_GT(ok, 30);
 }
 
 TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {

@@ -1,0 +1,99 @@
+#include "runtime/replay/replay_evaluator.h"
+
+#include <random>
+
+#include "analysis/stats.h"
+#include "base/hash.h"
+
+namespace tilesmith::replay {
+
+ReplayEvaluator::ReplayEvaluator(std::shared_ptr<const Recording> recording, std::uint64_t seed)
+    : recording_(std::move(recording)), seed_(seed), device_(recording_->device()) {}
+
+const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                                 const Config& config, Evaluation* rejection) const {
+  const Recording& rec = *recording_;
+  rejection->outcome = Outcome::kInvalid;
+  if (tmpl.name() != rec.name()) {
+    rejection->message = "the replay backend holds the recording '" + rec.name() + "', not template '" +
+                         tmpl.name() + "'";
+    return nullptr;
+  }
+  const GemmProblem recorded = rec.problem();
+  if ((problem.m != 0 && problem.m != recorded.m) || (problem.n != 0 && problem.n != recorded.n)) {
+    rejection->message = "the recording measured " + std::to_string(recorded.m) + "x" + std::to_string(recorded.n) +
+                         " problems, not " + std::to_string(problem.m) + "x" + std::to_string(problem.n);
+    return nullptr;
+  }
+  auto point = rec.space().from_config(config);
+  if (!point.ok()) {
+    rejection->message = point.status().message();
+    return nullptr;
+  }
+  const KernelTunerRecord* r = rec.find(*point);
+  if (!r) {
+    // Say why in the space's terms when it can (a broken constraint reads better than
+    // "not recorded").
+    Status why = rec.space().validate(config, rec.context());
+    rejection->message = why.ok() ? "not measured in the recording " + rec.origin() : why.message();
+    return nullptr;
+  }
+  return r;
+}
+
+Evaluation ReplayEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  Evaluation e;
+  const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
+  if (!r) return e;
+  e.compile_ms = r->compile_ms;
+  e.outcome = r->outcome == Outcome::kCompileError || r->outcome == Outcome::kInvalid ? r->outcome : Outcome::kOk;
+  e.message = e.ok() ? "" : "recorded as " + r->failure;
+  return e;
+}
+
+Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  Evaluation e;
+  const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
+  if (!r) return e;
+  e.compile_ms = r->compile_ms;
+  e.outcome = r->outcome;
+  if (r->outcome != Outcome::kOk) {
+    e.message = "recorded as " + r->failure;
+    return e;
+  }
+  // Seeded per (seed, config, repetition), so answers do not depend on call order.
+  std::uint64_t nth = evaluations_[r]++;
+  Hasher h;
+  h.add_field(std::to_string(seed_)).add_field(config_to_json_text(config)).add_field(std::to_string(nth));
+  std::mt19937_64 rng(h.low64());
+  std::vector<double> sample;
+  if (r->times_ms.empty()) {
+    sample.push_back(r->time_ms);
+  } else {
+    std::uniform_int_distribution<size_t> pick(0, r->times_ms.size() - 1);
+    sample.reserve(r->times_ms.size());
+    for (size_t i = 0; i < r->times_ms.size(); ++i) sample.push_back(r->times_ms[pick(rng)]);
+  }
+  analysis::SampleSummary s = analysis::summarize(std::move(sample));
+  e.timing.samples = s.count;
+  e.timing.median_ms = s.median;
+  e.timing.min_ms = s.min;
+  e.timing.p20_ms = s.p20;
+  e.timing.p80_ms = s.p80;
+  e.timing.mean_ms = s.mean;
+  e.timing.cv = s.cv;
+  const GemmProblem recorded = recording_->problem();
+  GemmProblem sized = recorded;
+  if (problem.k > 0) sized.k = problem.k;
+  if (s.median > 0) {
+    e.tflops = sized.flops() / (s.median * 1e-3) / 1e12;
+    e.gbps = sized.min_bytes() / (s.median * 1e-3) / 1e9;
+  }
+  return e;
+}
+
+Result<Evaluation> ReplayEvaluator::vendor_baseline(const GemmProblem&) {
+  return Status::unavailable("the replay backend has no vendor library");
+}
+
+}  // namespace tilesmith::replay
