@@ -35,6 +35,9 @@ struct ProposalRequest {
 struct Proposal {
   Config config;
   std::string rationale;
+  // Who produced this one ("llm:gpt-5", "random"): set where a batch can mix sources
+  // (FallbackProposer, and LlmProposer for uniformity); "" means the batch's proposer.
+  std::string proposer;
 };
 
 // A candidate the proposer produced but that failed validation (LLM replies): kept so

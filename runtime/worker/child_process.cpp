@@ -144,7 +144,8 @@ bool ChildProcess::kill_and_reap() noexcept {
   // unreaped, even as a zombie, so the group must be killed before the reap.
   siginfo_t info{};
   bool was_running = true;
-  if (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) was_running = false;
+  if (::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_)
+    was_running = false;
   ::kill(-pid_, SIGKILL);  // stray grandchildren die with the group
   ::kill(pid_, SIGKILL);   // in case the child left the group
   int st = 0;

@@ -5,8 +5,11 @@
 
 namespace tilesmith::worker {
 
-CompileProcesses::CompileProcesses(WorkerLaunch launch, DeviceFacts device, int max_processes, DeadlinePolicy& policy)
-    : launch_(std::move(launch)), device_(std::move(device)), max_processes_(std::max(1, max_processes)),
+CompileProcesses::CompileProcesses(WorkerLaunch launch, DeviceFacts device, int max_processes,
+                                   DeadlinePolicy& policy)
+    : launch_(std::move(launch)),
+      device_(std::move(device)),
+      max_processes_(std::max(1, max_processes)),
       policy_(policy) {}
 
 CompileProcesses::~CompileProcesses() {
@@ -32,11 +35,15 @@ Result<std::unique_ptr<WorkerConnection>> CompileProcesses::start_helper() {
     ++counters_.started;
   }
   nlohmann::json hello{{"type", kHello}, {"id", id}, {"device", device_facts_to_wire(device_)}};
-  ExchangeLimits limits{.compile = policy_.start(), .run = policy_.start(), .starts_in_run = true, .expect_accepted = false};
+  ExchangeLimits limits{.compile = policy_.start(),
+                        .run = policy_.start(),
+                        .starts_in_run = true,
+                        .expect_accepted = false};
   ExchangeResult r = exchange(*conn, hello, limits);
   if (r.kind == ExchangeResult::Kind::kRejected) return r.rejection.with_context("compile helper");
   if (r.kind != ExchangeResult::Kind::kReply || message_type(r.reply) != kHello) {
-    std::string why = r.kind == ExchangeResult::Kind::kLost ? r.lost.message : "it exited at once (" + r.ended + ")";
+    std::string why = r.kind == ExchangeResult::Kind::kLost ? r.lost.message
+                                                            : "it exited at once (" + r.ended + ")";
     return Status::unavailable("the compile helper did not start: " + why);
   }
   return conn;
@@ -68,18 +75,21 @@ std::unique_ptr<WorkerConnection> CompileProcesses::acquire(Status* failure) {
 void CompileProcesses::release(std::unique_ptr<WorkerConnection> helper) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (helper) idle_.push_back(std::move(helper));
-    else --live_;
+    if (helper)
+      idle_.push_back(std::move(helper));
+    else
+      --live_;
   }
   cv_.notify_one();
 }
 
-Evaluation CompileProcesses::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+Evaluation CompileProcesses::prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                     const Config& config) {
   return prepare_once(tmpl, problem, config, /*may_resend=*/true);
 }
 
-Evaluation CompileProcesses::prepare_once(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
-                                          bool may_resend) {
+Evaluation CompileProcesses::prepare_once(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                          const Config& config, bool may_resend) {
   Status failure;
   auto helper = acquire(&failure);
   if (!helper) {
@@ -95,20 +105,23 @@ Evaluation CompileProcesses::prepare_once(const KernelTemplate& tmpl, const Gemm
     ++counters_.compiles;
   }
   ExchangeLimits limits{.compile = policy_.compile(), .run = policy_.compile()};
-  ExchangeResult r = exchange(*helper, make_candidate_request(kPrepare, id, tmpl, problem, config), limits);
+  ExchangeResult r =
+      exchange(*helper, make_candidate_request(kPrepare, id, tmpl, problem, config), limits);
   Evaluation e;
   switch (r.kind) {
     case ExchangeResult::Kind::kReply: {
       auto parsed = reply_evaluation(r.reply);
       if (parsed.ok()) {
         e = std::move(parsed).value();
-        if (!e.compile_cache_hit && e.outcome != Outcome::kInvalid) policy_.note_compile_ms(e.compile_ms);
+        if (!e.compile_cache_hit && e.outcome != Outcome::kInvalid)
+          policy_.note_compile_ms(e.compile_ms);
         release(std::move(helper));
         return e;
       }
       helper->kill();
       e.outcome = Outcome::kCrash;
-      e.message = "the compile helper sent an unreadable result (" + parsed.status().message() + ")";
+      e.message =
+          "the compile helper sent an unreadable result (" + parsed.status().message() + ")";
       break;
     }
     case ExchangeResult::Kind::kRejected:
@@ -131,13 +144,16 @@ Evaluation CompileProcesses::prepare_once(const KernelTemplate& tmpl, const Gemm
       release(nullptr);
       if (may_resend) return prepare_once(tmpl, problem, config, false);
       e.outcome = Outcome::kCrash;
-      e.message = "not compiled: two compile helpers in a row died before taking the request (" + r.ended + ")";
+      e.message = "not compiled: two compile helpers in a row died before taking the request (" +
+                  r.ended + ")";
       return e;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (e.outcome == Outcome::kTimeout) ++counters_.timeouts;
-    else ++counters_.crashes;
+    if (e.outcome == Outcome::kTimeout)
+      ++counters_.timeouts;
+    else
+      ++counters_.crashes;
   }
   helper.reset();
   release(nullptr);

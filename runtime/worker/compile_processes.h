@@ -34,7 +34,8 @@ class CompileProcesses {
   // `launch` starts a compile-only worker; `device` is sent at hello (what to compile
   // for); `policy` gives the compile deadline and learns compile times. `policy` must
   // outlive this object.
-  CompileProcesses(WorkerLaunch launch, DeviceFacts device, int max_processes, DeadlinePolicy& policy);
+  CompileProcesses(WorkerLaunch launch, DeviceFacts device, int max_processes,
+                   DeadlinePolicy& policy);
   // Shuts the idle helpers down. No prepare() may be running.
   ~CompileProcesses();
   CompileProcesses(const CompileProcesses&) = delete;
@@ -48,8 +49,8 @@ class CompileProcesses {
   Counters counters() const;
 
  private:
-  Evaluation prepare_once(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
-                          bool may_resend);
+  Evaluation prepare_once(const KernelTemplate& tmpl, const GemmProblem& problem,
+                          const Config& config, bool may_resend);
   Result<std::unique_ptr<WorkerConnection>> start_helper();
   std::unique_ptr<WorkerConnection> acquire(Status* failure);
   void release(std::unique_ptr<WorkerConnection> helper);

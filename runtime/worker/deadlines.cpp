@@ -16,7 +16,8 @@ std::chrono::milliseconds DeadlinePolicy::start() const { return from_seconds(op
 std::chrono::milliseconds DeadlinePolicy::compile() const {
   if (options_.compile_s > 0) return from_seconds(options_.compile_s);
   std::lock_guard<std::mutex> lock(mu_);
-  return from_seconds(std::max(options_.min_compile_s, options_.compile_factor * slowest_compile_ms_ / 1000.0));
+  return from_seconds(
+      std::max(options_.min_compile_s, options_.compile_factor * slowest_compile_ms_ / 1000.0));
 }
 
 std::chrono::milliseconds DeadlinePolicy::run(const GemmProblem* problem, bool first_use) const {
@@ -25,7 +26,8 @@ std::chrono::milliseconds DeadlinePolicy::run(const GemmProblem* problem, bool f
     seconds = options_.run_s;
   } else {
     const double t = problem ? expected_kernel_ms(*problem) : 0.0;
-    const double phase_ms = timing_.warmup_ms + timing_.max_sampling_ms + (timing_.min_samples + 22) * t;
+    const double phase_ms =
+        timing_.warmup_ms + timing_.max_sampling_ms + (timing_.min_samples + 22) * t;
     seconds = std::max(options_.min_run_s, options_.run_factor * phase_ms / 1000.0);
   }
   if (problem && first_use && options_.reference_gflops > 0)

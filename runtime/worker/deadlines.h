@@ -41,7 +41,8 @@ struct DeadlineOptions {
 
 class DeadlinePolicy {
  public:
-  DeadlinePolicy(DeadlineOptions options, TimingOptions timing) : options_(options), timing_(timing) {}
+  DeadlinePolicy(DeadlineOptions options, TimingOptions timing)
+      : options_(options), timing_(timing) {}
 
   std::chrono::milliseconds start() const;
   std::chrono::milliseconds compile() const;

@@ -25,7 +25,8 @@ Result<Evaluation> reply_evaluation(const nlohmann::json& reply) {
   return evaluation_from_wire(*it);
 }
 
-ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, const ExchangeLimits& limits) {
+ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request,
+                        const ExchangeLimits& limits) {
   ExchangeResult r;
   const std::uint64_t id = message_id(request);
   const std::string who = "the worker (pid " + std::to_string(conn.pid()) + ")";
@@ -36,7 +37,8 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, c
     // A complete request is needed before a worker does anything, so a failed send
     // means this candidate never started.
     r.kind = ExchangeResult::Kind::kNotSent;
-    r.ended = sent.code() == StatusCode::kUnavailable ? conn.collect_exit(kDyingGrace) : conn.kill();
+    r.ended =
+        sent.code() == StatusCode::kUnavailable ? conn.collect_exit(kDyingGrace) : conn.kill();
     return r;
   }
 
@@ -56,7 +58,8 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, c
     return r;
   };
   for (;;) {
-    auto got = conn.receive(limits.cancel ? std::min(deadline, Clock::now() + kCancelPoll) : deadline);
+    auto got =
+        conn.receive(limits.cancel ? std::min(deadline, Clock::now() + kCancelPoll) : deadline);
     const char* phase = phase_names[in_run ? 1 : 0];
     switch (got.kind) {
       case WorkerConnection::Kind::kDeadline: {
@@ -66,24 +69,28 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, c
           return r;
         }
         if (Clock::now() < deadline) continue;
-        if (!accepted) return not_taken("it did not read the request in time; killed: " + conn.kill());
+        if (!accepted)
+          return not_taken("it did not read the request in time; killed: " + conn.kill());
         auto limit = in_run ? limits.run : limits.compile;
         r.ended = conn.kill();
-        return lose(Outcome::kTimeout, "the " + std::string(phase) + " passed its deadline of " + seconds_text(limit) +
-                                           "; " + who + " was killed");
+        return lose(Outcome::kTimeout, "the " + std::string(phase) + " passed its deadline of " +
+                                           seconds_text(limit) + "; " + who + " was killed");
       }
       case WorkerConnection::Kind::kClosed: {
         std::string detail = got.detail;
         if (!accepted) return not_taken(conn.collect_exit(kDyingGrace));
         r.ended = conn.collect_exit(kDyingGrace);
-        return lose(Outcome::kCrash, who + " died during the " + phase + ": " + r.ended + " (" + detail + ")");
+        return lose(Outcome::kCrash,
+                    who + " died during the " + phase + ": " + r.ended + " (" + detail + ")");
       }
       case WorkerConnection::Kind::kProtocolError: {
         std::string detail = got.detail;
-        if (!accepted) return not_taken("it broke the protocol before taking the request (" + detail + "); " + conn.kill());
+        if (!accepted)
+          return not_taken("it broke the protocol before taking the request (" + detail + "); " +
+                           conn.kill());
         r.ended = conn.kill();
-        return lose(Outcome::kCrash, who + " broke the protocol during the " + std::string(phase) + " (" + detail +
-                                         ") and was killed");
+        return lose(Outcome::kCrash, who + " broke the protocol during the " + std::string(phase) +
+                                         " (" + detail + ") and was killed");
       }
       case WorkerConnection::Kind::kMessage:
         break;
@@ -92,8 +99,9 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, c
     const std::string type = message_type(m);
     if (message_id(m) != id) {
       r.ended = conn.kill();
-      return lose(Outcome::kCrash, who + " answered request " + std::to_string(message_id(m)) + " while " +
-                                       std::to_string(id) + " was pending, and was killed");
+      return lose(Outcome::kCrash, who + " answered request " + std::to_string(message_id(m)) +
+                                       " while " + std::to_string(id) +
+                                       " was pending, and was killed");
     }
     if (type == kAccepted) {
       accepted = true;
@@ -101,15 +109,17 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, c
     }
     if (!accepted && type != kError) {
       r.ended = conn.kill();
-      return lose(Outcome::kCrash, who + " answered before acknowledging the request, and was killed");
+      return lose(Outcome::kCrash,
+                  who + " answered before acknowledging the request, and was killed");
     }
     if (type == kProgress) {
-      auto compiled = m.contains("compile") ? evaluation_from_wire(m.at("compile"))
-                                            : Result<Evaluation>(Status::parse_error("progress without compile"));
+      auto compiled = m.contains("compile")
+                          ? evaluation_from_wire(m.at("compile"))
+                          : Result<Evaluation>(Status::parse_error("progress without compile"));
       if (!compiled.ok()) {
         r.ended = conn.kill();
-        return lose(Outcome::kCrash, who + " sent an unreadable progress message (" + compiled.status().message() +
-                                         ") and was killed");
+        return lose(Outcome::kCrash, who + " sent an unreadable progress message (" +
+                                         compiled.status().message() + ") and was killed");
       }
       // What a timeout or crash in the run still reports: the compile's figures.
       r.lost = std::move(compiled).value();
@@ -126,8 +136,9 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, c
     }
     if (type == kError) {
       r.kind = ExchangeResult::Kind::kRejected;
-      r.rejection = m.contains("status") ? status_from_wire(m.at("status"))
-                                         : Status::internal("the worker reported an error without a status");
+      r.rejection = m.contains("status")
+                        ? status_from_wire(m.at("status"))
+                        : Status::internal("the worker reported an error without a status");
       return r;
     }
     r.ended = conn.kill();

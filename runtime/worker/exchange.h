@@ -34,25 +34,26 @@ inline constexpr std::chrono::milliseconds kCancelPoll{250};
 
 struct ExchangeResult {
   enum class Kind {
-    kReply,     // `reply` is the worker's result message
-    kRejected,  // the worker refused the request (`rejection`); it is fine
-    kLost,      // the worker died, hung or broke the protocol: `lost` is the candidate's
-                // timeout or crash, and the worker has been killed and reaped
-    kNotSent,   // the worker did not take the request (gone before it was sent, or dead,
-                // hung or garbled before acknowledging it): nothing of it ran; the worker
-                // has been killed and reaped
+    kReply,      // `reply` is the worker's result message
+    kRejected,   // the worker refused the request (`rejection`); it is fine
+    kLost,       // the worker died, hung or broke the protocol: `lost` is the candidate's
+                 // timeout or crash, and the worker has been killed and reaped
+    kNotSent,    // the worker did not take the request (gone before it was sent, or dead,
+                 // hung or garbled before acknowledging it): nothing of it ran; the worker
+                 // has been killed and reaped
     kCancelled,  // `cancel` was set: the worker has been killed; no outcome for the candidate
   };
   Kind kind = Kind::kLost;
   nlohmann::json reply;
   Status rejection;
-  std::string broken;         // the worker's lost-context report, from a reply or rejection
+  std::string broken;  // the worker's lost-context report, from a reply or rejection
   Evaluation lost;
-  bool reached_run = false;   // the worker said the run started
-  std::string ended;          // how the worker process ended, when it did
+  bool reached_run = false;  // the worker said the run started
+  std::string ended;         // how the worker process ended, when it did
 };
 
-ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request, const ExchangeLimits& limits);
+ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request,
+                        const ExchangeLimits& limits);
 
 // The Evaluation carried by a result message; parse_error when it does not decode.
 Result<Evaluation> reply_evaluation(const nlohmann::json& reply);

@@ -66,13 +66,15 @@ Result<Pipe> make_pipe() {
 
 Status set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return Status::io_error(errno_text("fcntl O_NONBLOCK"));
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    return Status::io_error(errno_text("fcntl O_NONBLOCK"));
   return {};
 }
 
 Status set_cloexec(int fd) {
   int flags = ::fcntl(fd, F_GETFD);
-  if (flags < 0 || ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0) return Status::io_error(errno_text("fcntl FD_CLOEXEC"));
+  if (flags < 0 || ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) != 0)
+    return Status::io_error(errno_text("fcntl FD_CLOEXEC"));
   return {};
 }
 
@@ -103,7 +105,8 @@ Status write_all_until(int fd, std::string_view data, Clock::time_point deadline
       return Status::unavailable("the reader closed the pipe");
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) return Status::io_error(errno_text("write"));
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return Status::io_error("write timed out: the reader is not reading");
     pollfd p{fd, POLLOUT, 0};
     if (::poll(&p, 1, int(std::min<long long>(left, 1000))) < 0 && errno != EINTR)

@@ -29,8 +29,9 @@ FrameDecoder::State FrameDecoder::next(std::string* payload) {
       std::string shown;
       for (std::size_t j = 0; j < std::min<std::size_t>(have, 16); ++j) {
         unsigned char c = static_cast<unsigned char>(p[j]);
-        shown += (c >= 32 && c < 127) ? std::string(1, char(c)) : "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) +
-                                                                      std::string(1, "0123456789abcdef"[c & 15]);
+        shown += (c >= 32 && c < 127) ? std::string(1, char(c))
+                                      : "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) +
+                                            std::string(1, "0123456789abcdef"[c & 15]);
       }
       error_ = "garbage on the channel (no frame header): \"" + shown + "\"";
       return State::kError;
@@ -40,7 +41,8 @@ FrameDecoder::State FrameDecoder::next(std::string* payload) {
   std::uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= std::uint32_t(static_cast<unsigned char>(p[4 + i])) << (8 * i);
   if (n > kMaxFramePayload) {
-    error_ = "frame of " + std::to_string(n) + " bytes exceeds the limit of " + std::to_string(kMaxFramePayload);
+    error_ = "frame of " + std::to_string(n) + " bytes exceeds the limit of " +
+             std::to_string(kMaxFramePayload);
     return State::kError;
   }
   if (have < kFrameHeaderBytes + n) return State::kNeedMore;
@@ -73,8 +75,8 @@ Result<std::optional<std::string>> FrameReader::read() {
     if (n < 0) return Status::io_error(std::string("read: ") + std::strerror(errno));
     if (n == 0) {
       if (decoder_.buffered() == 0) return std::optional<std::string>();
-      return Status::io_error("end of file in the middle of a message (" + std::to_string(decoder_.buffered()) +
-                              " bytes of it arrived)");
+      return Status::io_error("end of file in the middle of a message (" +
+                              std::to_string(decoder_.buffered()) + " bytes of it arrived)");
     }
     decoder_.feed(chunk, std::size_t(n));
   }
@@ -82,7 +84,8 @@ Result<std::optional<std::string>> FrameReader::read() {
 
 Status write_frame(int fd, std::string_view payload) {
   if (payload.size() > kMaxFramePayload)
-    return Status::invalid("message of " + std::to_string(payload.size()) + " bytes exceeds the frame limit");
+    return Status::invalid("message of " + std::to_string(payload.size()) +
+                           " bytes exceeds the frame limit");
   return write_all(fd, encode_frame(payload));
 }
 

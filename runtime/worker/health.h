@@ -27,14 +27,18 @@ class HealthTracker {
   // A candidate cost its worker.
   void on_worker_lost() { ++consecutive_losses_; }
   // The next candidate must wait for a passing health check.
-  bool check_due() const { return consecutive_losses_ >= options_.losses_before_check || failed_checks_ > 0; }
+  bool check_due() const {
+    return consecutive_losses_ >= options_.losses_before_check || failed_checks_ > 0;
+  }
   void on_check_passed() {
     consecutive_losses_ = 0;
     failed_checks_ = 0;
   }
   // A health check failed or a worker did not start: wait before the next check.
   void on_check_failed(Clock::time_point now);
-  bool backing_off(Clock::time_point now) const { return failed_checks_ > 0 && now < next_attempt_; }
+  bool backing_off(Clock::time_point now) const {
+    return failed_checks_ > 0 && now < next_attempt_;
+  }
   Clock::time_point next_attempt() const { return next_attempt_; }
   int consecutive_losses() const { return consecutive_losses_; }
   int failed_checks() const { return failed_checks_; }

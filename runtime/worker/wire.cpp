@@ -30,10 +30,14 @@ class FieldReader {
       out = v->get<double>();
     } else if (v->is_string()) {
       const auto& s = v->get_ref<const std::string&>();
-      if (s == "nan") out = std::numeric_limits<double>::quiet_NaN();
-      else if (s == "inf") out = std::numeric_limits<double>::infinity();
-      else if (s == "-inf") out = -std::numeric_limits<double>::infinity();
-      else fail(std::string(key) + " is not a number");
+      if (s == "nan")
+        out = std::numeric_limits<double>::quiet_NaN();
+      else if (s == "inf")
+        out = std::numeric_limits<double>::infinity();
+      else if (s == "-inf")
+        out = -std::numeric_limits<double>::infinity();
+      else
+        fail(std::string(key) + " is not a number");
     } else {
       fail(std::string(key) + " is not a number");
     }
@@ -41,8 +45,10 @@ class FieldReader {
   void get(const char* key, std::int64_t& out) {
     const json* v = find(key);
     if (!v) return;
-    if (v->is_number_integer()) out = v->get<std::int64_t>();
-    else fail(std::string(key) + " is not an integer");
+    if (v->is_number_integer())
+      out = v->get<std::int64_t>();
+    else
+      fail(std::string(key) + " is not an integer");
   }
   void get(const char* key, int& out) {
     std::int64_t wide = out;
@@ -55,14 +61,18 @@ class FieldReader {
   void get(const char* key, bool& out) {
     const json* v = find(key);
     if (!v) return;
-    if (v->is_boolean()) out = v->get<bool>();
-    else fail(std::string(key) + " is not a boolean");
+    if (v->is_boolean())
+      out = v->get<bool>();
+    else
+      fail(std::string(key) + " is not a boolean");
   }
   void get(const char* key, std::string& out) {
     const json* v = find(key);
     if (!v) return;
-    if (v->is_string()) out = v->get<std::string>();
-    else fail(std::string(key) + " is not a string");
+    if (v->is_string())
+      out = v->get<std::string>();
+    else
+      fail(std::string(key) + " is not a string");
   }
   // The nested object, or nullptr when absent (a non-object is an error).
   const json* object(const char* key) {
@@ -141,8 +151,10 @@ Result<Evaluation> evaluation_from_wire(const json& j) {
   f.get("outcome", outcome);
   if (f.status().ok()) {
     auto o = parse_outcome(outcome);
-    if (!o.ok()) f.fail("unknown outcome '" + outcome + "'");
-    else e.outcome = *o;
+    if (!o.ok())
+      f.fail("unknown outcome '" + outcome + "'");
+    else
+      e.outcome = *o;
   }
   f.get("message", e.message);
   f.get("compile_log", e.compile_log);
@@ -240,14 +252,17 @@ Result<DeviceFacts> device_facts_from_wire(const json& j) {
   return d;
 }
 
-json status_to_wire(const Status& s) { return json{{"code", status_code_name(s.code())}, {"message", s.message()}}; }
+json status_to_wire(const Status& s) {
+  return json{{"code", status_code_name(s.code())}, {"message", s.message()}};
+}
 
 Status status_from_wire(const json& j) {
   std::string code, message;
   FieldReader f(j, "status");
   f.get("code", code);
   f.get("message", message);
-  if (!f.status().ok()) return Status::internal("undecodable status from the worker: " + f.status().message());
+  if (!f.status().ok())
+    return Status::internal("undecodable status from the worker: " + f.status().message());
   for (int c = int(StatusCode::kOk); c <= int(StatusCode::kInternal); ++c) {
     if (code == status_code_name(StatusCode(c))) {
       if (c == int(StatusCode::kOk)) return {};
@@ -257,8 +272,8 @@ Status status_from_wire(const json& j) {
   return Status::internal("unknown status code '" + code + "' from the worker: " + message);
 }
 
-json make_candidate_request(const char* type, std::uint64_t id, const KernelTemplate& tmpl, const GemmProblem& problem,
-                            const Config& config) {
+json make_candidate_request(const char* type, std::uint64_t id, const KernelTemplate& tmpl,
+                            const GemmProblem& problem, const Config& config) {
   return json{{"type", type},
               {"id", id},
               {"template", {{"name", tmpl.name()}, {"source_hash", tmpl.source_hash()}}},
@@ -280,7 +295,8 @@ Result<CandidateRequest> parse_candidate_request(const json& j) {
   g.get("name", r.tmpl.name);
   g.get("source_hash", r.tmpl.source_hash);
   if (!g.status().ok()) return g.status();
-  if (!j.contains("problem") || !j.contains("config")) return Status::parse_error("request: problem or config missing");
+  if (!j.contains("problem") || !j.contains("config"))
+    return Status::parse_error("request: problem or config missing");
   TS_ASSIGN_OR_RETURN(r.problem, problem_from_json(j.at("problem")));
   TS_ASSIGN_OR_RETURN(r.config, config_from_json(j.at("config")));
   return r;

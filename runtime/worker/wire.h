@@ -34,7 +34,7 @@ Result<Evaluation> evaluation_from_wire(const nlohmann::json& j);
 nlohmann::json device_facts_to_wire(const DeviceFacts& d);
 Result<DeviceFacts> device_facts_from_wire(const nlohmann::json& j);
 
-nlohmann::json status_to_wire(const Status& s);  // {"code": "unavailable", "message": "..."}
+nlohmann::json status_to_wire(const Status& s);    // {"code": "unavailable", "message": "..."}
 Status status_from_wire(const nlohmann::json& j);  // an undecodable one becomes internal
 
 // Which template a request means: the worker finds it by name among its own templates
@@ -65,8 +65,9 @@ inline constexpr const char* kResult = "result";      // worker -> orchestrator
 inline constexpr const char* kError = "error";        // worker -> orchestrator
 inline constexpr const char* kDevices = "devices";    // worker -> orchestrator (--list-devices)
 
-nlohmann::json make_candidate_request(const char* type, std::uint64_t id, const KernelTemplate& tmpl,
-                                      const GemmProblem& problem, const Config& config);
+nlohmann::json make_candidate_request(const char* type, std::uint64_t id,
+                                      const KernelTemplate& tmpl, const GemmProblem& problem,
+                                      const Config& config);
 Result<CandidateRequest> parse_candidate_request(const nlohmann::json& j);
 
 // The type field of a message; empty when there is none.

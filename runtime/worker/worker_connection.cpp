@@ -18,7 +18,8 @@ void LineTail::push(std::string line, const std::function<void(const std::string
   while (lines_.size() > max_lines_) lines_.pop_front();
 }
 
-void LineTail::feed(const char* data, std::size_t n, const std::function<void(const std::string&)>& on_line) {
+void LineTail::feed(const char* data, std::size_t n,
+                    const std::function<void(const std::string&)>& on_line) {
   for (std::size_t i = 0; i < n; ++i) {
     char c = data[i];
     if (c == '\n') {
@@ -115,17 +116,20 @@ WorkerConnection::Received WorkerConnection::receive(Clock::time_point deadline)
     }
     if (reply_eof_) {
       r.kind = Kind::kClosed;
-      r.detail = decoder_.buffered() ? "it stopped in the middle of a message (" +
-                                           std::to_string(decoder_.buffered()) + " bytes of it arrived)"
-                                     : "it closed its reply pipe";
+      r.detail = decoder_.buffered()
+                     ? "it stopped in the middle of a message (" +
+                           std::to_string(decoder_.buffered()) + " bytes of it arrived)"
+                     : "it closed its reply pipe";
       return r;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) {
       r.kind = Kind::kDeadline;
       return r;
     }
-    pollfd fds[2] = {{from_worker_.get(), POLLIN, 0}, {worker_stderr_ ? worker_stderr_.get() : -1, POLLIN, 0}};
+    pollfd fds[2] = {{from_worker_.get(), POLLIN, 0},
+                     {worker_stderr_ ? worker_stderr_.get() : -1, POLLIN, 0}};
     // A bounded wait keeps the deadline honest whatever poll's rounding.
     int rc = ::poll(fds, 2, int(std::min<long long>(left, 1000)));
     if (rc < 0) {
@@ -142,8 +146,10 @@ WorkerConnection::Received WorkerConnection::receive(Clock::time_point deadline)
           decoder_.feed(buf, std::size_t(n));
           continue;
         }
-        if (n == 0) reply_eof_ = true;
-        else if (errno != EAGAIN && errno != EWOULDBLOCK) reply_eof_ = true;
+        if (n == 0)
+          reply_eof_ = true;
+        else if (errno != EAGAIN && errno != EWOULDBLOCK)
+          reply_eof_ = true;
         break;
       }
     }

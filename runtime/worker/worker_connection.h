@@ -39,7 +39,8 @@ struct WorkerLaunch {
 class LineTail {
  public:
   explicit LineTail(std::size_t max_lines) : max_lines_(max_lines) {}
-  void feed(const char* data, std::size_t n, const std::function<void(const std::string&)>& on_line);
+  void feed(const char* data, std::size_t n,
+            const std::function<void(const std::string&)>& on_line);
   void flush(const std::function<void(const std::string&)>& on_line);  // the unterminated last line
   const std::deque<std::string>& lines() const { return lines_; }
 

@@ -29,16 +29,19 @@ std::string device_label(const DeviceFacts& d) {
 std::string WorkerStatus::summary() const {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "%s: %s, %llu evaluated, %llu crash%s, %llu timeout%s, %llu lost context%s, %llu worker%s started, "
+                "%s: %s, %llu evaluated, %llu crash%s, %llu timeout%s, %llu lost context%s, %llu "
+                "worker%s started, "
                 "compiles %llu (%llu crashed, %llu timed out)",
-                device.c_str(), healthy ? (busy ? "busy" : "idle") : "UNHEALTHY", (unsigned long long)evaluations,
-                (unsigned long long)crashes, crashes == 1 ? "" : "es", (unsigned long long)timeouts,
-                timeouts == 1 ? "" : "s", (unsigned long long)lost_contexts, lost_contexts == 1 ? "" : "s",
-                (unsigned long long)workers_started, workers_started == 1 ? "" : "s", (unsigned long long)compiles,
-                (unsigned long long)compile_crashes, (unsigned long long)compile_timeouts);
+                device.c_str(), healthy ? (busy ? "busy" : "idle") : "UNHEALTHY",
+                (unsigned long long)evaluations, (unsigned long long)crashes,
+                crashes == 1 ? "" : "es", (unsigned long long)timeouts, timeouts == 1 ? "" : "s",
+                (unsigned long long)lost_contexts, lost_contexts == 1 ? "" : "s",
+                (unsigned long long)workers_started, workers_started == 1 ? "" : "s",
+                (unsigned long long)compiles, (unsigned long long)compile_crashes,
+                (unsigned long long)compile_timeouts);
   std::string out = buf;
   if (!healthy) {
-    std::snprintf(buf, sizeof buf, "; next health check in %.0f s", backoff_remaining_s);
+    std::snprintf(buf, sizeof buf, "; next health check in %.1f s", backoff_remaining_s);
     out += buf;
   }
   if (!last_problem.empty()) out += "; last problem: " + last_problem;
@@ -46,8 +49,10 @@ std::string WorkerStatus::summary() const {
 }
 
 WorkerEvaluator::WorkerEvaluator(WorkerEvaluatorOptions options, std::filesystem::path executable)
-    : options_(std::move(options)), executable_(std::move(executable)),
-      policy_(options_.deadlines, options_.worker.gpu.timing), health_(options_.health) {}
+    : options_(std::move(options)),
+      executable_(std::move(executable)),
+      policy_(options_.deadlines, options_.worker.gpu.timing),
+      health_(options_.health) {}
 
 Result<std::unique_ptr<WorkerEvaluator>> WorkerEvaluator::start(WorkerEvaluatorOptions options) {
   TS_ASSIGN_OR_RETURN(auto exe, find_worker_executable(options.worker.executable));
@@ -57,9 +62,10 @@ Result<std::unique_ptr<WorkerEvaluator>> WorkerEvaluator::start(WorkerEvaluatorO
     TS_RETURN_IF_ERROR(ev->start_worker_locked());
   }
   WorkerLaunch helpers{worker_argv(ev->options_.worker, ev->executable_, /*compile_only=*/true),
-                       ev->options_.worker.env, ev->options_.stderr_tail_lines, ev->options_.on_worker_log};
-  ev->compiles_ = std::make_unique<CompileProcesses>(std::move(helpers), ev->facts_, ev->options_.compile_processes,
-                                                     ev->policy_);
+                       ev->options_.worker.env, ev->options_.stderr_tail_lines,
+                       ev->options_.on_worker_log};
+  ev->compiles_ = std::make_unique<CompileProcesses>(std::move(helpers), ev->facts_,
+                                                     ev->options_.compile_processes, ev->policy_);
   return ev;
 }
 
@@ -85,20 +91,25 @@ Status WorkerEvaluator::start_worker_locked() {
     ++status_.workers_started;
   }
   const std::uint64_t id = next_id_++;
-  ExchangeLimits limits{.compile = policy_.start(), .run = policy_.start(), .starts_in_run = true, .expect_accepted = false, .cancel = &abandon_};
+  ExchangeLimits limits{.compile = policy_.start(),
+                        .run = policy_.start(),
+                        .starts_in_run = true,
+                        .expect_accepted = false,
+                        .cancel = &abandon_};
   ExchangeResult r = exchange(*conn, nlohmann::json{{"type", kHello}, {"id", id}}, limits);
   switch (r.kind) {
     case ExchangeResult::Kind::kReply:
       break;
     case ExchangeResult::Kind::kRejected:
-      return r.rejection.with_context("the worker cannot open " + options_.worker.backend + " device " +
-                                      std::to_string(options_.worker.device));
+      return r.rejection.with_context("the worker cannot open " + options_.worker.backend +
+                                      " device " + std::to_string(options_.worker.device));
     case ExchangeResult::Kind::kCancelled:
       return Status::unavailable("abandoned while the worker was starting");
     case ExchangeResult::Kind::kLost:
       return Status::unavailable("the worker did not start: " + r.lost.message);
     case ExchangeResult::Kind::kNotSent:
-      return Status::unavailable("the worker exited at once: " + r.ended + "; " + conn->stderr_excerpt());
+      return Status::unavailable("the worker exited at once: " + r.ended + "; " +
+                                 conn->stderr_excerpt());
   }
   if (message_type(r.reply) != kHello || !r.reply.contains("device"))
     return Status::unavailable("the worker's hello is malformed");
@@ -113,8 +124,8 @@ Status WorkerEvaluator::start_worker_locked() {
     std::lock_guard<std::mutex> lock(status_mu_);
     status_.device = device_label(facts_);
   } else if (facts.fingerprint() != facts_.fingerprint()) {
-    return Status::unavailable("the restarted worker reports another device (" + facts.fingerprint() + ", was " +
-                               facts_.fingerprint() + ")");
+    return Status::unavailable("the restarted worker reports another device (" +
+                               facts.fingerprint() + ", was " + facts_.fingerprint() + ")");
   }
   worker_ = std::move(conn);
   publish_locked();
@@ -135,9 +146,12 @@ void WorkerEvaluator::worker_lost_locked(const std::string& what, Outcome outcom
   health_.on_worker_lost();
   {
     std::lock_guard<std::mutex> lock(status_mu_);
-    if (outcome == Outcome::kTimeout) ++status_.timeouts;
-    else if (outcome == Outcome::kCrash) ++status_.crashes;
-    else ++status_.lost_contexts;
+    if (outcome == Outcome::kTimeout)
+      ++status_.timeouts;
+    else if (outcome == Outcome::kCrash)
+      ++status_.crashes;
+    else
+      ++status_.lost_contexts;
     status_.last_problem = std::string(outcome_name(outcome)) + ": " + what;
   }
   publish_locked();
@@ -158,8 +172,10 @@ Status WorkerEvaluator::health_check_locked() {
     failure = started.message();
   } else {
     const std::uint64_t id = next_id_++;
-    ExchangeLimits limits{.compile = policy_.compile(), .run = policy_.run(nullptr, true), .cancel = &abandon_};
-    ExchangeResult r = exchange(*worker_, nlohmann::json{{"type", kHealthCheck}, {"id", id}}, limits);
+    ExchangeLimits limits{
+        .compile = policy_.compile(), .run = policy_.run(nullptr, true), .cancel = &abandon_};
+    ExchangeResult r =
+        exchange(*worker_, nlohmann::json{{"type", kHealthCheck}, {"id", id}}, limits);
     if (r.kind == ExchangeResult::Kind::kReply) {
       auto e = reply_evaluation(r.reply);
       if (e.ok() && e->ok() && r.broken.empty()) {
@@ -192,7 +208,8 @@ Status WorkerEvaluator::health_check_locked() {
   publish_locked();
   char wait[64];
   std::snprintf(wait, sizeof wait, "%.0f s", health_.last_backoff_s());
-  return Status::unavailable("the device failed its health check (" + failure + "); next check in " + wait);
+  return Status::unavailable("the device failed its health check (" + failure +
+                             "); next check in " + wait);
 }
 
 Status WorkerEvaluator::ready_locked() {
@@ -229,8 +246,10 @@ Status WorkerEvaluator::ready_locked() {
   return {};
 }
 
-Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl, const GemmProblem& problem,
-                                                    const Config& config, const std::function<void()>& on_send) {
+Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl,
+                                                    const GemmProblem& problem,
+                                                    const Config& config,
+                                                    const std::function<void()>& on_send) {
   TS_RETURN_IF_ERROR(ready_locked());
   const std::uint64_t id = next_id_++;
   const nlohmann::json request = make_candidate_request(kEvaluate, id, tmpl, problem, config);
@@ -254,7 +273,9 @@ Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl, 
       // likely cause, and it is not sent a third time.
       Evaluation e;
       e.outcome = Outcome::kCrash;
-      e.message = "two workers in a row died before acknowledging this candidate (the last: " + r.ended + ")";
+      e.message =
+          "two workers in a row died before acknowledging this candidate (the last: " + r.ended +
+          ")";
       worker_lost_locked(e.message, e.outcome);
       {
         std::lock_guard<std::mutex> lock(status_mu_);
@@ -285,8 +306,8 @@ Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl, 
       if (!parsed.ok()) {
         std::string ended = worker_->kill();
         e.outcome = Outcome::kCrash;
-        e.message = "the worker sent an unreadable result (" + parsed.status().message() + "); it was killed (" +
-                    ended + ")";
+        e.message = "the worker sent an unreadable result (" + parsed.status().message() +
+                    "); it was killed (" + ended + ")";
         worker_lost_locked(e.message, e.outcome);
         break;
       }
@@ -295,13 +316,14 @@ Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl, 
       if (!r.broken.empty()) {
         // The worker exits by itself after reporting; reap it and start afresh next time.
         std::string ended = worker_->collect_exit(std::chrono::milliseconds(2000));
-        e.message += (e.message.empty() ? "" : "; ") + std::string("the GPU context was lost (") + r.broken +
-                     "), so the worker was replaced";
+        e.message += (e.message.empty() ? "" : "; ") + std::string("the GPU context was lost (") +
+                     r.broken + "), so the worker was replaced";
         worker_lost_locked(r.broken, Outcome::kLaunchError);
       } else {
         health_.on_candidate_completed();
       }
-      if (!e.compile_cache_hit && e.outcome != Outcome::kInvalid) policy_.note_compile_ms(e.compile_ms);
+      if (!e.compile_cache_hit && e.outcome != Outcome::kInvalid)
+        policy_.note_compile_ms(e.compile_ms);
       if (e.ok()) policy_.note_kernel_ms(problem, e.timing.median_ms);
       break;
     }
@@ -316,8 +338,9 @@ Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl, 
   return e;
 }
 
-Result<Evaluation> WorkerEvaluator::try_evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
-                                                 const Config& config, const std::function<void()>& on_send) {
+Result<Evaluation> WorkerEvaluator::try_evaluate(const KernelTemplate& tmpl,
+                                                 const GemmProblem& problem, const Config& config,
+                                                 const std::function<void()>& on_send) {
   std::lock_guard<std::mutex> lock(drive_mu_);
   {
     std::lock_guard<std::mutex> s(status_mu_);
@@ -331,7 +354,8 @@ Result<Evaluation> WorkerEvaluator::try_evaluate(const KernelTemplate& tmpl, con
   return r;
 }
 
-Evaluation WorkerEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+Evaluation WorkerEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                     const Config& config) {
   for (;;) {
     auto r = try_evaluate(tmpl, problem, config);
     if (r.ok()) return std::move(r).value();
@@ -363,13 +387,17 @@ Result<Evaluation> WorkerEvaluator::vendor_baseline(const GemmProblem& problem) 
                           .run = policy_.run(&problem, worker_problem_key_ != problem.key()),
                           .starts_in_run = true,
                           .cancel = &abandon_};
-    r = exchange(*worker_, nlohmann::json{{"type", kVendorBaseline}, {"id", id}, {"problem", problem}}, limits);
+    r = exchange(*worker_,
+                 nlohmann::json{{"type", kVendorBaseline}, {"id", id}, {"problem", problem}},
+                 limits);
     if (r.kind != ExchangeResult::Kind::kNotSent) break;
     worker_.reset();
     if (attempt > 0) {
-      worker_lost_locked("vendor baseline: two workers in a row died before acknowledging it", Outcome::kCrash);
-      return Status::internal("vendor baseline: two workers in a row died before acknowledging it (the last: " +
-                              r.ended + ")");
+      worker_lost_locked("vendor baseline: two workers in a row died before acknowledging it",
+                         Outcome::kCrash);
+      return Status::internal(
+          "vendor baseline: two workers in a row died before acknowledging it (the last: " +
+          r.ended + ")");
     }
     TS_RETURN_IF_ERROR(ready_locked());
   }
@@ -379,13 +407,15 @@ Result<Evaluation> WorkerEvaluator::vendor_baseline(const GemmProblem& problem) 
       return Status::unavailable("abandoned");
     case ExchangeResult::Kind::kLost:
       worker_lost_locked("vendor baseline: " + r.lost.message, r.lost.outcome);
-      return Status::internal("vendor baseline: " + std::string(outcome_name(r.lost.outcome)) + ": " + r.lost.message);
+      return Status::internal("vendor baseline: " + std::string(outcome_name(r.lost.outcome)) +
+                              ": " + r.lost.message);
     default:
       break;
   }
   worker_problem_key_ = problem.key();
-  Result<Evaluation> out = r.kind == ExchangeResult::Kind::kRejected ? Result<Evaluation>(r.rejection)
-                                                                       : reply_evaluation(r.reply);
+  Result<Evaluation> out = r.kind == ExchangeResult::Kind::kRejected
+                               ? Result<Evaluation>(r.rejection)
+                               : reply_evaluation(r.reply);
   if (!r.broken.empty()) {
     worker_->collect_exit(std::chrono::milliseconds(2000));
     worker_lost_locked("vendor baseline: " + r.broken, Outcome::kLaunchError);
@@ -394,7 +424,8 @@ Result<Evaluation> WorkerEvaluator::vendor_baseline(const GemmProblem& problem) 
   return out;
 }
 
-Evaluation WorkerEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+Evaluation WorkerEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                    const Config& config) {
   if (stopped_) return not_run("stopped");
   return compiles_->prepare(tmpl, problem, config);
 }
@@ -411,7 +442,9 @@ WorkerStatus WorkerEvaluator::status() const {
     s = status_;
     next = next_attempt_;
   }
-  if (!s.healthy) s.backoff_remaining_s = std::max(0.0, std::chrono::duration<double>(next - Clock::now()).count());
+  if (!s.healthy)
+    s.backoff_remaining_s =
+        std::max(0.0, std::chrono::duration<double>(next - Clock::now()).count());
   if (compiles_) {
     auto c = compiles_->counters();
     s.compiles = c.compiles;
@@ -441,13 +474,14 @@ Result<std::vector<DeviceFacts>> list_devices(const WorkerSpec& spec) {
   auto got = conn->receive(Clock::now() + std::chrono::seconds(120));
   if (got.kind != WorkerConnection::Kind::kMessage) {
     std::string ended = conn->collect_exit(std::chrono::milliseconds(2000));
-    return Status::unavailable("listing " + spec.backend + " devices: the worker gave no answer (" + ended + "; " +
-                               conn->stderr_excerpt() + ")");
+    return Status::unavailable("listing " + spec.backend + " devices: the worker gave no answer (" +
+                               ended + "; " + conn->stderr_excerpt() + ")");
   }
   conn->collect_exit(std::chrono::milliseconds(2000));
   const nlohmann::json& m = got.message;
   if (message_type(m) == kError)
-    return m.contains("status") ? status_from_wire(m.at("status")) : Status::internal("listing devices failed");
+    return m.contains("status") ? status_from_wire(m.at("status"))
+                                : Status::internal("listing devices failed");
   if (message_type(m) != kDevices || !m.contains("devices") || !m.at("devices").is_array())
     return Status::internal("listing devices: unexpected reply");
   std::vector<DeviceFacts> out;

@@ -54,9 +54,9 @@ struct WorkerEvaluatorOptions {
 
 // A snapshot for progress displays.
 struct WorkerStatus {
-  std::string device;  // "NVIDIA H200 (cuda:0)"
-  bool healthy = true;  // false from a failed health check (or failed start) until one passes
-  bool busy = false;    // a candidate is in flight
+  std::string device;    // "NVIDIA H200 (cuda:0)"
+  bool healthy = true;   // false from a failed health check (or failed start) until one passes
+  bool busy = false;     // a candidate is in flight
   long worker_pid = -1;  // -1: no worker running now
   std::uint64_t evaluations = 0;  // candidates answered (whatever the outcome)
   std::uint64_t crashes = 0, timeouts = 0, lost_contexts = 0;
@@ -84,17 +84,19 @@ class WorkerEvaluator final : public Evaluator {
   // Compile step alone, in a compile helper: ok, invalid, compile_error, or crash /
   // timeout when the compiler died or hung (the loop must record those and not
   // evaluate the candidate).
-  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
+  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                     const Config& config) override;
   // Blocks through a backoff until the device is healthy, then evaluates. Returns
   // outcome launch_error with a message starting "not run:" only after stop() or
   // abandon(): such a result is no outcome of the candidate and must not be recorded.
-  Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
+  Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
+                      const Config& config) override;
   // As evaluate(), but returns unavailable at once, without running the candidate,
   // while the device is backing off, after stop(), or when the candidate was abandoned.
   // `on_send` (optional) is called once, just before the candidate goes to a worker:
   // the moment to journal that it started.
-  Result<Evaluation> try_evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
-                                  const std::function<void()>& on_send = {});
+  Result<Evaluation> try_evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                  const Config& config, const std::function<void()>& on_send = {});
   // The vendor library in the worker. internal when the worker was lost doing it.
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override;
@@ -121,8 +123,8 @@ class WorkerEvaluator final : public Evaluator {
   Status start_worker_locked();
   Status ready_locked();
   Status health_check_locked();
-  Result<Evaluation> evaluate_locked(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
-                                     const std::function<void()>& on_send);
+  Result<Evaluation> evaluate_locked(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                     const Config& config, const std::function<void()>& on_send);
   void worker_lost_locked(const std::string& what, Outcome outcome);
   void publish_locked();
 

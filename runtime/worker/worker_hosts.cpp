@@ -27,7 +27,9 @@ class GpuHost final : public WorkerHost {
   }
   Evaluator& evaluator() override { return *evaluator_; }
   bool compile_only() const override { return false; }
-  std::string broken_reason() const override { return evaluator_ ? evaluator_->broken_reason() : std::string(); }
+  std::string broken_reason() const override {
+    return evaluator_ ? evaluator_->broken_reason() : std::string();
+  }
   Result<HealthCheckCandidate> health_check() override { return gpu_health_check_candidate(); }
 
  private:
@@ -44,7 +46,8 @@ class CompileOnlyEvaluator final : public Evaluator {
   CompileOnlyEvaluator(std::shared_ptr<Compiler> compiler, DeviceFacts device)
       : compiler_(std::move(compiler)), device_(std::move(device)) {}
   const DeviceFacts& device() const override { return device_; }
-  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override {
+  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                     const Config& config) override {
     return compile_candidate(*compiler_, tmpl, problem, config, device_).evaluation;
   }
   Evaluation evaluate(const KernelTemplate&, const GemmProblem&, const Config&) override {
@@ -66,10 +69,13 @@ class CompileOnlyEvaluator final : public Evaluator {
 class CompileHost final : public WorkerHost {
  public:
   CompileHost(std::string backend, std::filesystem::path cache_dir, std::uint64_t cache_max_bytes)
-      : backend_name_(std::move(backend)), cache_dir_(std::move(cache_dir)), cache_max_bytes_(cache_max_bytes) {}
+      : backend_name_(std::move(backend)),
+        cache_dir_(std::move(cache_dir)),
+        cache_max_bytes_(cache_max_bytes) {}
 
   Status open(const std::optional<DeviceFacts>& device) override {
-    if (!device) return Status::invalid("a compile-only worker needs the device to compile for at hello");
+    if (!device)
+      return Status::invalid("a compile-only worker needs the device to compile for at hello");
     TS_ASSIGN_OR_RETURN(backend_, make_backend(backend_name_));
     TS_ASSIGN_OR_RETURN(std::shared_ptr<Compiler> rtc, backend_->compiler());
     std::filesystem::path dir = cache_dir_.empty() ? default_cache_dir() / "kernels" : cache_dir_;
@@ -93,8 +99,12 @@ class CompileHost final : public WorkerHost {
 
 class ReplayHost final : public WorkerHost {
  public:
-  ReplayHost(std::filesystem::path recording, replay::RecordingOptions options, std::uint64_t seed, bool compile_only)
-      : path_(std::move(recording)), options_(std::move(options)), seed_(seed), compile_only_(compile_only) {}
+  ReplayHost(std::filesystem::path recording, replay::RecordingOptions options, std::uint64_t seed,
+             bool compile_only)
+      : path_(std::move(recording)),
+        options_(std::move(options)),
+        seed_(seed),
+        compile_only_(compile_only) {}
 
   Status open(const std::optional<DeviceFacts>&) override {
     if (path_.empty()) return Status::invalid("the replay backend needs --recording");
@@ -137,7 +147,8 @@ Result<HealthCheckCandidate> gpu_health_check_candidate() {
   return HealthCheckCandidate{*t, p, t->defaults(), "gemm_tiled defaults on " + p.describe()};
 }
 
-std::unique_ptr<WorkerHost> make_gpu_host(std::string backend, int ordinal, GpuEvaluatorOptions options) {
+std::unique_ptr<WorkerHost> make_gpu_host(std::string backend, int ordinal,
+                                          GpuEvaluatorOptions options) {
   return std::make_unique<GpuHost>(std::move(backend), ordinal, std::move(options));
 }
 
@@ -146,8 +157,9 @@ std::unique_ptr<WorkerHost> make_compile_host(std::string backend, std::filesyst
   return std::make_unique<CompileHost>(std::move(backend), std::move(cache_dir), cache_max_bytes);
 }
 
-std::unique_ptr<WorkerHost> make_replay_host(std::filesystem::path recording, replay::RecordingOptions options,
-                                             std::uint64_t seed, bool compile_only) {
+std::unique_ptr<WorkerHost> make_replay_host(std::filesystem::path recording,
+                                             replay::RecordingOptions options, std::uint64_t seed,
+                                             bool compile_only) {
   return std::make_unique<ReplayHost>(std::move(recording), std::move(options), seed, compile_only);
 }
 

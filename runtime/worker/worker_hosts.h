@@ -20,14 +20,16 @@ namespace tilesmith::worker {
 Result<HealthCheckCandidate> gpu_health_check_candidate();
 
 // Opens device `ordinal` of backend `backend` ("cuda", "hip") at hello.
-std::unique_ptr<WorkerHost> make_gpu_host(std::string backend, int ordinal, GpuEvaluatorOptions options);
+std::unique_ptr<WorkerHost> make_gpu_host(std::string backend, int ordinal,
+                                          GpuEvaluatorOptions options);
 
 // Compiles for the device named at hello with `backend`'s compiler; opens no device.
 std::unique_ptr<WorkerHost> make_compile_host(std::string backend, std::filesystem::path cache_dir,
                                               std::uint64_t cache_max_bytes);
 
 // Replays `recording` (loaded at hello). compile_only: answers prepare only.
-std::unique_ptr<WorkerHost> make_replay_host(std::filesystem::path recording, replay::RecordingOptions options,
-                                             std::uint64_t seed, bool compile_only);
+std::unique_ptr<WorkerHost> make_replay_host(std::filesystem::path recording,
+                                             replay::RecordingOptions options, std::uint64_t seed,
+                                             bool compile_only);
 
 }  // namespace tilesmith::worker

@@ -31,13 +31,18 @@ int list_devices(const std::string& backend_name, int out_fd) {
   } else {
     reply = {{"type", kError}, {"status", status_to_wire(devices.status())}};
   }
-  return write_frame(out_fd, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).ok() ? 0 : 1;
+  return write_frame(out_fd, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+                 .ok()
+             ? 0
+             : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"tilesmith-worker: evaluates candidates for an orchestrator over a framed protocol on stdin/stdout"};
+  CLI::App app{
+      "tilesmith-worker: evaluates candidates for an orchestrator over a framed protocol on "
+      "stdin/stdout"};
   std::string backend = "cuda";
   int device = 0;
   bool compile_only = false, list = false, no_space_file = false, no_l2_flush = false;
@@ -46,11 +51,13 @@ int main(int argc, char** argv) {
   GpuEvaluatorOptions gpu;
   app.add_option("--backend", backend, "cuda, hip or replay")->required();
   app.add_option("--device", device, "device ordinal within the backend");
-  app.add_flag("--compile-only", compile_only, "compile for the device named at hello; open no device");
+  app.add_flag("--compile-only", compile_only,
+               "compile for the device named at hello; open no device");
   app.add_flag("--list-devices", list, "reply with the backend's devices and exit");
   app.add_option("--recording", recording, "replay: Kernel Tuner cache file");
   app.add_option("--space-file", space_file, "replay: the recording's space file");
-  app.add_option("--spaces-dir", spaces_dir, "replay: where to look for space files by kernel name");
+  app.add_option("--spaces-dir", spaces_dir,
+                 "replay: where to look for space files by kernel name");
   app.add_flag("--no-space-file", no_space_file, "replay: validity is membership in the recording");
   app.add_option("--templates", template_dirs, "folder of kernel templates (repeatable)");
   app.add_option("--cache-dir", cache_dir, "compile cache folder");

@@ -10,7 +10,8 @@ Result<std::unique_ptr<WorkerPool>> WorkerPool::start(std::vector<WorkerEvaluato
                                                       PoolOptions options) {
   if (devices.empty()) return Status::invalid("a worker pool needs at least one device");
   std::vector<Result<std::unique_ptr<WorkerEvaluator>>> started;
-  for (std::size_t i = 0; i < devices.size(); ++i) started.emplace_back(Status::internal("not started"));
+  for (std::size_t i = 0; i < devices.size(); ++i)
+    started.emplace_back(Status::internal("not started"));
   {
     std::vector<std::thread> openers;
     for (std::size_t i = 0; i < devices.size(); ++i)
@@ -20,7 +21,8 @@ Result<std::unique_ptr<WorkerPool>> WorkerPool::start(std::vector<WorkerEvaluato
   std::unique_ptr<WorkerPool> pool(new WorkerPool(std::move(options)));
   for (std::size_t i = 0; i < started.size(); ++i) {
     if (!started[i].ok())
-      return started[i].status().with_context("device " + std::to_string(i) + " (" + devices[i].worker.backend + ":" +
+      return started[i].status().with_context("device " + std::to_string(i) + " (" +
+                                              devices[i].worker.backend + ":" +
                                               std::to_string(devices[i].worker.device) + ")");
     pool->evaluators_.push_back(std::move(started[i]).value());
   }
@@ -71,7 +73,8 @@ void WorkerPool::device_loop(std::size_t device) {
     auto on_send = [&] {
       if (options_.on_started) options_.on_started(job.ticket, device);
     };
-    auto r = ev.try_evaluate(*job.candidate.tmpl, job.candidate.problem, job.candidate.config, on_send);
+    auto r =
+        ev.try_evaluate(*job.candidate.tmpl, job.candidate.problem, job.candidate.config, on_send);
     result.finished = Clock::now();
     {
       std::lock_guard<std::mutex> lock(mu_);

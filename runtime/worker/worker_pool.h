@@ -69,7 +69,8 @@ class WorkerPool {
   std::uint64_t submit(const PoolCandidate& candidate);
   // The next finished result; nullopt when nothing is queued, in flight or finished, or
   // when `timeout` passes first (no timeout: waits as long as there is work).
-  std::optional<PoolResult> wait_any(std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  std::optional<PoolResult> wait_any(
+      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Submits all and waits for all: results in completion order.
   std::vector<PoolResult> evaluate_batch(const std::vector<PoolCandidate>& candidates);
 

@@ -25,16 +25,21 @@ using nlohmann::json;
 // looked up by name and pinned by source hash.
 class TemplateShelf {
  public:
-  TemplateShelf(const ServeOptions& options, std::vector<KernelTemplate> own) : own_(std::move(own)) {
+  TemplateShelf(const ServeOptions& options, std::vector<KernelTemplate> own)
+      : own_(std::move(own)) {
     for (const auto& dir : options.template_dirs) {
       auto lib = TemplateLibrary::from_directory(dir);
-      if (lib.ok()) libraries_.push_back(std::move(lib).value());
-      else problems_.push_back(lib.status().message());
+      if (lib.ok())
+        libraries_.push_back(std::move(lib).value());
+      else
+        problems_.push_back(lib.status().message());
     }
     if (options.embedded_templates) {
       auto lib = TemplateLibrary::embedded();
-      if (lib.ok()) libraries_.push_back(std::move(lib).value());
-      else problems_.push_back(lib.status().message());
+      if (lib.ok())
+        libraries_.push_back(std::move(lib).value());
+      else
+        problems_.push_back(lib.status().message());
     }
   }
 
@@ -51,7 +56,8 @@ class TemplateShelf {
     for (const auto& lib : libraries_)
       for (const auto& t : lib.templates())
         if (auto* hit = consider(t)) return hit;
-    std::string why = "the worker has no template '" + ref.name + "' with source hash " + ref.source_hash;
+    std::string why =
+        "the worker has no template '" + ref.name + "' with source hash " + ref.source_hash;
     if (!other_hashes.empty()) {
       why += " (it has that name with hash";
       for (const auto& h : other_hashes) why += " " + h;
@@ -92,7 +98,8 @@ class Server {
         exit_code = dispatch(type, id, *msg);
       } catch (const std::exception& e) {
         // Evaluators do not throw; if one does, its state is unknown: report and leave.
-        reply_error(id, Status::internal(std::string("the worker failed unexpectedly: ") + e.what()));
+        reply_error(id,
+                    Status::internal(std::string("the worker failed unexpectedly: ") + e.what()));
         return kWorkerExitBroken;
       }
       if (exit_code) return *exit_code;
@@ -142,15 +149,18 @@ class Server {
     }
     if (type == kVendorBaseline) {
       auto it = msg.find("problem");
-      auto problem = it == msg.end() ? Result<GemmProblem>(Status::parse_error("problem missing")) : problem_from_json(*it);
+      auto problem = it == msg.end() ? Result<GemmProblem>(Status::parse_error("problem missing"))
+                                     : problem_from_json(*it);
       if (!problem.ok()) {
         reply_error(id, problem.status());
         return std::nullopt;
       }
       auto e = host_.evaluator().vendor_baseline(*problem);
       const std::string broken = host_.broken_reason();
-      if (e.ok()) reply_result(id, *e, json{{"broken", broken}});
-      else reply_error(id, e.status(), broken);
+      if (e.ok())
+        reply_result(id, *e, json{{"broken", broken}});
+      else
+        reply_error(id, e.status(), broken);
       return broken.empty() ? std::nullopt : std::optional<int>(kWorkerExitBroken);
     }
     reply_error(id, Status::invalid("unknown request type '" + type + "'"));
@@ -189,15 +199,18 @@ class Server {
   }
 
   // Compile, tell the orchestrator the run starts, run; merge the compile figures.
-  std::optional<int> candidate(std::uint64_t id, const KernelTemplate& tmpl, const GemmProblem& problem,
-                               const Config& config, json extra) {
+  std::optional<int> candidate(std::uint64_t id, const KernelTemplate& tmpl,
+                               const GemmProblem& problem, const Config& config, json extra) {
     Evaluator& ev = host_.evaluator();
     Evaluation compiled = ev.prepare(tmpl, problem, config);
     if (!compiled.ok()) {
       reply_result(id, compiled, std::move(extra));
       return std::nullopt;
     }
-    send(json{{"type", kProgress}, {"id", id}, {"phase", "running"}, {"compile", evaluation_to_wire(compiled)}});
+    send(json{{"type", kProgress},
+              {"id", id},
+              {"phase", "running"},
+              {"compile", evaluation_to_wire(compiled)}});
     Evaluation e = ev.evaluate(tmpl, problem, config);
     // evaluate() compiled again through the cache; the figures of the real compile
     // are the ones worth reporting.
@@ -258,8 +271,10 @@ Result<ProtocolFds> claim_stdio_for_protocol() {
   ProtocolFds fds;
   fds.in = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
   fds.out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
-  if (fds.in < 0 || fds.out < 0) return Status::io_error(std::string("dup of stdin/stdout: ") + std::strerror(errno));
-  if (::dup2(2, 1) < 0) return Status::io_error(std::string("dup2 stderr to stdout: ") + std::strerror(errno));
+  if (fds.in < 0 || fds.out < 0)
+    return Status::io_error(std::string("dup of stdin/stdout: ") + std::strerror(errno));
+  if (::dup2(2, 1) < 0)
+    return Status::io_error(std::string("dup2 stderr to stdout: ") + std::strerror(errno));
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull >= 0) {
     ::dup2(devnull, 0);

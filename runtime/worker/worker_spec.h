@@ -27,20 +27,22 @@ struct WorkerSpec {
   // by name and checked by source hash, so these must be the folders the orchestrator
   // loaded its templates from.
   std::vector<std::filesystem::path> template_dirs;
-  GpuEvaluatorOptions gpu;  // compile cache, timing, input seed (the replay seed too)
+  GpuEvaluatorOptions gpu;              // compile cache, timing, input seed (the replay seed too)
   std::vector<std::string> extra_args;  // appended as given
   std::vector<std::string> env;         // "NAME=value" for the worker's environment
 };
 
 // The argument vector (argv[0] = the executable) for a device worker, or a compile-only
 // helper when `compile_only`.
-std::vector<std::string> worker_argv(const WorkerSpec& spec, const std::filesystem::path& executable,
-                                     bool compile_only);
-std::vector<std::string> list_devices_argv(const WorkerSpec& spec, const std::filesystem::path& executable);
+std::vector<std::string> worker_argv(const WorkerSpec& spec,
+                                     const std::filesystem::path& executable, bool compile_only);
+std::vector<std::string> list_devices_argv(const WorkerSpec& spec,
+                                           const std::filesystem::path& executable);
 
 // The worker executable: `explicit_path` when given, else $TILESMITH_WORKER, else
 // tilesmith-worker beside the running executable, else the one this library was built
 // with. not_found listing the places tried.
-Result<std::filesystem::path> find_worker_executable(const std::filesystem::path& explicit_path = {});
+Result<std::filesystem::path> find_worker_executable(
+    const std::filesystem::path& explicit_path = {});
 
 }  // namespace tilesmith::worker

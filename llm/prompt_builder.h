@@ -1,0 +1,57 @@
+#pragma once
+// The proposal prompt: device facts, the kernel template, its parameters (meaning and
+// domain), derived values and constraints, the GEMM problem, and a compact history
+// (counts per outcome, the fastest configs with times and throughput, recent failures by
+// outcome with compile-log excerpts, per-parameter value statistics, the problems with the
+// model's previous reply), then the request for N new distinct configs and the reply
+// format.
+//
+// The prompt stays within a token budget however long the history grows: tokens are
+// estimated as ceil(bytes / 4), and the history sections are rendered at successively
+// shorter detail levels until system + user + reserved_tokens fits. Text from the history
+// (compile logs, rejection reasons) is sanitised and cut, and the system message tells the
+// model it is data, not instructions.
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "llm/history_summary.h"
+#include "registry/device_facts.h"
+#include "registry/problem.h"
+#include "registry/space.h"
+
+namespace tilesmith::llm {
+
+struct PromptInputs {
+  DeviceFacts device;
+  std::string template_name;
+  std::string template_description;
+  const ParamSpace* space = nullptr;  // required; not owned
+  GemmProblem problem;
+  std::span<const TrialView> history;
+  // Reasons the model's previous reply was (partly) rejected, as given to the next prompt.
+  std::vector<std::string> previous_rejections;
+  int count = 8;              // configs wanted
+  int token_budget = 12000;   // for system + user + reserved_tokens
+  int reserved_tokens = 0;    // what the provider may add (the schema in text modes)
+};
+
+struct Prompt {
+  std::string system;
+  std::string user;
+  int estimated_tokens = 0;  // of system + user (reserved_tokens not included)
+  int detail_level = 0;      // 0 = fullest history; higher = shrunk to fit
+};
+
+// ceil(bytes / 4): a deliberately simple estimate (English and JSON run 3.5-4.5 bytes a
+// token with current tokenizers).
+int estimate_tokens(std::string_view text);
+
+// failed_precondition when even the shortest history does not fit the budget (the
+// message says how many tokens are needed); invalid_argument without a space or count.
+Result<Prompt> build_prompt(const PromptInputs& inputs);
+
+}  // namespace tilesmith::llm
