@@ -61,7 +61,8 @@ Result<std::uint32_t> launch_dim(const std::string& text, const std::map<std::st
 }  // namespace
 
 Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, const std::string& source,
-                                                 const std::string& origin) {
+                                                 const std::string& origin,
+                                                 std::shared_ptr<const KernelHeaders> headers) {
   json j = json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object())
     return Status::parse_error(origin + ": not a JSON object");
@@ -108,7 +109,12 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     if (!t.defaults_.count(p.name))
       return Status::parse_error(origin + ": parameter " + p.name + " has no default");
   t.source_ = source;
-  t.source_hash_ = Hasher().add_field(source).add_field(json_text).hex().substr(0, 16);
+  t.headers_ = std::move(headers);
+  Hasher h;
+  h.add_field(source).add_field(json_text);
+  if (t.headers_)
+    for (const auto& [name, text] : *t.headers_) h.add_field(name).add_field(text);
+  t.source_hash_ = h.hex().substr(0, 16);
   return t;
 }
 
@@ -177,6 +183,7 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
   RenderedKernel r;
   r.template_name = name_;
   r.source = source_;
+  r.headers = headers_;
   r.entry = entry_;
   r.arch = device.arch;
   if (device.backend == "cuda" && !nvidia_arch_suffix_.empty()) r.arch += nvidia_arch_suffix_;

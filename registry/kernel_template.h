@@ -15,6 +15,8 @@
 // Immutable after loading; const methods are thread-safe.
 
 #include <array>
+#include <memory>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,10 +31,15 @@
 
 namespace tilesmith {
 
+// Headers a template may #include "NAME.h": every *.h beside the templates, given to
+// the run-time compiler by name (no include paths on disk are involved).
+using KernelHeaders = std::vector<std::pair<std::string, std::string>>;  // name, text
+
 // Everything a backend needs to compile and launch one candidate.
 struct RenderedKernel {
   std::string template_name;
   std::string source;                // the template's source, verbatim
+  std::shared_ptr<const KernelHeaders> headers;  // may be null
   std::vector<std::string> options;  // -D definitions, in a stable order
   std::string entry;
   std::string arch;                  // compile target: "sm_90", "sm_90a", "gfx90a"
@@ -48,7 +55,8 @@ class KernelTemplate {
   // json_text: the NAME.json description; source: the NAME.hip text (may be empty
   // only for recorded spaces). origin names where it came from, for messages.
   static Result<KernelTemplate> from_text(const std::string& json_text, const std::string& source,
-                                          const std::string& origin);
+                                          const std::string& origin,
+                                          std::shared_ptr<const KernelHeaders> headers = nullptr);
   // A source-less template around a parameter space (replay of recorded measurements).
   static KernelTemplate recorded(const std::string& name, ParamSpace space,
                                  const std::string& description);
@@ -56,7 +64,7 @@ class KernelTemplate {
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
   const std::string& source() const { return source_; }
-  // short_hash of the source and the JSON: changes whenever either changes.
+  // short_hash of the source, the JSON and the headers: changes whenever one changes.
   const std::string& source_hash() const { return source_hash_; }
   const std::string& entry() const { return entry_; }
   const ParamSpace& space() const { return space_; }
@@ -79,6 +87,7 @@ class KernelTemplate {
  private:
   std::string name_, description_, source_, source_hash_, entry_, nvidia_arch_suffix_;
   ParamSpace space_;
+  std::shared_ptr<const KernelHeaders> headers_;
   Config defaults_;
   std::vector<std::string> dtypes_, layouts_, epilogues_, c_layouts_;
   bool supports_beta_ = true;

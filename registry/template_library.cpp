@@ -20,13 +20,16 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 Result<TemplateLibrary> TemplateLibrary::embedded() {
   TemplateLibrary lib;
   const auto& files = embedded_files();
+  auto headers = std::make_shared<KernelHeaders>();
+  for (const auto& [name, text] : files)
+    if (ends_with(name, ".h")) headers->emplace_back(name, std::string(text));
   for (const auto& [name, text] : files) {
     if (!ends_with(name, ".json")) continue;
     std::string base = name.substr(0, name.size() - 5);
     auto src = files.find(base + ".hip");
     if (src == files.end()) return Status::internal("embedded template " + name + " has no " + base + ".hip");
     TS_ASSIGN_OR_RETURN(KernelTemplate t, KernelTemplate::from_text(std::string(text), std::string(src->second),
-                                                                   "embedded " + name));
+                                                                   "embedded " + name, headers));
     lib.templates_.push_back(std::move(t));
   }
   return lib;
@@ -36,10 +39,18 @@ Result<TemplateLibrary> TemplateLibrary::from_directory(const std::filesystem::p
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return Status::not_found("kernel folder " + dir.string() + " does not exist or is not a folder");
-  std::vector<std::filesystem::path> jsons;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+  std::vector<std::filesystem::path> jsons, header_paths;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".json") jsons.push_back(entry.path());
+    if (entry.path().extension() == ".h") header_paths.push_back(entry.path());
+  }
   std::sort(jsons.begin(), jsons.end());
+  std::sort(header_paths.begin(), header_paths.end());
+  auto headers = std::make_shared<KernelHeaders>();
+  for (const auto& h : header_paths) {
+    TS_ASSIGN_OR_RETURN(std::string text, read_file(h));
+    headers->emplace_back(h.filename().string(), std::move(text));
+  }
   TemplateLibrary lib;
   for (const auto& json_path : jsons) {
     auto hip_path = json_path;
@@ -48,7 +59,7 @@ Result<TemplateLibrary> TemplateLibrary::from_directory(const std::filesystem::p
     auto source = read_file(hip_path);
     if (!source.ok())
       return Status::not_found(json_path.string() + " has no kernel source beside it (" + hip_path.string() + ")");
-    TS_ASSIGN_OR_RETURN(KernelTemplate t, KernelTemplate::from_text(json_text, *source, json_path.string()));
+    TS_ASSIGN_OR_RETURN(KernelTemplate t, KernelTemplate::from_text(json_text, *source, json_path.string(), headers));
     lib.templates_.push_back(std::move(t));
   }
   if (lib.templates_.empty()) return Status::not_found("no kernel templates (NAME.json + NAME.hip) in " + dir.string());

@@ -15,8 +15,9 @@ class TemplateLibrary {
  public:
   // Every template compiled into the binary.
   static Result<TemplateLibrary> embedded();
-  // Every NAME.json in `dir` with a NAME.hip beside it. A JSON without source, or one
-  // that does not parse, is an error naming the file.
+  // Every NAME.json in `dir` with a NAME.hip beside it; every *.h there is a header the
+  // templates may include. A JSON without source, or one that does not parse, is an
+  // error naming the file.
   static Result<TemplateLibrary> from_directory(const std::filesystem::path& dir);
 
   const std::vector<KernelTemplate>& templates() const { return templates_; }

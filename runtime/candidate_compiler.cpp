@@ -34,7 +34,8 @@ CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tm
     return c;
   }
   c.rendered = std::move(rendered).value();
-  CompileRequest req{tmpl.name() + ".hip", c.rendered.source, c.rendered.options, c.rendered.arch, c.rendered.entry};
+  CompileRequest req{tmpl.name() + ".hip", c.rendered.source, c.rendered.options, c.rendered.arch, c.rendered.entry, {}};
+  if (c.rendered.headers) req.headers = *c.rendered.headers;
   c.compiled = compiler.compile(req);
   c.evaluation.compile_ms = c.compiled.compile_ms;
   c.evaluation.compile_cache_hit = c.compiled.cache_hit;

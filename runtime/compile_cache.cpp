@@ -22,6 +22,7 @@ std::string CompileCache::key(const CompileRequest& r) const {
   h.add_field(inner_->version()).add_field(r.arch).add_field(r.entry).add_field(r.source);
   for (const auto& o : inner_->base_options(r.arch)) h.add_field(o);
   for (const auto& o : r.options) h.add_field(o);
+  for (const auto& [name, text] : r.headers) h.add_field(name).add_field(text);
   return h.hex();
 }
 

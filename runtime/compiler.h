@@ -16,6 +16,7 @@ struct CompileRequest {
   std::vector<std::string> options;  // -D..., from the rendered kernel
   std::string arch;                  // "sm_90", "sm_90a", "gfx90a"
   std::string entry;                 // the kernel entry point, for the resource report
+  std::vector<std::pair<std::string, std::string>> headers;  // #include "NAME" -> text
 };
 
 struct CompileResult {

@@ -52,7 +52,13 @@ class NvrtcCompiler final : public Compiler {
     }
     auto t0 = std::chrono::steady_clock::now();
     nvrtcProgram prog = nullptr;
-    nvrtcResult rc = api_.nvrtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), 0, nullptr, nullptr);
+    std::vector<const char*> header_texts, header_names;
+    for (const auto& [name, text] : req.headers) {
+      header_names.push_back(name.c_str());
+      header_texts.push_back(text.c_str());
+    }
+    nvrtcResult rc = api_.nvrtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
+                                           header_texts.data(), header_names.data());
     if (rc != NVRTC_SUCCESS) {
       out.log = std::string("nvrtcCreateProgram failed: ") + api_.nvrtcGetErrorString(rc);
       return out;

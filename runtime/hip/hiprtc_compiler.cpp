@@ -55,7 +55,13 @@ class HiprtcCompiler final : public Compiler {
     }
     auto t0 = std::chrono::steady_clock::now();
     hiprtcProgram prog = nullptr;
-    hiprtcResult rc = api_.hiprtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), 0, nullptr, nullptr);
+    std::vector<const char*> header_texts, header_names;
+    for (const auto& [name, text] : req.headers) {
+      header_names.push_back(name.c_str());
+      header_texts.push_back(text.c_str());
+    }
+    hiprtcResult rc = api_.hiprtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
+                                           header_texts.data(), header_names.data());
     if (rc != HIPRTC_SUCCESS) {
       out.log = std::string("hiprtcCreateProgram failed: ") + api_.hiprtcGetErrorString(rc);
       return out;

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,7 +26,11 @@
 namespace tilesmith::worker::testing {
 
 inline std::filesystem::path fault_worker_path() { return TILESMITH_FAULT_WORKER; }
-inline std::filesystem::path worker_path() { return TILESMITH_WORKER_EXE; }
+// $TILESMITH_WORKER wins, so the tests also run where they were copied to (the GPU machine).
+inline std::filesystem::path worker_path() {
+  if (const char* w = std::getenv("TILESMITH_WORKER"); w && *w) return w;
+  return TILESMITH_WORKER_EXE;
+}
 
 // A fresh folder for this test, removed by the caller when it likes.
 inline std::filesystem::path test_dir() {

@@ -1,0 +1,175 @@
+// gemm_async: the warp-tiled fp32 GEMM of gemm_warp, fed by asynchronous copies.
+//
+// Global -> shared copies go straight into shared memory (cp.async on NVIDIA sm_80+),
+// so no registers are spent staging them and STAGES slices can be in flight at once:
+// while slice t is multiplied, slices t+1 .. t+STAGES-1 are loading. An operand stored
+// contiguously along M (A column-major) or N (B row-major) is copied VEC elements at a
+// time; one stored contiguously along K is transposed element by element on the way in,
+// since shared memory holds As[k][m] and Bs[k][n]. Elsewhere (AMD, older NVIDIA) the
+// same schedule runs with ordinary loads and stores.
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 16
+#endif
+#ifndef WARP_M
+#define WARP_M 64
+#endif
+#ifndef WARP_N
+#define WARP_N 32
+#endif
+#ifndef THREAD_M
+#define THREAD_M 4
+#endif
+#ifndef THREAD_N
+#define THREAD_N 4
+#endif
+#ifndef WNITER
+#define WNITER 2
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef SMEM_PAD
+#define SMEM_PAD 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+#include "ts_warp_tile.h"
+
+// Elements per copy for each operand: VEC along M/N, 1 when transposing along K.
+#define VEC_A (TS_A_ROW_MAJOR ? 1 : VEC)
+#define VEC_B (TS_B_ROW_MAJOR ? VEC : 1)
+#define COPIES_A (BLOCK_M * BLOCK_K / VEC_A / THREADS)
+#define COPIES_B (BLOCK_N * BLOCK_K / VEC_B / THREADS)
+
+#if defined(TS_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TS_ASYNC_COPY 1
+#else
+#define TS_ASYNC_COPY 0
+#endif
+
+// Copies `elems` floats (1, 2 or 4) from global to shared, or zeros when !valid.
+template <int elems>
+__device__ __forceinline__ void ts_copy(float* dst, const float* src, bool valid) {
+#if TS_ASYNC_COPY
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int src_bytes = valid ? elems * 4 : 0;  // 0: fill with zeros, read nothing
+  if (elems == 4)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(saddr), "l"(src), "n"(elems * 4),
+                 "r"(src_bytes));
+#else
+#pragma unroll
+  for (int i = 0; i < elems; ++i) dst[i] = valid ? src[i] : 0.0f;
+#endif
+}
+
+__device__ __forceinline__ void ts_commit() {
+#if TS_ASYNC_COPY
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most `pending` committed groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void ts_wait() {
+#if TS_ASYNC_COPY
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+#endif
+}
+
+// Starts the copies of the K slice at k0 into one stage of shared memory.
+__device__ __forceinline__ void load_stage(float* __restrict__ As, float* __restrict__ Bs,
+                                           const float* __restrict__ A, const float* __restrict__ B, int M, int N,
+                                           int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
+#pragma unroll
+  for (int i = 0; i < COPIES_A; ++i) {
+    const int idx = tid + i * THREADS;
+#if TS_A_ROW_MAJOR
+    const int mm = idx / BLOCK_K, kk = idx % BLOCK_K;  // neighbours read neighbours along K
+    const int gm = block_m + mm, gk = k0 + kk;
+    const bool ok = gm < M && gk < k_end;
+    ts_copy<1>(As + kk * LDS_A + mm, ok ? A + (long long)gm * lda + gk : A, ok);
+#else
+    const int kk = idx / (BLOCK_M / VEC_A), mm = (idx % (BLOCK_M / VEC_A)) * VEC_A;
+    const int gm = block_m + mm, gk = k0 + kk;
+    const bool ok = gm < M && gk < k_end;
+    ts_copy<VEC_A>(As + kk * LDS_A + mm, ok ? A + (long long)gk * lda + gm : A, ok);
+#endif
+  }
+#pragma unroll
+  for (int i = 0; i < COPIES_B; ++i) {
+    const int idx = tid + i * THREADS;
+#if TS_B_ROW_MAJOR
+    const int kk = idx / (BLOCK_N / VEC_B), nn = (idx % (BLOCK_N / VEC_B)) * VEC_B;
+    const int gk = k0 + kk, gn = block_n + nn;
+    const bool ok = gn < N && gk < k_end;
+    ts_copy<VEC_B>(Bs + kk * LDS_B + nn, ok ? B + (long long)gk * ldb + gn : B, ok);
+#else
+    const int nn = idx / BLOCK_K, kk = idx % BLOCK_K;
+    const int gk = k0 + kk, gn = block_n + nn;
+    const bool ok = gn < N && gk < k_end;
+    ts_copy<1>(Bs + kk * LDS_B + nn, ok ? B + (long long)gn * ldb + gk : B, ok);
+#endif
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+gemm_async(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+           const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
+           int ldc, float alpha, float beta, float epilogue_slope) {
+  extern __shared__ __attribute__((aligned(16))) float smem[];
+  const int tid = threadIdx.x;
+  const TsTile tile = ts_tile(M, N, K);
+  const TsThread th = ts_thread(tid);
+
+  float acc[ACC_M][ACC_N];
+#pragma unroll
+  for (int i = 0; i < ACC_M; ++i)
+#pragma unroll
+    for (int j = 0; j < ACC_N; ++j) acc[i][j] = 0.0f;
+
+  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  // Prologue: the first STAGES-1 slices in flight, one commit group each (empty
+  // groups keep the count uniform).
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < steps) {
+      float* As = smem + s * STAGE_FLOATS;
+      load_stage(As, As + BLOCK_K * LDS_A, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                 tile.k_begin + s * BLOCK_K, tid);
+    }
+    ts_commit();
+  }
+  for (int t = 0; t < steps; ++t) {
+    ts_wait<STAGES - 2>();  // slice t has landed (this thread's copies)
+    __syncthreads();        // ... and everyone's; slice t-1's stage is free again
+    const int next = t + STAGES - 1;
+    if (next < steps) {
+      float* As = smem + (next % STAGES) * STAGE_FLOATS;
+      load_stage(As, As + BLOCK_K * LDS_A, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                 tile.k_begin + next * BLOCK_K, tid);
+    }
+    ts_commit();
+    const float* As = smem + (t % STAGES) * STAGE_FLOATS;
+    ts_multiply_stage(As, As + BLOCK_K * LDS_A, th, acc);
+  }
+  ts_wait<0>();
+  ts_finish(acc, tile, th, tid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);
+}
