@@ -1,24 +1,49 @@
-// autotune-loop: the tuner's command line. This file wires subcommands; each lives in
-// its own file.
+// autotune-loop: the tuner's command line. This file wires the run (the top level) and
+// the subcommands; each lives in its own file.
 
 #include <iostream>
 
 #include "cli/cli_common.h"
 #include "cli/compile_command.h"
 #include "cli/exit_codes.h"
+#include "cli/history_command.h"
+#include "cli/run_command.h"
 
 int main(int argc, char** argv) {
   using namespace tilesmith::cli;
   CLI::App app{
-      "autotune-loop: tune GPU GEMM kernels with an LLM (or built-in search) in the loop.\n"
-      "Exit codes: 0 ok, 1 failed, 2 bad usage, 3 no GPU found, 130/143 interrupted."};
+      "autotune-loop: tune GPU GEMM kernels overnight with an LLM (or built-in search) in the loop. Every candidate "
+      "goes to <results>/history.csv, the fastest to <results>/best_config.json; run the same command again to "
+      "resume after a stop, a crash or kill -9."};
+  app.footer(
+      "Examples:\n"
+      "  autotune-loop --m 4096 --n 4096 --k 4096 --hours 8                    built-in search on the first GPU\n"
+      "  autotune-loop --m 4096 --n 4096 --k 4096 --llm-url http://127.0.0.1:8000/v1 \\\n"
+      "      --llm-model Qwen/Qwen2.5-Coder-32B-Instruct --max-evals 400          an LLM proposes (vLLM server)\n"
+      "  OPENAI_API_KEY=... autotune-loop --m 8192 --n 1024 --k 4096 --layout NT --proposer llm --llm-model gpt-5\n"
+      "  autotune-loop --backend replay --replay-file gemm_RTX_3090.json.gz --max-evals 200   no GPU: recorded data\n"
+      "  autotune-loop --config tune.toml                                       settings from a file\n"
+      "  autotune-loop history --results results                               what the run found\n"
+      "  autotune-loop compile --arch sm_90                                     compile one config, no GPU\n"
+      "  autotune-loop --list-devices\n"
+      "Stop with Ctrl-C (or SIGTERM): the candidate being measured is finished and recorded, the summary printed; a\n"
+      "second Ctrl-C exits at once. Nothing recorded is lost either way.\n"
+      "Exit codes: 0 ok, 1 failed (or no config passed validation), 2 bad usage or input files, 3 no GPU found,\n"
+      "130 interrupted (SIGINT), 143 terminated (SIGTERM).");
   app.set_version_flag("--version", std::string("tilesmith ") + TILESMITH_VERSION);
   bool list = false, json = false;
   app.add_flag("--list-devices", list, "list GPU backends, their compilers and devices (exit 3 when no GPU is found)");
   app.add_flag("--json", json, "with --list-devices: print JSON");
+  RunFlags run;
+  add_run_flags(app, run);
   int exit_code = kExitOk;
   add_compile_command(app, exit_code);
+  add_history_command(app, exit_code);
   app.require_subcommand(0, 1);
+  if (argc <= 1) {
+    std::cout << app.help();
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -26,9 +51,6 @@ int main(int argc, char** argv) {
     return rc == 0 ? kExitOk : kExitUsage;
   }
   if (list) return list_devices(std::cout, json);
-  if (app.get_subcommands().empty()) {
-    std::cout << app.help();
-    return kExitUsage;
-  }
-  return exit_code;
+  if (!app.get_subcommands().empty()) return exit_code;
+  return run_tuning(run);
 }

@@ -29,9 +29,13 @@ json entry_to_json(const BestEntry& e) {
          {"problem", problem},
          {"config", config_to_json(e.config)},
          {"metrics", e.metrics},
-         {"vendor", {{"name", e.vendor_name}, {"ratio", e.vendor_ratio ? json(*e.vendor_ratio) : json(nullptr)}}},
+         {"vendor",
+          {{"name", e.vendor_name},
+           {"median_ms", e.vendor_median_ms ? json(*e.vendor_median_ms) : json(nullptr)},
+           {"ratio", e.vendor_ratio ? json(*e.vendor_ratio) : json(nullptr)}}},
          {"provenance", e.provenance},
-         {"environment", e.environment}};
+         {"environment", e.environment},
+         {"retime", e.retime.is_array() ? e.retime : json::array()}};
   return j;
 }
 
@@ -50,12 +54,15 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
       e.vendor_name = j["vendor"].value("name", std::string());
       if (j["vendor"].contains("ratio") && j["vendor"]["ratio"].is_number())
         e.vendor_ratio = j["vendor"]["ratio"].get<double>();
+      if (j["vendor"].contains("median_ms") && j["vendor"]["median_ms"].is_number())
+        e.vendor_median_ms = j["vendor"]["median_ms"].get<double>();
     }
     e.provenance = j.value("provenance", json::object());
     e.environment = j.value("environment", json::object());
+    e.retime = j.value("retime", json::array());
   } catch (const json::exception& ex) {
     return Status::parse_error(where + ": " + ex.what());
-  } 
+  }
   return e;
 }
 }  // namespace
@@ -80,7 +87,7 @@ Result<std::vector<BestEntry>> read_best_config(const std::filesystem::path& pat
 Status write_best_config(const std::filesystem::path& path, const std::vector<BestEntry>& entries) {
   json j{{"schema", kBestConfigSchema}, {"entries", json::array()}};
   for (const auto& e : entries) j["entries"].push_back(entry_to_json(e));
-  return write_file_atomic(path, j.dump(2) + "\n");
+  return write_file_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 Status upsert_best_config(const std::filesystem::path& path, const BestEntry& entry) {
@@ -96,6 +103,16 @@ Status upsert_best_config(const std::filesystem::path& path, const BestEntry& en
       replaced = true;
     }
   if (!replaced) entries.push_back(entry);
+  return write_best_config(path, entries);
+}
+
+Status remove_best_config_entry(const std::filesystem::path& path, const std::string& key) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  TS_ASSIGN_OR_RETURN(auto entries, read_best_config(path));
+  const auto before = entries.size();
+  std::erase_if(entries, [&](const BestEntry& e) { return e.key() == key; });
+  if (entries.size() == before) return {};
   return write_best_config(path, entries);
 }
 

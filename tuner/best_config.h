@@ -2,6 +2,7 @@
 // best_config.json: the best configuration found per (device, template, problem).
 // Schema "tilesmith.best_config/1", documented in docs/best_config.md. Replaced
 // atomically on every update (base/files.h), so a crash leaves the old file or the new.
+// Entries of other devices, templates and problems in the same file are kept as they are.
 
 #include <filesystem>
 #include <optional>
@@ -28,10 +29,13 @@ struct BestEntry {
   GemmProblem problem;
   Config config;
   nlohmann::json metrics;        // median_ms, min_ms, p20_ms, p80_ms, cv, tflops, gbps, roofline_pct, max_abs_error, rel_error_norm
+                                 // ("source": "retime" when re-timed at the end of the run, "search" otherwise)
   std::optional<double> vendor_ratio;  // our throughput / the vendor library's
   std::string vendor_name;
-  nlohmann::json provenance;     // run_id, history_row, timestamp (UTC, ISO 8601)
+  std::optional<double> vendor_median_ms;
+  nlohmann::json provenance;     // run_id, session, history_row, generation, proposer, timestamp (UTC, ISO 8601)
   nlohmann::json environment;    // tilesmith_version, compiler, backend
+  nlohmann::json retime = nlohmann::json::array();  // the re-timed finalists: config_hash, history_row, search and re-timed medians
 
   // device fingerprint | template@hash | problem key: one entry per key.
   std::string key() const;
@@ -44,5 +48,8 @@ Result<std::vector<BestEntry>> read_best_config(const std::filesystem::path& pat
 // Replaces the entry with the same key (or adds it) and rewrites the file atomically.
 Status upsert_best_config(const std::filesystem::path& path, const BestEntry& entry);
 Status write_best_config(const std::filesystem::path& path, const std::vector<BestEntry>& entries);
+// Removes the entry with this key (if any) and rewrites the file atomically; ok when the
+// file or the entry does not exist.
+Status remove_best_config_entry(const std::filesystem::path& path, const std::string& key);
 
 }  // namespace tilesmith

@@ -1,0 +1,390 @@
+#include "cli/bench_best.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/exit_codes.h"
+#include "tuner/best_config.h"
+#include "tuner/history_report.h"
+
+namespace tilesmith::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+int usage(const std::string& msg) {
+  std::cerr << "bench-best: " << msg << "\n";
+  return kExitUsage;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+struct Row {
+  std::string label;
+  Evaluation e;
+};
+
+void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p, const std::vector<Row>& rows,
+                 const std::optional<double>& ratio) {
+  if (dev.multiprocessors > 0)
+    std::printf("device   %s (%s, %d SMs, FP32 peak %.1f TFLOP/s, measured copy bandwidth %.2f TB/s)\n",
+                dev.name.c_str(), dev.arch.c_str(), dev.multiprocessors, dev.fp32_peak_flops() / 1e12,
+                bandwidth / 1e12);
+  else  // a replayed recording: only its name is known
+    std::printf("device   %s (%s) [%s]\n", dev.name.c_str(), dev.arch.c_str(), dev.backend.c_str());
+  std::printf("problem  %s  (%.3g GFLOP, %.1f MB minimum traffic)\n\n", p.describe().c_str(), p.flops() / 1e9,
+              p.min_bytes() / 1e6);
+  std::printf("%-34s %-13s %9s %9s %9s %9s %6s %5s %8s %8s %7s %10s %10s\n", "kernel", "outcome", "median_ms", "min_ms",
+              "p20_ms", "p80_ms", "cv%", "n", "TFLOP/s", "GB/s", "roof%", "max_err", "rel_err");
+  for (const auto& r : rows) {
+    const auto& e = r.e;
+    std::printf("%-34s %-13s %9.4f %9.4f %9.4f %9.4f %6.2f %5d %8.2f %8.1f %7.1f %10.3g %10.3g\n", r.label.c_str(),
+                outcome_name(e.outcome), e.timing.median_ms, e.timing.min_ms, e.timing.p20_ms, e.timing.p80_ms,
+                e.timing.cv * 100, e.timing.samples, e.tflops, e.gbps, e.roofline_pct, e.accuracy.max_abs_error,
+                e.accuracy.rel_error_norm);
+    if (e.outcome != Outcome::kOk && !e.message.empty()) std::printf("    %s\n", e.message.c_str());
+  }
+  if (ratio) std::printf("\nratio (ours / vendor throughput): %.3f\n", *ratio);
+}
+
+// Vendor figures per problem, measured once each.
+class VendorCache {
+ public:
+  VendorCache(Evaluator& ev, bool skip) : ev_(ev), skip_(skip) {}
+  // The vendor's evaluation, or nullopt with `note` saying why not.
+  std::optional<Evaluation> get(const GemmProblem& p, std::string* note) {
+    if (skip_) {
+      *note = "skipped (--no-vendor)";
+      return std::nullopt;
+    }
+    auto it = cache_.find(p.key());
+    if (it == cache_.end()) {
+      auto v = ev_.vendor_baseline(p);
+      Entry e;
+      if (v.ok() && v->ok()) e.eval = *v;
+      else e.note = v.ok() ? std::string(outcome_name(v->outcome)) + ": " + v->message : v.status().message();
+      it = cache_.emplace(p.key(), e).first;
+    }
+    *note = it->second.note;
+    return it->second.eval;
+  }
+
+ private:
+  struct Entry {
+    std::optional<Evaluation> eval;
+    std::string note;
+  };
+  Evaluator& ev_;
+  bool skip_;
+  std::map<std::string, Entry> cache_;
+};
+
+// --config: one config on the flags' problem.
+int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const TemplateLibrary* lib) {
+  if (!problem_given(o.problem) && !opened.recording)
+    return usage("--config needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
+  GemmProblem problem;
+  if (problem_given(o.problem)) {
+    auto p = to_problem(o.problem);
+    if (!p.ok()) return usage(p.status().message());
+    problem = *p;
+  } else {
+    problem = opened.recording->problem();
+  }
+  const KernelTemplate* tmpl = nullptr;
+  if (opened.recorded_template) {
+    if (!o.template_name.empty() && o.template_name != opened.recorded_template->name())
+      return usage("the replay backend has only the recording's template '" + opened.recorded_template->name() + "'");
+    tmpl = &*opened.recorded_template;
+  } else {
+    std::string name = o.template_name;
+    if (name.empty()) {
+      auto supporting = lib->supporting(problem);
+      if (supporting.size() != 1) {
+        std::string names;
+        for (auto* t : supporting) names += " " + t->name();
+        return usage(supporting.empty() ? "no template supports " + problem.describe()
+                                        : "several templates support the problem; pick one with --template:" + names);
+      }
+      name = supporting.front()->name();
+    }
+    tmpl = lib->find(name);
+    if (!tmpl) return usage("no template named '" + name + "'");
+    if (Status st = tmpl->supports(problem); !st.ok()) return usage(st.message());
+  }
+  auto c = config_from_json_text(o.config_json);
+  if (!c.ok()) return usage("--config: " + c.status().message());
+  const Config config = *c;
+
+  Evaluator& ev = *opened.evaluator;
+  std::vector<Row> rows;
+  Evaluation ours = ev.evaluate(*tmpl, problem, config);
+  rows.push_back({tmpl->name(), ours});
+  VendorCache vendors(ev, o.no_vendor);
+  std::string vendor_note;
+  std::optional<Evaluation> vendor = vendors.get(problem, &vendor_note);
+  if (vendor) rows.push_back({ev.vendor_name().substr(0, 34), *vendor});
+  std::optional<double> ratio;
+  if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
+  const double bandwidth = opened.gpu ? opened.gpu->measured_bandwidth() : 0;
+
+  if (o.json) {
+    json j, dev, prob, e;
+    to_json(dev, ev.device());
+    to_json(prob, problem);
+    to_json(e, ours);
+    j = {{"device", dev},
+         {"measured_bandwidth_gbps", bandwidth / 1e9},
+         {"problem", prob},
+         {"template", {{"name", tmpl->name()}, {"source_hash", tmpl->source_hash()}}},
+         {"config", config_to_json(config)},
+         {"ours", e},
+         {"vendor_name", ev.vendor_name()}};
+    if (vendor) to_json(j["vendor"], *vendor);
+    if (!vendor_note.empty()) j["vendor_unavailable"] = vendor_note;
+    j["ratio"] = ratio ? json(*ratio) : json(nullptr);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("config   %s %s\n", tmpl->name().c_str(), config_to_json_text(config).c_str());
+    print_table(ev.device(), bandwidth, problem, rows, ratio);
+    if (!vendor_note.empty()) std::printf("vendor library: %s\n", vendor_note.c_str());
+  }
+  return ours.ok() ? kExitOk : kExitFailed;
+}
+
+struct EntryResult {
+  const BestEntry* entry = nullptr;
+  std::string status;  // ok, DRIFT, FAILED, MISMATCH
+  std::vector<std::string> notes;
+  std::optional<Evaluation> now;
+  std::optional<Evaluation> vendor;
+  std::string vendor_note;
+  std::optional<double> drift;  // now / recorded - 1
+};
+
+std::optional<double> metric(const json& m, const char* name) {
+  if (m.contains(name) && m[name].is_number()) return m[name].get<double>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+int bench_best(const BenchBestOptions& o) {
+  const bool from_file = !o.best_config.empty() || !o.results.empty();
+  if (!o.config_json.empty() && from_file) return usage("give --config or --best-config/--results, not both");
+  if (o.config_json.empty() && !from_file)
+    return usage("give a config: --config '{...}' with the problem flags, or --best-config FILE, or --results DIR");
+  if (!o.best_config.empty() && !o.results.empty()) return usage("give --best-config FILE or --results DIR, not both");
+  if (o.drift_tolerance_pct < 0) return usage("--drift-tolerance must not be negative");
+  const bool replay = o.evaluator.backend == "replay";
+  if (replay && !o.kernels_dir.empty()) return usage("--kernels-dir does not go with --backend replay");
+
+  std::optional<TemplateLibrary> lib;
+  if (!replay) {
+    auto l = load_templates(o.kernels_dir);
+    if (!l.ok()) return usage(l.status().message());
+    lib = std::move(l).value();
+  }
+  std::vector<BestEntry> entries;
+  fs::path path;
+  if (from_file) {
+    path = o.best_config.empty() ? fs::path(o.results) / "best_config.json" : fs::path(o.best_config);
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+      return usage(path.string() + " does not exist" +
+                   (o.best_config.empty() ? " (is --results the folder an autotune-loop run wrote?)" : ""));
+    auto e = read_best_config(path);
+    if (!e.ok()) return usage(e.status().message());
+    entries = std::move(e).value();
+  }
+  std::optional<GemmProblem> problem_filter;
+  if (from_file && problem_given(o.problem)) {
+    auto p = to_problem(o.problem);
+    if (!p.ok()) return usage(p.status().message());
+    problem_filter = *p;
+  }
+
+  if (!from_file) {
+    // Everything the flags can be wrong about is said before a GPU is opened.
+    if (!replay && !problem_given(o.problem))
+      return usage("--config needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
+    if (auto c = config_from_json_text(o.config_json); !c.ok()) return usage("--config: " + c.status().message());
+  }
+  auto opened = open_evaluator(o.evaluator, o.seed);
+  if (!opened.ok()) {
+    std::cerr << "bench-best: " << opened.status().message() << "\n";
+    return opened.status().code() == StatusCode::kUnavailable ? kExitNoDevice : kExitUsage;
+  }
+  if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
+
+  Evaluator& ev = *opened->evaluator;
+  const DeviceFacts& device = ev.device();
+  std::vector<const BestEntry*> selected, other_device;
+  for (const auto& e : entries) {
+    if (problem_filter && e.problem.key() != problem_filter->key()) continue;
+    if (!o.template_name.empty() && e.template_name != o.template_name) continue;
+    const std::string name = e.device.value("name", std::string());
+    const std::string arch = e.device.value("arch", std::string());
+    if (name == device.name && arch == device.arch) selected.push_back(&e);
+    else other_device.push_back(&e);
+  }
+  if (selected.empty()) {
+    std::string what = path.string() + " has no entry for this device (" + device.name + ", " + device.arch + ")";
+    if (problem_filter) what += " and problem " + problem_filter->describe();
+    if (!o.template_name.empty()) what += " and template " + o.template_name;
+    if (other_device.empty() && entries.empty()) what += "; the file has no entries";
+    for (const auto* e : other_device)
+      what += "\n  recorded on " + e->device.value("name", std::string("?")) + " (" +
+              e->device.value("arch", std::string("?")) + "): " + e->template_name + " " + e->problem.describe();
+    std::cerr << "bench-best: " << what << "\n";
+    return kExitMismatch;
+  }
+
+  VendorCache vendors(ev, o.no_vendor);
+  std::vector<EntryResult> results;
+  const double tol = o.drift_tolerance_pct / 100;
+  for (const BestEntry* e : selected) {
+    EntryResult r;
+    r.entry = e;
+    if (e->device_fingerprint != device.fingerprint())
+      r.notes.push_back("recorded with " + e->device_fingerprint + "; this is " + device.fingerprint());
+    const KernelTemplate* tmpl = nullptr;
+    if (opened->recorded_template) {
+      if (opened->recorded_template->name() == e->template_name) tmpl = &*opened->recorded_template;
+    } else {
+      tmpl = lib->find(e->template_name);
+    }
+    if (!tmpl) {
+      r.status = "MISMATCH";
+      r.notes.push_back("template " + e->template_name + " is not " +
+                        (opened->recorded_template ? "the recording's (" + opened->recorded_template->name() + ")"
+                                                   : "among the templates (use --kernels-dir for your own)"));
+      results.push_back(std::move(r));
+      continue;
+    }
+    bool mismatch = false;
+    if (tmpl->source_hash() != e->template_hash) {
+      mismatch = true;
+      r.notes.push_back("template " + e->template_name + " changed since it was recorded (source hash " +
+                        e->template_hash + " then, " + tmpl->source_hash() + " now)");
+    }
+    if (Status st = tmpl->supports(e->problem); !st.ok()) {
+      r.status = "MISMATCH";
+      r.notes.push_back(st.message());
+      results.push_back(std::move(r));
+      continue;
+    }
+    r.now = ev.evaluate(*tmpl, e->problem, e->config);
+    r.vendor = vendors.get(e->problem, &r.vendor_note);
+    const auto recorded = metric(e->metrics, "median_ms");
+    if (r.now->ok() && recorded && *recorded > 0) r.drift = r.now->timing.median_ms / *recorded - 1;
+    if (!r.now->ok()) r.status = "FAILED";
+    else if (mismatch) r.status = "MISMATCH";
+    else if (r.drift && std::fabs(*r.drift) > tol) r.status = "DRIFT";
+    else r.status = "ok";
+    results.push_back(std::move(r));
+  }
+
+  bool failed = false, mismatch = false, drift = false;
+  for (const auto& r : results) {
+    failed |= r.status == "FAILED";
+    mismatch |= r.status == "MISMATCH";
+    drift |= r.status == "DRIFT";
+  }
+  int code = kExitOk;
+  if (failed || (drift && o.fail_on_drift)) code = kExitFailed;
+  else if (mismatch) code = kExitMismatch;
+
+  if (o.json) {
+    json out{{"best_config", path.string()}, {"entries", json::array()}, {"other_devices", other_device.size()}};
+    to_json(out["device"], device);
+    for (const auto& r : results) {
+      json j{{"template", r.entry->template_name},
+             {"problem", r.entry->problem.describe()},
+             {"config", config_to_json(r.entry->config)},
+             {"status", r.status},
+             {"notes", r.notes},
+             {"recorded", r.entry->metrics},
+             {"drift", r.drift ? json(*r.drift) : json(nullptr)}};
+      if (r.now) to_json(j["now"], *r.now);
+      if (r.vendor) to_json(j["vendor"], *r.vendor);
+      else j["vendor_unavailable"] = r.vendor_note;
+      out["entries"].push_back(j);
+    }
+    out["exit_code"] = code;
+    std::cout << out.dump(2) << "\n";
+    return code;
+  }
+
+  std::printf("device   %s (%s) [%s]\n", device.name.c_str(), device.arch.c_str(), device.backend.c_str());
+  std::printf("entries  %zu for this device in %s", results.size(), path.string().c_str());
+  if (!other_device.empty()) std::printf(" (%zu for other devices or filters left out)", other_device.size());
+  std::printf("\ndrift tolerance %.1f%%\n", o.drift_tolerance_pct);
+  std::vector<std::vector<std::string>> table;
+  int i = 0;
+  for (const auto& r : results) {
+    const BestEntry& e = *r.entry;
+    ++i;
+    std::printf("\n[%d] %s %s\n    config  %s\n", i, e.template_name.c_str(), e.problem.describe().c_str(),
+                config_to_json_text(e.config).c_str());
+    const auto rec = metric(e.metrics, "median_ms"), rp20 = metric(e.metrics, "p20_ms"), rp80 = metric(e.metrics, "p80_ms"),
+               rtf = metric(e.metrics, "tflops");
+    std::printf("    recorded  %s median %s ms [p20 %s, p80 %s], %s TFLOP/s%s (run %s, row %s, %s)\n",
+                e.metrics.value("source", std::string("")).c_str(), rec ? fmt("%.4f", *rec).c_str() : "?",
+                rp20 ? fmt("%.4f", *rp20).c_str() : "?", rp80 ? fmt("%.4f", *rp80).c_str() : "?",
+                rtf ? fmt("%.2f", *rtf).c_str() : "?",
+                e.vendor_ratio ? (", " + fmt("%.3fx", *e.vendor_ratio) + " vendor").c_str() : "",
+                e.provenance.value("run_id", std::string("?")).c_str(),
+                e.provenance.contains("history_row") ? e.provenance["history_row"].dump().c_str() : "?",
+                e.provenance.value("timestamp", std::string("?")).c_str());
+    if (r.now) {
+      const Evaluation& n = *r.now;
+      if (n.ok()) {
+        std::string spread;
+        if (rp20 && rp80)
+          spread = n.timing.median_ms >= *rp20 && n.timing.median_ms <= *rp80 ? ", within the recorded p20-p80"
+                                                                              : ", outside the recorded p20-p80";
+        const std::string accuracy = n.accuracy.checked ? "max error " + fmt("%.3g", n.accuracy.max_abs_error) +
+                                                              ", rel " + fmt("%.3g", n.accuracy.rel_error_norm)
+                                                        : std::string("accuracy not checked");
+        std::printf("    now       median %.4f ms [p20 %.4f, p80 %.4f], %.2f TFLOP/s, %s; drift %s%s\n",
+                    n.timing.median_ms, n.timing.p20_ms, n.timing.p80_ms, n.tflops, accuracy.c_str(),
+                    r.drift ? fmt("%+.1f%%", *r.drift * 100).c_str() : "?", spread.c_str());
+      } else {
+        std::printf("    now       %s: %s\n", outcome_name(n.outcome), n.message.c_str());
+      }
+    }
+    if (r.vendor)
+      std::printf("    vendor    %s: median %.4f ms, %.2f TFLOP/s%s\n", ev.vendor_name().c_str(), r.vendor->timing.median_ms,
+                  r.vendor->tflops,
+                  r.now && r.now->ok() ? (", ratio now " + fmt("%.3f", r.vendor->timing.median_ms / r.now->timing.median_ms)).c_str() : "");
+    else if (r.now)
+      std::printf("    vendor    %s\n", r.vendor_note.c_str());
+    for (const auto& note : r.notes) std::printf("    note      %s\n", note.c_str());
+    std::printf("    status    %s\n", r.status.c_str());
+    table.push_back({std::to_string(i), e.template_name, e.problem.describe(), rec ? fmt("%.4f", *rec) : "",
+                     r.now && r.now->ok() ? fmt("%.4f", r.now->timing.median_ms) : "",
+                     r.drift ? fmt("%+.1f%%", *r.drift * 100) : "",
+                     r.vendor ? fmt("%.4f", r.vendor->timing.median_ms) : "",
+                     r.vendor && r.now && r.now->ok() ? fmt("%.3fx", r.vendor->timing.median_ms / r.now->timing.median_ms) : "",
+                     r.status});
+  }
+  std::printf("\n%s", format_table({"#", "template", "problem", "recorded_ms", "now_ms", "drift", "vendor_ms",
+                                    "ratio_now", "status"},
+                                   table)
+                          .c_str());
+  if (drift && !o.fail_on_drift) std::printf("drift beyond %.1f%% is flagged (exit code unaffected; --fail-on-drift makes it 1)\n", o.drift_tolerance_pct);
+  return code;
+}
+
+}  // namespace tilesmith::cli

@@ -1,0 +1,59 @@
+#include "cli/history_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/exit_codes.h"
+#include "tuner/history.h"
+#include "tuner/history_report.h"
+
+namespace tilesmith::cli {
+namespace fs = std::filesystem;
+
+namespace {
+struct HistoryOptions {
+  std::string results = "results";
+  std::string file;
+  std::size_t top = 10;
+  bool json = false;
+};
+}  // namespace
+
+CLI::App* add_history_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<HistoryOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "history",
+      "Summarise a run's history.csv: top configs, outcomes by proposer and by generation, best so far over "
+      "evaluations and time.\n  Example: autotune-loop history --results results --top 5");
+  sub->add_option("--results", o->results, "the run's results folder")->capture_default_str();
+  sub->add_option("--file", o->file, "a history.csv elsewhere (instead of <results>/history.csv)");
+  sub->add_option("--top", o->top, "how many of the fastest configs to list")->check(CLI::Range(1, 100000))->capture_default_str();
+  sub->add_flag("--json", o->json, "print one JSON object");
+  sub->callback([o, &exit_code] {
+    const fs::path path = o->file.empty() ? fs::path(o->results) / kHistoryFileName : fs::path(o->file);
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      std::cerr << "autotune-loop history: " << path.string()
+                << " does not exist; run autotune-loop first, or point --results at a run's folder\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    auto load = read_history(path);
+    if (!load.ok()) {
+      std::cerr << "autotune-loop history: " << load.status().message() << "\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    if (load->torn_bytes)
+      std::cerr << "note: " << path.string() << " ends in a torn row (" << load->torn_bytes
+                << " bytes, a run was stopped mid-write); it is left out here and repaired by the next run\n";
+    if (o->json) std::cout << history_report_json(load->rows, o->top).dump(2) << "\n";
+    else std::cout << format_history_report(load->rows, o->top);
+    exit_code = kExitOk;
+  });
+  return sub;
+}
+
+}  // namespace tilesmith::cli

@@ -1,0 +1,412 @@
+#include "cli/run_command.h"
+
+#include <algorithm>
+#include <iostream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "base/files.h"
+#include "cli/console.h"
+#include "cli/exit_codes.h"
+#include "cli/signals.h"
+#include "tuner/loop.h"
+#include "tuner/proposers/offline_proposers.h"
+#include "tuner/run_setup.h"
+#include "tuner/summary.h"
+
+namespace tilesmith::cli {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void add_run_flags(CLI::App& app, RunFlags& f) {
+  app.set_config("--config", "", "read settings from this TOML or INI file (keys are the long flag names: "
+                                 "candidates = 16, llm-url = \"http://127.0.0.1:8000/v1\"); flags given on the "
+                                 "command line win");
+  const std::string problem_group = "Problem";
+  add_problem_flags(app, f.problem, /*required=*/false);
+  for (const char* name : {"--m", "--n", "--k", "--dtype", "--layout", "--c-layout", "--alpha", "--beta", "--epilogue",
+                           "--leaky-slope"})
+    app.get_option(name)->group(problem_group);
+  app.add_option("--problem-file", f.problem_file,
+                 "the problem as JSON instead of flags: {\"m\":4096,\"n\":4096,\"k\":4096,\"dtype\":\"fp32\",\"layout\":\"NN\"}")
+      ->check(CLI::ExistingFile)
+      ->group(problem_group);
+
+  const std::string kernel_group = "Kernels and where they run";
+  app.add_option("--template", f.templates, "tune only this template (repeat for several; default: every template "
+                                            "that supports the problem)")
+      ->group(kernel_group);
+  app.add_option("--kernels-dir", f.kernels_dir, "load templates (NAME.hip + NAME.json) from this folder instead of "
+                                                 "the built-in ones")
+      ->group(kernel_group);
+  add_evaluator_flags(app, f.evaluator);
+  for (const char* name : {"--backend", "--device", "--cache-dir", "--replay-file", "--replay-space"})
+    app.get_option(name)->group(kernel_group);
+  app.add_flag("--no-vendor", f.no_vendor, "do not time the vendor library (cuBLAS/hipBLAS) for the ratio column")
+      ->group(kernel_group);
+
+  const std::string search_group = "Search";
+  std::string names = "auto, llm";
+  for (const auto& n : offline_proposer_names()) names += ", " + n;
+  app.add_option("--proposer", f.proposer,
+                 "who proposes configs: " + names +
+                     ". auto = the LLM when --llm-url or --llm-model is given, otherwise " +
+                     default_offline_proposer() + " (built-in surrogate-guided search)")
+      ->capture_default_str()
+      ->group(search_group);
+  app.add_option("--fallback-proposer", f.fallback_proposer,
+                 "offline proposer behind the LLM: seeds generation 0, fills in while the endpoint fails (default: " +
+                     default_offline_proposer() + ")")
+      ->group(search_group);
+  app.add_option("--candidates", f.candidates, "configs proposed per generation (per template)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str()
+      ->group(search_group);
+  app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
+      ->capture_default_str()
+      ->group(search_group);
+  app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
+                                       "winner (0: keep the search's measurement)")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str()
+      ->group(search_group);
+  app.add_option("--compile-threads", f.compile_threads,
+                 "threads compiling ahead of the GPU (default: min(4, half the cores); 0: compile just before "
+                 "measuring)")
+      ->check(CLI::Range(-1, 64))
+      ->group(search_group);
+
+  const std::string budget_group = "Budgets (the run ends at the first one reached; 0 = no limit)";
+  app.add_option("--generations", f.generations, "generations of the whole run (a resumed run counts its earlier ones)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(budget_group);
+  app.add_option("--max-evals", f.max_evals, "candidates evaluated in the whole run (rejected proposals do not count)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(budget_group);
+  app.add_option("--hours", f.hours, "wall-clock hours of this session, e.g. 7.5")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(budget_group);
+  app.add_option("--patience", f.patience, "plateau: stop after this many generations without a faster config")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(budget_group);
+
+  const std::string llm_group = "LLM endpoint (docs/llm.md)";
+  app.add_option("--llm-url", f.llm_url,
+                 "base URL: https://api.openai.com/v1 (default for openai), http://127.0.0.1:8000/v1 (vLLM), "
+                 "http://127.0.0.1:11434/v1 (Ollama), https://api.anthropic.com (default for anthropic)")
+      ->group(llm_group);
+  app.add_option("--llm-model", f.llm_model, "model name as the server knows it, e.g. gpt-5, Qwen/Qwen2.5-Coder-32B-Instruct")
+      ->group(llm_group);
+  app.add_option("--llm-api-key-env", f.llm_api_key_env,
+                 "environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY; unset: no "
+                 "key is sent). The key itself is never written anywhere")
+      ->group(llm_group);
+  app.add_option("--provider", f.provider, "API kind: openai (also vLLM, SGLang, llama.cpp, Ollama, LM Studio, proxies) or anthropic")
+      ->check(CLI::IsMember({"openai", "anthropic", "openai-compatible", "vllm", "llamacpp", "llama.cpp", "ollama"}))
+      ->capture_default_str()
+      ->group(llm_group);
+  app.add_option("--llm-timeout", f.llm_timeout_s, "seconds one request may take (reasoning models are slow)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(llm_group);
+  app.add_option("--llm-connect-timeout", f.llm_connect_timeout_s, "seconds to connect")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(llm_group);
+  app.add_option("--llm-deadline", f.llm_deadline_s, "seconds one proposal may take, retries included")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(llm_group);
+  app.add_option("--llm-retries", f.llm_retries, "retries of a failed request (429, 5xx, timeouts)")
+      ->check(CLI::Range(0, 20))
+      ->capture_default_str()
+      ->group(llm_group);
+  app.add_option("--llm-temperature", f.llm_temperature, "sampling temperature (not sent unless given)")->group(llm_group);
+  app.add_option("--llm-max-tokens", f.llm_max_tokens, "reply cap, reasoning included")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(llm_group);
+  app.add_option("--llm-prompt-tokens", f.llm_prompt_tokens, "prompt budget; the history is condensed to fit")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(llm_group);
+
+  const std::string out_group = "Output";
+  app.add_option("--results", f.results,
+                 "folder for history.csv, best_config.json, journal.jsonl, llm_log.jsonl and the log; running again "
+                 "with the same folder and problem resumes the run")
+      ->capture_default_str()
+      ->group(out_group);
+  app.add_flag("-v,--verbose", f.verbose, "log every candidate")->group(out_group);
+  app.add_flag("-q,--quiet", f.quiet, "warnings and the summary only")->group(out_group);
+  app.add_option("--log-file", f.log_file, "detailed log (default: <results>/autotune-loop.log)")->group(out_group);
+  app.add_flag("--no-log-file", f.no_log_file, "write no log file")->group(out_group);
+  app.add_option("--progress", f.progress,
+                 "auto: a live status line on a terminal, plain periodic lines otherwise; tty, plain, none")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
+      ->capture_default_str()
+      ->group(out_group);
+  app.add_option("--status-interval", f.status_interval_s, "seconds between plain progress lines")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group(out_group);
+}
+
+namespace {
+
+class ConsoleObserver final : public LoopObserver {
+ public:
+  explicit ConsoleObserver(Console& console) : console_(console) {}
+  void log(LogLevel level, const std::string& message) override {
+    switch (level) {
+      case LogLevel::kDebug: spdlog::debug(message); break;
+      case LogLevel::kInfo: spdlog::info(message); break;
+      case LogLevel::kWarn: spdlog::warn(message); break;
+      case LogLevel::kError: spdlog::error(message); break;
+    }
+  }
+  void on_row(const HistoryRow&, const LoopProgress& p) override { console_.progress(p); }
+  void on_generation(const LoopProgress& p) override { console_.progress(p, console_.live()); }
+
+ private:
+  Console& console_;
+};
+
+int usage(const std::string& message) {
+  std::cerr << "autotune-loop: " << message << "\n";
+  return kExitUsage;
+}
+
+int status_exit(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kUnavailable: return kExitNoDevice;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound:
+    case StatusCode::kParseError:
+    case StatusCode::kFailedPrecondition: return kExitUsage;
+    default: return kExitFailed;
+  }
+}
+
+Result<GemmProblem> problem_from_file(const std::string& path) {
+  TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Status::parse_error(path + " is not valid JSON");
+  auto p = problem_from_json(j);
+  if (!p.ok()) return p.status().with_context(path);
+  return p;
+}
+
+int default_compile_threads() {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::clamp(hw / 2, 1u, 4u));
+}
+
+json settings_json(const RunFlags& f, const std::string& proposer) {
+  return json{{"proposer", proposer},
+              {"candidates", f.candidates},
+              {"seed", f.seed},
+              {"generations", f.generations},
+              {"max_evals", f.max_evals},
+              {"hours", f.hours},
+              {"patience", f.patience},
+              {"retime", f.retime},
+              {"backend", f.evaluator.backend},
+              {"replay_file", f.evaluator.replay_file},
+              {"llm_url", f.llm_url},
+              {"llm_model", f.llm_model},
+              {"provider", f.provider}};
+}
+
+}  // namespace
+
+int run_tuning(const RunFlags& f) {
+  const bool replay = f.evaluator.backend == "replay";
+  // Problem and templates are checked before anything slow starts.
+  std::optional<GemmProblem> problem;
+  if (!f.problem_file.empty()) {
+    if (problem_given(f.problem))
+      return usage("give the problem with --m/--n/--k or with --problem-file, not both");
+    auto p = problem_from_file(f.problem_file);
+    if (!p.ok()) return usage(p.status().message());
+    problem = *p;
+  } else if (problem_given(f.problem)) {
+    auto p = to_problem(f.problem);
+    if (!p.ok()) return usage(p.status().message());
+    problem = *p;
+  } else if (f.problem.m || f.problem.n || f.problem.k) {
+    return usage("give all of --m, --n and --k (or --problem-file FILE)");
+  } else if (!replay) {
+    return usage("give the problem: --m M --n N --k K (with --dtype, --layout, ... as needed) or --problem-file "
+                 "FILE. Try --help for examples.");
+  }
+  if (replay && !f.kernels_dir.empty())
+    return usage("--kernels-dir does not go with --backend replay: the recording is the template");
+  if (!replay && (!f.evaluator.replay_file.empty() || !f.evaluator.replay_space.empty()))
+    return usage("--replay-file and --replay-space go with --backend replay");
+
+  std::optional<TemplateLibrary> library;
+  if (!replay) {
+    auto lib = load_templates(f.kernels_dir);
+    if (!lib.ok()) return usage(lib.status().message());
+    library = std::move(lib).value();
+    for (const auto& name : f.templates) {
+      const KernelTemplate* t = library->find(name);
+      if (!t) {
+        std::string known;
+        for (const auto& n : library->names()) known += " " + n;
+        return usage("no template named '" + name + "' (known:" + known + ")");
+      }
+      if (Status st = t->supports(*problem); !st.ok()) return usage(st.message());
+    }
+  }
+
+  ProposerSettings ps;
+  ps.name = f.proposer;
+  ps.fallback = f.fallback_proposer;
+  ps.llm.url = f.llm_url;
+  ps.llm.model = f.llm_model;
+  ps.llm.api_key_env = f.llm_api_key_env;
+  ps.llm.provider = f.provider;
+  ps.llm.request_timeout_s = f.llm_timeout_s;
+  ps.llm.connect_timeout_s = f.llm_connect_timeout_s;
+  ps.llm.total_deadline_s = f.llm_deadline_s;
+  ps.llm.retries = f.llm_retries;
+  ps.llm.temperature = f.llm_temperature;
+  ps.llm.max_output_tokens = f.llm_max_tokens;
+  ps.llm.prompt_token_budget = f.llm_prompt_tokens;
+  ps.llm.log_path = fs::path(f.results) / "llm_log.jsonl";
+  ps.llm.capabilities_path = fs::path(f.results) / "llm_capabilities.json";
+  ps.on_event = [](const std::string& line) { spdlog::warn(line); };
+  if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
+
+  if (Status st = ensure_directory(f.results); !st.ok()) {
+    std::cerr << "autotune-loop: " << st.message() << "\n";
+    return kExitFailed;
+  }
+  ConsoleOptions co;
+  co.verbosity = f.quiet ? -1 : f.verbose;
+  co.progress = f.progress;
+  co.interval_s = f.status_interval_s;
+  if (!f.no_log_file) co.log_file = f.log_file.empty() ? fs::path(f.results) / "autotune-loop.log" : fs::path(f.log_file);
+  auto console = Console::create(co);
+  if (!console.ok()) return usage(console.status().message());
+
+  auto opened = open_evaluator(f.evaluator, f.seed);
+  if (!opened.ok()) {
+    spdlog::error(opened.status().message());
+    return status_exit(opened.status());
+  }
+  Evaluator& evaluator = *opened->evaluator;
+  std::vector<const KernelTemplate*> templates;
+  if (replay) {
+    const GemmProblem recorded = opened->recording->problem();
+    if (!problem) {
+      problem = recorded;
+    } else if (problem->m != recorded.m || problem->n != recorded.n || problem->k != recorded.k) {
+      return usage("the recording " + f.evaluator.replay_file + " measured " + recorded.describe() +
+                   ", not " + problem->describe() + "; leave out --m/--n/--k to use its problem");
+    }
+    const KernelTemplate& t = *opened->recorded_template;
+    for (const auto& name : f.templates)
+      if (name != t.name())
+        return usage("--template " + name + ": the replay backend has only the recording's template '" + t.name() + "'");
+    templates.push_back(&t);
+  } else if (!f.templates.empty()) {
+    for (const auto& name : f.templates) templates.push_back(library->find(name));
+  } else {
+    std::vector<std::string> reasons;
+    templates = library->supporting(*problem, &reasons);
+    if (templates.empty()) {
+      std::string why;
+      for (const auto& r : reasons) why += "\n  " + r;
+      return usage("no template supports " + problem->describe() + ":" + why);
+    }
+  }
+
+  auto factory = ProposerFactory::create(ps);
+  if (!factory.ok()) return usage(factory.status().message());
+  std::vector<std::unique_ptr<Proposer>> proposers;
+  std::vector<LoopTarget> targets;
+  for (const KernelTemplate* t : templates) {
+    auto p = (*factory)->make(*t, evaluator.device(), *problem);
+    if (!p.ok()) return usage(p.status().message());
+    proposers.push_back(std::move(p).value());
+    targets.push_back({t, proposers.back().get()});
+  }
+
+  LoopOptions lo;
+  lo.results_dir = f.results;
+  lo.problem = *problem;
+  lo.candidates = f.candidates;
+  lo.seed = f.seed;
+  lo.budget.generations = f.generations;
+  lo.budget.max_evals = f.max_evals;
+  lo.budget.hours = f.hours;
+  lo.budget.patience = f.patience;
+  lo.retime_top = f.retime;
+  lo.compile_threads = f.compile_threads < 0 ? default_compile_threads() : f.compile_threads;
+  lo.vendor_baseline = !f.no_vendor;
+  lo.settings = settings_json(f, (*factory)->describe());
+  auto loop = GenerationLoop::open(evaluator, targets, lo);
+  if (!loop.ok()) {
+    spdlog::error(loop.status().message());
+    return status_exit(loop.status());
+  }
+
+  const DeviceFacts& device = evaluator.device();
+  const ResumePoint& rp = (*loop)->resume_point();
+  const std::size_t rows = (*loop)->history().rows().size();
+  if (rows > 0 || rp.session > 1) {
+    spdlog::info("resuming run {} in {}: session {}, {} rows, next generation {}{}", rp.run_id, f.results, rp.session,
+                 rows, rp.unfinished ? rp.unfinished->generation : rp.next_generation,
+                 rp.crashed.empty() ? "" : ", " + std::to_string(rp.crashed.size()) + " candidate(s) in flight at the stop");
+  } else {
+    spdlog::info("new run in {}", f.results);
+  }
+  if ((*loop)->repaired_history_bytes())
+    spdlog::warn("history.csv ended in a torn row ({} bytes: \"{}\"), cut off; every complete row is kept",
+                 (*loop)->repaired_history_bytes(), (*loop)->history().repaired_excerpt());
+  for (const auto& note : (*loop)->notes()) spdlog::warn(note);
+  if ((*loop)->repaired_journal_bytes())
+    spdlog::info("journal.jsonl ended in a torn line ({} bytes), cut off", (*loop)->repaired_journal_bytes());
+  spdlog::info("problem {} on {} [{} {}]", problem->describe(), device.name, device.backend, device.arch);
+  std::string tnames;
+  for (const auto* t : templates) tnames += (tnames.empty() ? "" : ", ") + t->name() + "@" + t->source_hash();
+  spdlog::info("templates: {}; proposer: {}; {} candidates per generation; seed {}", tnames, (*factory)->describe(),
+               f.candidates, f.seed);
+  std::string budgets;
+  if (f.generations) budgets += " --generations " + std::to_string(f.generations);
+  if (f.max_evals) budgets += " --max-evals " + std::to_string(f.max_evals);
+  if (f.hours > 0) budgets += " --hours " + format_number(f.hours);
+  if (f.patience) budgets += " --patience " + std::to_string(f.patience);
+  spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
+
+  install_stop_handlers();
+  ConsoleObserver observer(**console);
+  auto report = (*loop)->run(observer, &stop_requested(), opened->retimer.get());
+  (*console)->clear_status();
+  if (!report.ok()) {
+    spdlog::error("the run stopped: {}", report.status().message());
+    spdlog::error("every row written so far is in {}; run the same command again to resume",
+                  (fs::path(f.results) / kHistoryFileName).string());
+    return exit_code_for_signal(kExitFailed);
+  }
+  SummaryContext sc;
+  sc.problem = *problem;
+  sc.device = device;
+  sc.results_dir = f.results;
+  spdlog::default_logger()->flush();
+  const std::string summary = format_run_summary(*report, sc);
+  std::cout << summary << std::flush;
+  spdlog::debug("summary:\n{}", summary);
+  return exit_code_for_signal(report->winners.empty() ? kExitFailed : kExitOk);
+}
+
+}  // namespace tilesmith::cli

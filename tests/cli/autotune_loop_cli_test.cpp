@@ -1,0 +1,439 @@
+// The real autotune-loop and bench-best executables, end to end on the replay backend
+// (no GPU): usage and exit codes, a run with the offline proposer, a run with an LLM
+// served by a loopback server, the history command, bench-best, config files, signals.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/replay/recording.h"
+#include "tests/cli/history_reader.h"
+#include "tests/cli/process.h"
+#include "tests/llm/loopback_server.h"
+#include "tests/llm/test_support.h"
+
+namespace tilesmith {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace tilesmith::testing;
+
+#define REQUIRE_RECORDING()                                                                              \
+  if (!fs::exists(rtx3090_recording()))                                                                   \
+  GTEST_SKIP() << "the Kernel Tuner recording is not at " << rtx3090_recording()                         \
+               << " (set TILESMITH_KT_DATA to the folder holding gemm_RTX_3090.json.gz)"
+
+std::vector<std::string> loop_args(const fs::path& results, std::vector<std::string> extra) {
+  std::vector<std::string> a{autotune_loop_exe().string(), "--backend", "replay", "--replay-file",
+                             rtx3090_recording().string(), "--results", results.string(), "--progress", "plain"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+double num(const CsvRow& r, const std::string& col) { return std::stod(r.at(col)); }
+
+// ---------------------------------------------------------------- usage and exit codes
+
+TEST(CliUsage, HelpExitsZeroAndExplainsTheFlags) {
+  const fs::path dir = fresh_dir("cli_help");
+  auto r = run_process({autotune_loop_exe().string(), "--help"}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* flag : {"--max-evals", "--hours", "--patience", "--generations", "--candidates", "--llm-url",
+                           "--llm-model", "--llm-api-key-env", "--provider", "--proposer", "--results", "--seed",
+                           "--config", "--backend", "--replay-file", "--log-file", "Examples:", "Exit codes"})
+    EXPECT_TRUE(contains(r.out, flag)) << flag;
+  auto b = run_process({bench_best_exe().string(), "--help"}, dir);
+  EXPECT_EQ(b.exit_code, 0) << b.err;
+  for (const char* flag : {"--best-config", "--results", "--drift-tolerance", "--config", "Exit codes"})
+    EXPECT_TRUE(contains(b.out, flag)) << flag;
+  auto h = run_process({autotune_loop_exe().string(), "history", "--help"}, dir);
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_TRUE(contains(h.out, "--top"));
+}
+
+TEST(CliUsage, ListDevicesSaysWhenThereIsNoGpu) {
+  const fs::path dir = fresh_dir("cli_list");
+  auto r = run_process({autotune_loop_exe().string(), "--list-devices"}, dir);
+  if (r.exit_code == 0) {
+    EXPECT_TRUE(contains(r.out, "[0]")) << "exit 0 means a GPU was listed:\n" << r.out;
+  } else {
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "No GPU found")) << r.out;
+  }
+}
+
+TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
+  const fs::path dir = fresh_dir("cli_usage");
+  const std::string exe = autotune_loop_exe().string();
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string says;
+  };
+  std::vector<Case> cases = {
+      {{exe}, 2, "Usage"},
+      {{exe, "--results", (dir / "r").string()}, 2, "give the problem"},
+      {{exe, "--m", "128"}, 2, "--m, --n and --k"},
+      {{exe, "--m", "64", "--n", "64", "--k", "64", "--proposer", "sideways"}, 2, "unknown proposer 'sideways'"},
+      {{exe, "--m", "64", "--n", "64", "--k", "64", "--proposer", "llm"}, 2, "--llm-model"},
+      {{exe, "--backend", "replay"}, 2, "--replay-file"},
+      {{exe, "--m", "64", "--n", "64", "--k", "64", "--replay-file", "x.json"}, 2, "--backend replay"},
+      {{exe, "--m", "64", "--n", "64", "--k", "64", "--template", "nope"}, 2, "no template named 'nope'"},
+      {{exe, "--m", "64", "--n", "64", "--k", "64", "--candidates", "0"}, 2, "candidates"},
+      {{exe, "--no-such-flag"}, 2, "no-such-flag"},
+      {{exe, "history", "--results", (dir / "absent").string()}, 2, "does not exist"},
+      {{bench_best_exe().string()}, 2, "give a config"},
+      {{bench_best_exe().string(), "--results", (dir / "absent").string()}, 2, "does not exist"},
+      {{bench_best_exe().string(), "--config", "{\"A\":1}"}, 2, ""},
+  };
+  for (const auto& c : cases) {
+    auto r = run_process(c.args, dir);
+    std::string cmd;
+    for (const auto& a : c.args) cmd += " " + a;
+    EXPECT_EQ(r.exit_code, c.code) << cmd << "\n" << r.out << r.err;
+    if (!c.says.empty()) {
+      EXPECT_TRUE(contains(r.out + r.err, c.says)) << cmd << " should say '" << c.says << "':\n" << r.err;
+    }
+  }
+  // A problem file that is not JSON.
+  {
+    std::ofstream(dir / "p.json") << "{m: 1";
+    auto r = run_process({exe, "--problem-file", (dir / "p.json").string()}, dir);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(contains(r.err, "not valid JSON")) << r.err;
+  }
+}
+
+TEST(CliUsage, GpuBackendWithoutAGpuExitsThree) {
+  const fs::path dir = fresh_dir("cli_nogpu");
+  auto probe = run_process({autotune_loop_exe().string(), "--list-devices"}, dir);
+  if (probe.exit_code == 0) GTEST_SKIP() << "this machine has a GPU";
+  auto r = run_process({autotune_loop_exe().string(), "--m", "256", "--n", "256", "--k", "256", "--results",
+                        (dir / "r").string(), "--max-evals", "2"},
+                       dir);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(contains(r.err, "no GPU found")) << r.err;
+  auto b = run_process({bench_best_exe().string(), "--m", "256", "--n", "256", "--k", "256", "--config",
+                        "{\"BLOCK_M\":64,\"BLOCK_N\":64,\"BLOCK_K\":8,\"THREAD_M\":4,\"THREAD_N\":4}"},
+                       dir);
+  EXPECT_EQ(b.exit_code, 3) << b.err;
+}
+
+// ---------------------------------------------------------------- runs
+
+TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
+  REQUIRE_RECORDING();
+  const fs::path dir = fresh_dir("cli_offline");
+  const fs::path results = dir / "results";
+  auto r = run_process(loop_args(results, {"--generations", "6", "--candidates", "8", "--seed", "3"}), dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "stopped, generation budget reached")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Top 5 configs")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Outcomes by proposer")) << r.out;
+  EXPECT_TRUE(contains(r.out, "measuring")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Re-timed finalists")) << r.out;
+  EXPECT_TRUE(contains(r.err, "progress: gen")) << "plain progress lines when not a terminal\n" << r.err;
+  EXPECT_TRUE(fs::exists(results / "autotune-loop.log"));
+
+  auto rows = read_csv_rows(results / "history.csv");
+  ASSERT_EQ(rows.size(), 48u);
+  std::set<std::string> keys;
+  std::map<int, double> best_by_generation;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const CsvRow& row = rows[i];
+    EXPECT_EQ(row.at("schema_version"), "1");
+    EXPECT_EQ(row.at("row"), std::to_string(i + 1));
+    EXPECT_EQ(row.at("stage"), "evaluation");
+    EXPECT_EQ(row.at("proposer"), "evolve");
+    EXPECT_EQ(row.at("template"), "gemm_RTX_3090");
+    EXPECT_EQ(row.at("m"), "4096");
+    EXPECT_EQ(row.at("device_name"), "NVIDIA GeForce RTX 3090");
+    EXPECT_EQ(row.at("backend"), "replay");
+    EXPECT_FALSE(row.at("timestamp").empty());
+    EXPECT_EQ(row.at("timestamp").back(), 'Z');
+    EXPECT_TRUE(keys.insert(row.at("template") + "/" + row.at("config_hash")).second) << "row " << i + 1;
+    EXPECT_TRUE(json::parse(row.at("config"), nullptr, false).is_object()) << row.at("config");
+    const int gen = std::stoi(row.at("generation"));
+    EXPECT_EQ(gen, static_cast<int>(i / 8));
+    if (row.at("outcome") == "ok") {
+      const double ms = num(row, "median_ms");
+      EXPECT_GT(num(row, "tflops"), 0);
+      EXPECT_LE(num(row, "min_ms"), ms);
+      EXPECT_LE(num(row, "p20_ms"), num(row, "p80_ms"));
+      if (!best_by_generation.count(gen) || ms < best_by_generation[gen]) best_by_generation[gen] = ms;
+    } else {
+      EXPECT_EQ(row.at("median_ms"), "");
+    }
+  }
+  double running = 1e9, first = 0;
+  for (const auto& [gen, ms] : best_by_generation) {
+    if (first == 0) first = ms;
+    running = std::min(running, ms);
+  }
+  EXPECT_LT(running, first) << "the best improves over the generations";
+
+  // best_config.json: one entry, the re-timed winner, pointing at its history row.
+  json best = json::parse(slurp(results / "best_config.json"));
+  EXPECT_EQ(best["schema"], "tilesmith.best_config/1");
+  ASSERT_EQ(best["entries"].size(), 1u);
+  const json& e = best["entries"][0];
+  EXPECT_EQ(e["template"]["name"], "gemm_RTX_3090");
+  EXPECT_EQ(e["metrics"]["source"], "retime");
+  EXPECT_EQ(e["retime"].size(), 3u);
+  const auto hrow = e["provenance"]["history_row"].get<std::size_t>();
+  ASSERT_GE(hrow, 1u);
+  ASSERT_LE(hrow, rows.size());
+  EXPECT_EQ(json::parse(rows[hrow - 1].at("config")), e["config"]);
+  EXPECT_LE(num(rows[hrow - 1], "median_ms"), running * 1.05) << "the winner is one of the fastest";
+
+  // The history command.
+  auto h = run_process({autotune_loop_exe().string(), "history", "--results", results.string(), "--top", "3"}, dir);
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  for (const char* part : {"48 rows", "Top 3 configs", "Outcomes by proposer", "Outcomes by generation", "Best so far"})
+    EXPECT_TRUE(contains(h.out, part)) << part << "\n" << h.out;
+  auto hj = run_process({autotune_loop_exe().string(), "history", "--results", results.string(), "--top", "3", "--json"}, dir);
+  ASSERT_EQ(hj.exit_code, 0);
+  json report = json::parse(hj.out);
+  ASSERT_EQ(report["top"].size(), 3u);
+  EXPECT_LE(report["top"][0]["median_ms"].get<double>(), report["top"][1]["median_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(report["top"][0]["median_ms"].get<double>(), running);
+  EXPECT_EQ(report["outcomes_by_generation"].size(), 6u);
+  EXPECT_DOUBLE_EQ(report["best_so_far"].back()["median_ms"].get<double>(), running);
+
+  // bench-best reproduces the entry on the same (replayed) device.
+  const std::vector<std::string> bench{bench_best_exe().string(), "--backend", "replay", "--replay-file",
+                                       rtx3090_recording().string(), "--results", results.string()};
+  auto b = run_process(bench, dir);
+  EXPECT_EQ(b.exit_code, 0) << b.out << b.err;
+  EXPECT_TRUE(contains(b.out, "recorded")) << b.out;
+  EXPECT_TRUE(contains(b.out, "now")) << b.out;
+  EXPECT_TRUE(contains(b.out, "status    ok")) << b.out;
+  auto bj_args = bench;
+  bj_args.push_back("--json");
+  auto bj = run_process(bj_args, dir);
+  ASSERT_EQ(bj.exit_code, 0) << bj.err;
+  json bjson = json::parse(bj.out);
+  ASSERT_EQ(bjson["entries"].size(), 1u);
+  EXPECT_EQ(bjson["entries"][0]["status"], "ok");
+  EXPECT_LT(std::fabs(bjson["entries"][0]["drift"].get<double>()), 0.10);
+
+  // Drift beyond a zero tolerance is flagged, and fails only with --fail-on-drift.
+  auto strict = bench;
+  strict.insert(strict.end(), {"--drift-tolerance", "0", "--fail-on-drift"});
+  auto s = run_process(strict, dir);
+  if (bjson["entries"][0]["drift"].get<double>() != 0) {
+    EXPECT_EQ(s.exit_code, 1) << s.out;
+    EXPECT_TRUE(contains(s.out, "DRIFT")) << s.out;
+  }
+
+  // A template that changed since the entry was recorded, and a device with no entry.
+  json changed = best;
+  changed["entries"][0]["template"]["source_hash"] = "0000000000000000";
+  std::ofstream(dir / "changed.json") << changed.dump(2);
+  auto c = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", rtx3090_recording().string(),
+                        "--best-config", (dir / "changed.json").string()},
+                       dir);
+  EXPECT_EQ(c.exit_code, 4) << c.out << c.err;
+  EXPECT_TRUE(contains(c.out, "changed since it was recorded")) << c.out;
+  json other = best;
+  other["entries"][0]["device"]["name"] = "AMD Instinct MI300X";
+  std::ofstream(dir / "other.json") << other.dump(2);
+  auto o = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", rtx3090_recording().string(),
+                        "--best-config", (dir / "other.json").string()},
+                       dir);
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_TRUE(contains(o.err, "no entry for this device")) << o.err;
+  EXPECT_TRUE(contains(o.err, "AMD Instinct MI300X")) << o.err;
+
+  // A folder recorded on another device is refused, with nothing changed.
+  const fs::path titan = recordings_dir() / "gemm_RTX_Titan.json.gz";
+  if (fs::exists(titan)) {
+    const std::string before = slurp(results / "history.csv");
+    auto t = run_process({autotune_loop_exe().string(), "--backend", "replay", "--replay-file", titan.string(),
+                          "--results", results.string(), "--max-evals", "100"},
+                         dir);
+    EXPECT_EQ(t.exit_code, 2) << t.err;
+    EXPECT_TRUE(contains(t.err, "was recorded on NVIDIA GeForce RTX 3090")) << t.err;
+    EXPECT_EQ(slurp(results / "history.csv"), before);
+  }
+}
+
+// An OpenAI-compatible server on loopback that answers with candidates from the replayed
+// space: mostly recorded configurations, plus two a real model might send by mistake.
+class FakeLlmServer {
+ public:
+  explicit FakeLlmServer(const replay::Recording& rec) : rec_(rec) {
+    server_.set_handler([this](const httplib::Request& req, httplib::Response& res) {
+      json body = json::parse(req.body, nullptr, false);
+      if (body.is_discarded() || !body.contains("messages")) {
+        res.status = 400;
+        return;
+      }
+      json candidates = json::array();
+      std::mt19937_64 rng(++calls_);
+      std::uniform_int_distribution<std::size_t> pick(0, rec_.records().size() - 1);
+      const auto& params = rec_.space().parameters();
+      for (int added = 0; added < 6;) {
+        const auto& record = rec_.records()[pick(rng)];
+        if (record.outcome != Outcome::kOk) continue;
+        json c{{"rationale", "wide tiles, vector loads"}};
+        for (std::size_t i = 0; i < params.size(); ++i) c[params[i].name] = record.point[i];
+        candidates.push_back(c);
+        ++added;
+      }
+      json out_of_domain = candidates[0];
+      out_of_domain["VWM"] = 3;
+      json a_string = candidates[1];
+      a_string["MWG"] = "64";
+      candidates.push_back(out_of_domain);
+      candidates.push_back(a_string);
+      res.set_content(openai_reply(json{{"candidates", candidates}}.dump()), "application/json");
+    });
+  }
+  std::string url() const { return server_.url() + "/v1"; }
+  std::size_t requests() const { return server_.request_count(); }
+  bool ok() const { return server_.ok(); }
+
+ private:
+  const replay::Recording& rec_;
+  LoopbackServer server_;
+  std::atomic<int> calls_{0};
+};
+
+TEST(CliRun, ReplayWithAnLlmOnLoopback) {
+  REQUIRE_RECORDING();
+  auto rec = replay::Recording::load(rtx3090_recording());
+  ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+  FakeLlmServer server(**rec);
+  ASSERT_TRUE(server.ok());
+  const fs::path dir = fresh_dir("cli_llm");
+  const fs::path results = dir / "results";
+  auto r = run_process(loop_args(results, {"--generations", "4", "--candidates", "6", "--llm-url", server.url(),
+                                           "--llm-model", "test-model", "--llm-api-key-env", "TILESMITH_TEST_NO_KEY"}),
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_GE(server.requests(), 3u) << "generations 1-3 ask the LLM";
+  EXPECT_TRUE(fs::exists(results / "llm_log.jsonl"));
+
+  auto rows = read_csv_rows(results / "history.csv");
+  int llm_ok = 0, llm_rejected = 0, offline = 0;
+  std::set<std::string> keys;
+  for (const auto& row : rows) {
+    const int gen = std::stoi(row.at("generation"));
+    if (row.at("stage") == "evaluation") {
+      EXPECT_TRUE(keys.insert(row.at("config_hash")).second) << "evaluated twice: " << row.at("config");
+    }
+    if (gen == 0) {
+      EXPECT_EQ(row.at("proposer"), "evolve") << "generation 0 is seeded offline";
+      ++offline;
+      continue;
+    }
+    if (row.at("proposer") != "llm") continue;
+    EXPECT_EQ(row.at("model"), "test-model");
+    if (row.at("stage") == "evaluation" && row.at("outcome") == "ok") {
+      ++llm_ok;
+      EXPECT_EQ(row.at("rationale"), "wide tiles, vector loads");
+    }
+    if (row.at("stage") == "proposal") {
+      ++llm_rejected;
+      EXPECT_EQ(row.at("outcome"), "invalid");
+      EXPECT_FALSE(row.at("message").empty());
+    }
+  }
+  EXPECT_EQ(offline, 6);
+  EXPECT_GE(llm_ok, 12) << "the LLM's candidates are evaluated in generations 1-3";
+  EXPECT_GE(llm_rejected, 3) << "its out-of-domain and string values are recorded with the reason";
+  json best = json::parse(slurp(results / "best_config.json"));
+  ASSERT_EQ(best["entries"].size(), 1u);
+  EXPECT_TRUE(contains(r.out, "llm:test-model")) << r.out;
+}
+
+TEST(CliRun, SettingsFromAConfigFileAndTheCommandLineWins) {
+  REQUIRE_RECORDING();
+  const fs::path dir = fresh_dir("cli_config");
+  {
+    std::ofstream toml(dir / "tune.toml");
+    toml << "# settings a user repeats\n"
+         << "backend = \"replay\"\n"
+         << "replay-file = \"" << rtx3090_recording().string() << "\"\n"
+         << "candidates = 4\n"
+         << "generations = 2\n"
+         << "seed = 5\n"
+         << "retime = 0\n"
+         << "results = \"" << (dir / "a").string() << "\"\n";
+  }
+  auto r = run_process({autotune_loop_exe().string(), "--config", (dir / "tune.toml").string()}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_csv_rows(dir / "a" / "history.csv").size(), 8u);
+  auto r2 = run_process({autotune_loop_exe().string(), "--config", (dir / "tune.toml").string(), "--generations", "3",
+                         "--results", (dir / "b").string()},
+                        dir);
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  EXPECT_EQ(read_csv_rows(dir / "b" / "history.csv").size(), 12u);
+  json best = json::parse(slurp(dir / "b" / "best_config.json"));
+  EXPECT_EQ(best["entries"][0]["metrics"]["source"], "search") << "retime = 0 keeps the search's measurement";
+}
+
+// ---------------------------------------------------------------- signals
+
+void wait_for_rows(const fs::path& history, std::size_t n) {
+  for (int i = 0; i < 6000; ++i) {
+    if (fs::exists(history)) {
+      auto parsed = csv::parse(slurp(history));
+      if (parsed.ok() && parsed->records.size() > n) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  FAIL() << "the run never reached " << n << " rows";
+}
+
+TEST(CliSignals, CtrlCFinishesTheCandidateSummarisesAndExits130) {
+  REQUIRE_RECORDING();
+  for (int sig : {SIGINT, SIGTERM}) {
+    const fs::path dir = fresh_dir(std::string("cli_signal_") + std::to_string(sig));
+    Child child(loop_args(dir / "results", {"--max-evals", "5000", "--candidates", "8"}), dir);
+    wait_for_rows(dir / "results" / "history.csv", 12);
+    child.signal(sig);
+    auto r = child.wait(60);
+    EXPECT_EQ(r.exit_code, sig == SIGINT ? 130 : 143) << r.err;
+    EXPECT_TRUE(contains(r.out, "stopped, interrupted")) << r.out;
+    EXPECT_TRUE(contains(r.err, sig == SIGINT ? "Ctrl-C" : "SIGTERM")) << r.err;
+    auto rows = read_csv_rows(dir / "results" / "history.csv");  // whole, not torn
+    EXPECT_GE(rows.size(), 12u);
+    EXPECT_LT(rows.size(), 5000u);
+    json best = json::parse(slurp(dir / "results" / "best_config.json"));
+    EXPECT_EQ(best["entries"][0]["metrics"]["source"], "search") << "no re-timing after a stop";
+    const std::string journal = slurp(dir / "results" / "journal.jsonl");
+    EXPECT_TRUE(contains(journal.substr(journal.rfind('{')), "\"event\":\"end\"")) << "the session ends cleanly";
+  }
+}
+
+TEST(CliSignals, SecondCtrlCExitsAtOnceLosingNoRow) {
+  REQUIRE_RECORDING();
+  const fs::path dir = fresh_dir("cli_signal_twice");
+  Child child(loop_args(dir / "results", {"--max-evals", "5000"}), dir);
+  wait_for_rows(dir / "results" / "history.csv", 8);
+  child.signal(SIGINT);
+  child.signal(SIGINT);
+  auto r = child.wait(60);
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  auto rows = read_csv_rows(dir / "results" / "history.csv");
+  EXPECT_GE(rows.size(), 8u);
+  // And the run resumes from there.
+  auto again = run_process(loop_args(dir / "results", {"--max-evals", std::to_string(rows.size() + 8)}), dir);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  auto after = read_csv_rows(dir / "results" / "history.csv");
+  EXPECT_EQ(after.size(), rows.size() + 8);
+  for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(after[i], rows[i]) << "row " << i + 1 << " changed";
+}
+
+}  // namespace
+}  // namespace tilesmith

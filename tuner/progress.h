@@ -1,0 +1,34 @@
+#pragma once
+// Where a run stands, for people: a snapshot the loop fills after every row, and its two
+// renderings, the live status line of a terminal and the plain periodic log line of a
+// nohup or tmux log. Pure formatting; thread-compatible.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace tilesmith {
+
+struct LoopProgress {
+  int generation = 0;                 // the generation under way (or last finished)
+  std::int64_t evaluated = 0;         // evaluation rows of the whole run
+  std::int64_t evaluated_session = 0; // of this session
+  std::int64_t rejected = 0;          // proposal rows (rejected before evaluation) of the run
+  std::map<std::string, std::int64_t> outcomes;  // evaluation rows by outcome name
+  std::optional<double> best_ms, best_tflops, best_vendor_ratio;
+  std::string best_template;
+  double elapsed_s = 0;               // this session
+  double measure_s = 0;               // this session's time inside evaluate() and the vendor baseline
+  std::string budget_left;            // "3 generations, 40 evaluations, 1h02m" or "" (no limit)
+};
+
+// "1h02m03s", "4m05s", "12.3s".
+std::string format_duration(double seconds);
+// "gen 12 | 96 evaluated: 80 ok, 10 compile_error, 6 wrong_result | best 22.31 TFLOP/s (0.91x vendor) |
+// 5m12s, GPU 84% | left: 104 evaluations", cut to `width` columns (0: no limit).
+std::string format_status_line(const LoopProgress& p, std::size_t width = 0);
+// The same facts for a log: no cut, "progress:" first.
+std::string format_progress_line(const LoopProgress& p);
+
+}  // namespace tilesmith
