@@ -88,6 +88,25 @@ __device__ __forceinline__ void ts_multiply_stage(const float* __restrict__ As, 
   }
 }
 
+// Calls f(m, n, value) for every element of this thread's register tile inside C.
+template <typename F>
+__device__ __forceinline__ void ts_for_each_result(const float (&acc)[ACC_M][ACC_N], const TsTile& tile,
+                                                   const TsThread& th, int M, int N, F f) {
+#pragma unroll
+  for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+    for (int i = 0; i < THREAD_M; ++i) {
+      const int gm = tile.block_m + th.row(wm, i);
+#pragma unroll
+      for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+        for (int j = 0; j < THREAD_N; ++j) {
+          const int gn = tile.block_n + th.col(wn, j);
+          if (gm < M && gn < N) f(gm, gn, acc[wm * THREAD_M + i][wn * THREAD_N + j]);
+        }
+    }
+}
+
 // Writes the block's results: straight to C, or (SPLIT_K > 1) as a partial tile to the
 // workspace, after which the last block of the tile to finish sums the partials in
 // split order 0..SPLIT_K-1 (deterministic) and stores C. The workspace holds
@@ -98,38 +117,14 @@ __device__ __forceinline__ void ts_finish(const float (&acc)[ACC_M][ACC_N], cons
                                           float* __restrict__ workspace, int M, int N, int ldc, float alpha,
                                           float beta, float slope) {
 #if SPLIT_K == 1
-  (void)tile;
   (void)workspace;
   (void)tid;
-#pragma unroll
-  for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-    for (int i = 0; i < THREAD_M; ++i) {
-      const int gm = tile.block_m + th.row(wm, i);
-#pragma unroll
-      for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-        for (int j = 0; j < THREAD_N; ++j) {
-          const int gn = tile.block_n + th.col(wn, j);
-          if (gm < M && gn < N) ts_store_c(C, gm, gn, ldc, acc[wm * THREAD_M + i][wn * THREAD_N + j], alpha, beta, bias, slope);
-        }
-    }
+  ts_for_each_result(acc, tile, th, M, N,
+                     [&](int m, int n, float v) { ts_store_c(C, m, n, ldc, v, alpha, beta, bias, slope); });
 #else
   float* partial = workspace + (long long)blockIdx.y * M * N;
   int* counters = reinterpret_cast<int*>(workspace + (long long)SPLIT_K * M * N);
-#pragma unroll
-  for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-    for (int i = 0; i < THREAD_M; ++i) {
-      const int gm = tile.block_m + th.row(wm, i);
-#pragma unroll
-      for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-        for (int j = 0; j < THREAD_N; ++j) {
-          const int gn = tile.block_n + th.col(wn, j);
-          if (gm < M && gn < N) partial[(long long)gm * N + gn] = acc[wm * THREAD_M + i][wn * THREAD_N + j];
-        }
-    }
+  ts_for_each_result(acc, tile, th, M, N, [&](int m, int n, float v) { partial[(long long)m * N + n] = v; });
   __threadfence();
   __syncthreads();
   __shared__ int arrived;

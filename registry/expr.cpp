@@ -58,9 +58,28 @@ void python_divmod(double a, double b, double* floordiv, double* mod) {
 // that "X != 0 and Y % X == 0" never divides by zero, exactly as in Python.
 // ---------------------------------------------------------------------------------------
 enum class Op : std::uint8_t {
-  kConst, kLoad, kNeg, kNot, kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow,
-  kLt, kLe, kGt, kGe, kEq, kNe,
-  kMin, kMax, kAbs, kCeilDiv, kTrunc,
+  kConst,
+  kLoad,
+  kNeg,
+  kNot,
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kMod,
+  kPow,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kEq,
+  kNe,
+  kMin,
+  kMax,
+  kAbs,
+  kCeilDiv,
+  kTrunc,
   kJumpIfFalseElsePop,  // top == 0: top = 0, jump; else pop
   kJumpIfTrueElsePop,   // top != 0: top = 1, jump; else pop
   kBool,                // top = (top != 0)
@@ -106,7 +125,8 @@ class Lexer {
       int pos = static_cast<int>(i);
       char c = text_[i];
       if (std::isdigit(static_cast<unsigned char>(c)) ||
-          (c == '.' && i + 1 < text_.size() && std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
+          (c == '.' && i + 1 < text_.size() &&
+           std::isdigit(static_cast<unsigned char>(text_[i + 1])))) {
         size_t j = i;
         while (j < text_.size() && std::isdigit(static_cast<unsigned char>(text_[j]))) ++j;
         if (j < text_.size() && text_[j] == '.') {
@@ -121,9 +141,10 @@ class Lexer {
             j = k;
           }
         }
-        if (j < text_.size() && (std::isalpha(static_cast<unsigned char>(text_[j])) || text_[j] == '_'))
-          return error_at(static_cast<int>(j), "malformed number '" +
-                                                   std::string(text_.substr(i, j - i + 1)) + "'");
+        if (j < text_.size() &&
+            (std::isalpha(static_cast<unsigned char>(text_[j])) || text_[j] == '_'))
+          return error_at(static_cast<int>(j),
+                          "malformed number '" + std::string(text_.substr(i, j - i + 1)) + "'");
         std::string lit(text_.substr(i, j - i));
         out->push_back({Tok::kNumber, lit, std::strtod(lit.c_str(), nullptr), pos});
         i = j;
@@ -138,9 +159,21 @@ class Lexer {
         i = j;
         continue;
       }
-      if (c == '(') { out->push_back({Tok::kLParen, "(", 0, pos}); ++i; continue; }
-      if (c == ')') { out->push_back({Tok::kRParen, ")", 0, pos}); ++i; continue; }
-      if (c == ',') { out->push_back({Tok::kComma, ",", 0, pos}); ++i; continue; }
+      if (c == '(') {
+        out->push_back({Tok::kLParen, "(", 0, pos});
+        ++i;
+        continue;
+      }
+      if (c == ')') {
+        out->push_back({Tok::kRParen, ")", 0, pos});
+        ++i;
+        continue;
+      }
+      if (c == ',') {
+        out->push_back({Tok::kComma, ",", 0, pos});
+        ++i;
+        continue;
+      }
       static const char* kTwo[] = {"**", "//", "<=", ">=", "==", "!=", "&&", "||"};
       bool matched = false;
       for (const char* two : kTwo) {
@@ -181,8 +214,8 @@ struct Node {
   int pos = 0;
   double number = 0;
   int slot = -1;
-  Op op = Op::kConst;                      // unary/binary/call operator
-  std::vector<Op> compare_ops;             // kCompare: n-1 operators for n operands
+  Op op = Op::kConst;           // unary/binary/call operator
+  std::vector<Op> compare_ops;  // kCompare: n-1 operators for n operands
   std::vector<std::unique_ptr<Node>> kids;
 };
 
@@ -204,7 +237,8 @@ class Parser {
     NodePtr root = parse_or();
     if (!error_.ok()) return error_;
     if (peek().kind != Tok::kEnd) {
-      fail(peek().pos, "expected an operator or the end of the expression, found " + describe(peek()));
+      fail(peek().pos,
+           "expected an operator or the end of the expression, found " + describe(peek()));
       return error_;
     }
     return root;
@@ -267,13 +301,20 @@ class Parser {
   bool comparison_op(Op* op) const {
     if (peek().kind != Tok::kOp) return false;
     const std::string& t = peek().text;
-    if (t == "<") *op = Op::kLt;
-    else if (t == "<=") *op = Op::kLe;
-    else if (t == ">") *op = Op::kGt;
-    else if (t == ">=") *op = Op::kGe;
-    else if (t == "==") *op = Op::kEq;
-    else if (t == "!=") *op = Op::kNe;
-    else return false;
+    if (t == "<")
+      *op = Op::kLt;
+    else if (t == "<=")
+      *op = Op::kLe;
+    else if (t == ">")
+      *op = Op::kGt;
+    else if (t == ">=")
+      *op = Op::kGe;
+    else if (t == "==")
+      *op = Op::kEq;
+    else if (t == "!=")
+      *op = Op::kNe;
+    else
+      return false;
     return true;
   }
 
@@ -317,7 +358,10 @@ class Parser {
     NodePtr left = parse_factor();
     while (error_.ok() && (is_op("*") || is_op("/") || is_op("//") || is_op("%"))) {
       const Token& t = take();
-      Op op = t.text == "*" ? Op::kMul : t.text == "/" ? Op::kDiv : t.text == "//" ? Op::kFloorDiv : Op::kMod;
+      Op op = t.text == "*"    ? Op::kMul
+              : t.text == "/"  ? Op::kDiv
+              : t.text == "//" ? Op::kFloorDiv
+                               : Op::kMod;
       int pos = t.pos;
       NodePtr right = parse_factor();
       if (!error_.ok()) return nullptr;
@@ -398,17 +442,22 @@ class Parser {
   }
 
   NodePtr parse_call(const Token& name) {
-    struct Fn { const char* name; Op op; int min_args, max_args; };
+    struct Fn {
+      const char* name;
+      Op op;
+      int min_args, max_args;
+    };
     static const Fn kFns[] = {
-        {"min", Op::kMin, 2, 1 << 20}, {"max", Op::kMax, 2, 1 << 20}, {"abs", Op::kAbs, 1, 1},
-        {"ceil_div", Op::kCeilDiv, 2, 2}, {"int", Op::kTrunc, 1, 1}, {"float", Op::kConst, 1, 1},
+        {"min", Op::kMin, 2, 1 << 20}, {"max", Op::kMax, 2, 1 << 20},
+        {"abs", Op::kAbs, 1, 1},       {"ceil_div", Op::kCeilDiv, 2, 2},
+        {"int", Op::kTrunc, 1, 1},     {"float", Op::kConst, 1, 1},
     };
     const Fn* fn = nullptr;
     for (const Fn& f : kFns)
       if (name.text == f.name) fn = &f;
     if (!fn) {
-      fail(name.pos, "unknown function '" + name.text +
-                         "' (known: min, max, abs, ceil_div, int, float)");
+      fail(name.pos,
+           "unknown function '" + name.text + "' (known: min, max, abs, ceil_div, int, float)");
       return nullptr;
     }
     int open_pos = take().pos;  // '('
@@ -434,7 +483,7 @@ class Parser {
     int argc = static_cast<int>(n->kids.size());
     if (argc < fn->min_args || argc > fn->max_args) {
       std::string want = fn->min_args == fn->max_args ? std::to_string(fn->min_args)
-                                                       : "at least " + std::to_string(fn->min_args);
+                                                      : "at least " + std::to_string(fn->min_args);
       fail(name.pos, name.text + "() takes " + want + " argument(s), got " + std::to_string(argc));
       return nullptr;
     }
@@ -464,10 +513,20 @@ class Compiler {
 
   void compile(const Node& n) {
     switch (n.kind) {
-      case NodeKind::kNumber: emit(Op::kConst, 0, n.pos, +1, n.number); return;
-      case NodeKind::kVar: emit(Op::kLoad, n.slot, n.pos, +1); return;
-      case NodeKind::kUnary: compile(*n.kids[0]); emit(n.op, 0, n.pos, 0); return;
-      case NodeKind::kNot: compile(*n.kids[0]); emit(Op::kNot, 0, n.pos, 0); return;
+      case NodeKind::kNumber:
+        emit(Op::kConst, 0, n.pos, +1, n.number);
+        return;
+      case NodeKind::kVar:
+        emit(Op::kLoad, n.slot, n.pos, +1);
+        return;
+      case NodeKind::kUnary:
+        compile(*n.kids[0]);
+        emit(n.op, 0, n.pos, 0);
+        return;
+      case NodeKind::kNot:
+        compile(*n.kids[0]);
+        emit(Op::kNot, 0, n.pos, 0);
+        return;
       case NodeKind::kBinary:
         compile(*n.kids[0]);
         compile(*n.kids[1]);
@@ -477,7 +536,8 @@ class Compiler {
       case NodeKind::kOr: {
         compile(*n.kids[0]);
         size_t jump = code.size();
-        emit(n.kind == NodeKind::kAnd ? Op::kJumpIfFalseElsePop : Op::kJumpIfTrueElsePop, 0, n.pos, -1);
+        emit(n.kind == NodeKind::kAnd ? Op::kJumpIfFalseElsePop : Op::kJumpIfTrueElsePop, 0, n.pos,
+             -1);
         compile(*n.kids[1]);
         emit(Op::kBool, 0, n.pos, 0);
         code[jump].arg = static_cast<int>(code.size());
@@ -559,7 +619,8 @@ Result<Expr> Expr::parse(std::string_view text, VariableTable& vars) {
 namespace {
 
 bool eval_error(const std::string& text, int pos, const char* what, std::string* error) {
-  if (error) *error = std::string(what) + " at column " + std::to_string(pos + 1) + " of '" + text + "'";
+  if (error)
+    *error = std::string(what) + " at column " + std::to_string(pos + 1) + " of '" + text + "'";
   return false;
 }
 
@@ -586,18 +647,35 @@ bool Expr::eval(std::span<const double> values, double* out, std::string* error)
   for (int pc = 0; pc < n; ++pc) {
     const Instr& in = code[pc];
     switch (in.op) {
-      case Op::kConst: st[sp++] = in.value; break;
+      case Op::kConst:
+        st[sp++] = in.value;
+        break;
       case Op::kLoad:
         if (static_cast<size_t>(in.arg) >= values.size())
           return eval_error(im.text, in.pos, "no value for a name", error);
         st[sp++] = values[static_cast<size_t>(in.arg)];
         break;
-      case Op::kNeg: st[sp - 1] = -st[sp - 1]; break;
-      case Op::kNot: st[sp - 1] = st[sp - 1] == 0.0 ? 1.0 : 0.0; break;
-      case Op::kBool: st[sp - 1] = st[sp - 1] != 0.0 ? 1.0 : 0.0; break;
-      case Op::kAdd: --sp; st[sp - 1] += st[sp]; break;
-      case Op::kSub: --sp; st[sp - 1] -= st[sp]; break;
-      case Op::kMul: --sp; st[sp - 1] *= st[sp]; break;
+      case Op::kNeg:
+        st[sp - 1] = -st[sp - 1];
+        break;
+      case Op::kNot:
+        st[sp - 1] = st[sp - 1] == 0.0 ? 1.0 : 0.0;
+        break;
+      case Op::kBool:
+        st[sp - 1] = st[sp - 1] != 0.0 ? 1.0 : 0.0;
+        break;
+      case Op::kAdd:
+        --sp;
+        st[sp - 1] += st[sp];
+        break;
+      case Op::kSub:
+        --sp;
+        st[sp - 1] -= st[sp];
+        break;
+      case Op::kMul:
+        --sp;
+        st[sp - 1] *= st[sp];
+        break;
       case Op::kDiv:
         --sp;
         if (st[sp] == 0.0) return eval_error(im.text, in.pos, "division by zero", error);
@@ -618,18 +696,37 @@ bool Expr::eval(std::span<const double> values, double* out, std::string* error)
         --sp;
         double a = st[sp - 1], b = st[sp];
         if (a == 0.0 && b < 0.0)
-          return eval_error(im.text, in.pos, "zero raised to a negative power (division by zero)", error);
+          return eval_error(im.text, in.pos, "zero raised to a negative power (division by zero)",
+                            error);
         if (a < 0.0 && b != std::floor(b))
           return eval_error(im.text, in.pos, "negative number raised to a fractional power", error);
         st[sp - 1] = std::pow(a, b);
         break;
       }
-      case Op::kLt: --sp; st[sp - 1] = st[sp - 1] < st[sp] ? 1.0 : 0.0; break;
-      case Op::kLe: --sp; st[sp - 1] = st[sp - 1] <= st[sp] ? 1.0 : 0.0; break;
-      case Op::kGt: --sp; st[sp - 1] = st[sp - 1] > st[sp] ? 1.0 : 0.0; break;
-      case Op::kGe: --sp; st[sp - 1] = st[sp - 1] >= st[sp] ? 1.0 : 0.0; break;
-      case Op::kEq: --sp; st[sp - 1] = st[sp - 1] == st[sp] ? 1.0 : 0.0; break;
-      case Op::kNe: --sp; st[sp - 1] = st[sp - 1] != st[sp] ? 1.0 : 0.0; break;
+      case Op::kLt:
+        --sp;
+        st[sp - 1] = st[sp - 1] < st[sp] ? 1.0 : 0.0;
+        break;
+      case Op::kLe:
+        --sp;
+        st[sp - 1] = st[sp - 1] <= st[sp] ? 1.0 : 0.0;
+        break;
+      case Op::kGt:
+        --sp;
+        st[sp - 1] = st[sp - 1] > st[sp] ? 1.0 : 0.0;
+        break;
+      case Op::kGe:
+        --sp;
+        st[sp - 1] = st[sp - 1] >= st[sp] ? 1.0 : 0.0;
+        break;
+      case Op::kEq:
+        --sp;
+        st[sp - 1] = st[sp - 1] == st[sp] ? 1.0 : 0.0;
+        break;
+      case Op::kNe:
+        --sp;
+        st[sp - 1] = st[sp - 1] != st[sp] ? 1.0 : 0.0;
+        break;
       case Op::kMin:
       case Op::kMax: {
         int argc = in.arg;
@@ -640,14 +737,18 @@ bool Expr::eval(std::span<const double> values, double* out, std::string* error)
         st[sp - 1] = r;
         break;
       }
-      case Op::kAbs: st[sp - 1] = std::fabs(st[sp - 1]); break;
-      case Op::kTrunc: st[sp - 1] = std::trunc(st[sp - 1]); break;
+      case Op::kAbs:
+        st[sp - 1] = std::fabs(st[sp - 1]);
+        break;
+      case Op::kTrunc:
+        st[sp - 1] = std::trunc(st[sp - 1]);
+        break;
       case Op::kCeilDiv: {
         --sp;
         if (st[sp] == 0.0) return eval_error(im.text, in.pos, "ceil_div by zero", error);
         double q, r;
         python_divmod(-st[sp - 1], st[sp], &q, &r);  // ceil(a / b) == -((-a) // b)
-        st[sp - 1] = -q + 0.0;  // + 0.0 turns -0 into 0
+        st[sp - 1] = -q + 0.0;                       // + 0.0 turns -0 into 0
         break;
       }
       case Op::kJumpIfFalseElsePop:

@@ -47,7 +47,8 @@ constexpr std::uint64_t kPrefixSeed = 0x9e3779b97f4a7c15ULL;
 // Hash of a point prefix extended by one value (splitmix64 finaliser over the running
 // hash): used only to prune enumeration of restricted spaces; membership itself is exact.
 std::uint64_t extend_prefix(std::uint64_t h, std::int64_t v) {
-  std::uint64_t x = h ^ (static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  std::uint64_t x =
+      h ^ (static_cast<std::uint64_t>(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
@@ -173,7 +174,8 @@ struct ParamSpace::Impl {
     }
     for (int ci : constraints_by_level[li]) {
       double v;
-      if (!constraints[static_cast<size_t>(ci)].expr.eval(values, &v, nullptr) || v == 0.0) return false;
+      if (!constraints[static_cast<size_t>(ci)].expr.eval(values, &v, nullptr) || v == 0.0)
+        return false;
     }
     return true;
   }
@@ -190,24 +192,28 @@ struct ParamSpace::Impl {
     std::string s;
     for (int slot : e.used_slots()) {
       if (!s.empty()) s += ", ";
-      s += vars.names()[static_cast<size_t>(slot)] + "=" + format_number(values[static_cast<size_t>(slot)]);
+      s += vars.names()[static_cast<size_t>(slot)] + "=" +
+           format_number(values[static_cast<size_t>(slot)]);
     }
     return s.empty() ? s : " (" + s + ")";
   }
 
   // The full check behind validate/derive: declared order, so the reason given is the
   // first rule broken as the space file lists them.
-  Status check_point(const PointValues& point, const SpaceContext& ctx, std::vector<double>* out) const {
+  Status check_point(const PointValues& point, const SpaceContext& ctx,
+                     std::vector<double>* out) const {
     Bound b = bind(ctx);
     for (const Derived& d : derived) {
       if (const std::string* m = missing_name(d.expr, b))
-        return Status::invalid("derived value '" + d.name + "' reads '" + *m +
-                               "', which is neither a parameter, a derived value nor a context constant");
+        return Status::invalid(
+            "derived value '" + d.name + "' reads '" + *m +
+            "', which is neither a parameter, a derived value nor a context constant");
     }
     for (const Constraint& c : constraints) {
       if (const std::string* m = missing_name(c.expr, b))
-        return Status::invalid("constraint '" + c.expr.text() + "' reads '" + *m +
-                               "', which is neither a parameter, a derived value nor a context constant");
+        return Status::invalid(
+            "constraint '" + c.expr.text() + "' reads '" + *m +
+            "', which is neither a parameter, a derived value nor a context constant");
     }
     std::vector<double>& values = b.values;
     for (size_t p = 0; p < params.size(); ++p) values[p] = static_cast<double>(point[p]);
@@ -217,12 +223,14 @@ struct ParamSpace::Impl {
       const Derived& d = derived[i];
       for (int s : d.expr.used_slots()) {
         if (derived_failed[static_cast<size_t>(s)]) {
-          derived_error[i] = "it reads '" + vars.names()[static_cast<size_t>(s)] + "', which cannot be evaluated";
+          derived_error[i] =
+              "it reads '" + vars.names()[static_cast<size_t>(s)] + "', which cannot be evaluated";
           break;
         }
       }
       double v = 0;
-      if (derived_error[i].empty() && !d.expr.eval(values, &v, &derived_error[i]) && derived_error[i].empty())
+      if (derived_error[i].empty() && !d.expr.eval(values, &v, &derived_error[i]) &&
+          derived_error[i].empty())
         derived_error[i] = "evaluation failed";
       if (!derived_error[i].empty()) {
         derived_failed[static_cast<size_t>(d.slot)] = 1;
@@ -234,8 +242,9 @@ struct ParamSpace::Impl {
       for (int s : c.expr.used_slots()) {
         if (derived_failed[static_cast<size_t>(s)]) {
           size_t di = static_cast<size_t>(s) - params.size();
-          return Status::invalid("cannot evaluate derived value '" + derived[di].name + "' needed by constraint '" +
-                                 c.expr.text() + "': " + derived_error[di]);
+          return Status::invalid("cannot evaluate derived value '" + derived[di].name +
+                                 "' needed by constraint '" + c.expr.text() +
+                                 "': " + derived_error[di]);
         }
       }
       double v = 0;
@@ -244,18 +253,21 @@ struct ParamSpace::Impl {
         return Status::invalid("cannot evaluate constraint '" + c.expr.text() + "': " + err +
                                values_read(c.expr, values));
       if (v == 0.0)
-        return Status::invalid("breaks constraint '" + c.expr.text() + "'" + values_read(c.expr, values));
+        return Status::invalid("breaks constraint '" + c.expr.text() + "'" +
+                               values_read(c.expr, values));
     }
     for (size_t i = 0; i < derived.size(); ++i) {
       if (!derived_error[i].empty())
-        return Status::invalid("cannot evaluate derived value '" + derived[i].name + "': " + derived_error[i]);
+        return Status::invalid("cannot evaluate derived value '" + derived[i].name +
+                               "': " + derived_error[i]);
       std::string why;
       if (!limit_ok(static_cast<int>(i), values[static_cast<size_t>(derived[i].slot)], ctx, &why))
         return Status::invalid(why);
     }
     if (allowed && !allowed->set.count(point))
-      return Status::invalid("not among the " + std::to_string(allowed->points.size()) +
-                             " configurations this space is restricted to (for a recorded space: not measured)");
+      return Status::invalid(
+          "not among the " + std::to_string(allowed->points.size()) +
+          " configurations this space is restricted to (for a recorded space: not measured)");
     if (out) *out = std::move(values);
     return {};
   }
@@ -315,13 +327,15 @@ Result<ParamSpace> ParamSpace::from_json(const nlohmann::json& j) {
     for (size_t i = 0; i < dit->size(); ++i) {
       const json& dj = (*dit)[i];
       std::string where = "derived[" + std::to_string(i) + "]";
-      if (!dj.is_object() || !dj.contains("name") || !dj["name"].is_string() || !dj.contains("expr") ||
-          !dj["expr"].is_string())
+      if (!dj.is_object() || !dj.contains("name") || !dj["name"].is_string() ||
+          !dj.contains("expr") || !dj["expr"].is_string())
         return Status::invalid(where + " must be an object with string \"name\" and \"expr\"");
       std::string name = dj["name"].get<std::string>();
-      if (!is_identifier(name)) return Status::invalid(where + ": '" + name + "' is not an identifier");
+      if (!is_identifier(name))
+        return Status::invalid(where + ": '" + name + "' is not an identifier");
       if (!names.insert(name).second)
-        return Status::invalid("derived value '" + name + "' reuses the name of a parameter or derived value");
+        return Status::invalid("derived value '" + name +
+                               "' reuses the name of a parameter or derived value");
       derived_src.emplace_back(name, dj["expr"].get<std::string>());
     }
   }
@@ -348,14 +362,16 @@ Result<ParamSpace> ParamSpace::from_json(const nlohmann::json& j) {
     if (!parsed.ok()) return parsed.status().with_context("derived value '" + name + "'");
     for (int s : parsed->used_slots()) {
       if (s >= num_params + static_cast<int>(i) && s < first_context)
-        return Status::invalid("derived value '" + name + "' reads '" + impl->vars.names()[static_cast<size_t>(s)] +
+        return Status::invalid("derived value '" + name + "' reads '" +
+                               impl->vars.names()[static_cast<size_t>(s)] +
                                "', which is not defined before it");
     }
     Impl::Derived d;
     d.name = name;
     d.expr = std::move(parsed).value();
     d.slot = num_params + static_cast<int>(i);
-    impl->derived.push_back(std::move(d));  // level is read by expr_level below only for earlier ones
+    impl->derived.push_back(
+        std::move(d));  // level is read by expr_level below only for earlier ones
     impl->derived.back().level = expr_level(impl->derived.back().expr);
     if (name == kThreadsName) impl->threads_derived = static_cast<int>(i);
     if (name == kSharedName) impl->shared_derived = static_cast<int>(i);
@@ -379,21 +395,25 @@ Result<ParamSpace> ParamSpace::from_json(const nlohmann::json& j) {
   impl->derived_by_level.assign(static_cast<size_t>(num_params + 1), {});
   impl->constraints_by_level.assign(static_cast<size_t>(num_params + 1), {});
   for (size_t i = 0; i < impl->derived.size(); ++i)
-    impl->derived_by_level[static_cast<size_t>(impl->derived[i].level + 1)].push_back(static_cast<int>(i));
+    impl->derived_by_level[static_cast<size_t>(impl->derived[i].level + 1)].push_back(
+        static_cast<int>(i));
   for (size_t i = 0; i < impl->constraints.size(); ++i)
-    impl->constraints_by_level[static_cast<size_t>(impl->constraints[i].level + 1)].push_back(static_cast<int>(i));
+    impl->constraints_by_level[static_cast<size_t>(impl->constraints[i].level + 1)].push_back(
+        static_cast<int>(i));
 
   ParamSpace space;
   space.impl_ = std::move(impl);
   if (auto ait = j.find("allowed_points"); ait != j.end()) {
-    if (!ait->is_array()) return Status::invalid("\"allowed_points\" must be an array of arrays of integers");
+    if (!ait->is_array())
+      return Status::invalid("\"allowed_points\" must be an array of arrays of integers");
     std::vector<PointValues> points;
     points.reserve(ait->size());
     for (const json& pj : *ait) {
       PointValues p;
       if (!pj.is_array()) return Status::invalid("allowed point " + pj.dump() + " is not an array");
       for (const json& v : pj) {
-        if (!v.is_number_integer()) return Status::invalid("allowed point " + pj.dump() + " holds a non-integer");
+        if (!v.is_number_integer())
+          return Status::invalid("allowed point " + pj.dump() + " holds a non-integer");
         p.push_back(v.get<std::int64_t>());
       }
       points.push_back(std::move(p));
@@ -409,12 +429,13 @@ Result<ParamSpace> ParamSpace::restrict_to(const std::vector<PointValues>& point
   allowed->prefixes.resize(n);
   for (const PointValues& p : points) {
     if (p.size() != n)
-      return Status::invalid("an allowed point has " + std::to_string(p.size()) + " values; the space has " +
-                             std::to_string(n) + " parameters");
+      return Status::invalid("an allowed point has " + std::to_string(p.size()) +
+                             " values; the space has " + std::to_string(n) + " parameters");
     for (size_t k = 0; k < n; ++k) {
       if (impl_->domain_index(k, p[k]) < 0)
-        return Status::invalid("allowed point: " + impl_->params[k].name + "=" + std::to_string(p[k]) +
-                               " is not one of " + format_domain(impl_->params[k].values));
+        return Status::invalid("allowed point: " + impl_->params[k].name + "=" +
+                               std::to_string(p[k]) + " is not one of " +
+                               format_domain(impl_->params[k].values));
     }
     if (!allowed->set.insert(p).second) continue;  // duplicates add nothing
     allowed->points.push_back(p);
@@ -442,7 +463,8 @@ nlohmann::json ParamSpace::to_json() const {
     params.push_back(std::move(pj));
   }
   json derived = json::array();
-  for (const auto& d : impl_->derived) derived.push_back({{"name", d.name}, {"expr", d.expr.text()}});
+  for (const auto& d : impl_->derived)
+    derived.push_back({{"name", d.name}, {"expr", d.expr.text()}});
   json out{{"parameters", std::move(params)},
            {"derived", std::move(derived)},
            {"constraints", impl_->constraint_texts}};
@@ -451,7 +473,9 @@ nlohmann::json ParamSpace::to_json() const {
 }
 
 const std::vector<Parameter>& ParamSpace::parameters() const { return impl_->params; }
-const std::vector<std::string>& ParamSpace::constraint_texts() const { return impl_->constraint_texts; }
+const std::vector<std::string>& ParamSpace::constraint_texts() const {
+  return impl_->constraint_texts;
+}
 
 std::vector<std::pair<std::string, std::string>> ParamSpace::derived_texts() const {
   std::vector<std::pair<std::string, std::string>> out;
@@ -470,7 +494,8 @@ std::uint64_t ParamSpace::cartesian_size() const {
   std::uint64_t n = 1;
   for (const Parameter& p : impl_->params) {
     std::uint64_t k = p.values.size();
-    if (n > std::numeric_limits<std::uint64_t>::max() / k) return std::numeric_limits<std::uint64_t>::max();
+    if (n > std::numeric_limits<std::uint64_t>::max() / k)
+      return std::numeric_limits<std::uint64_t>::max();
     n *= k;
   }
   return n;
@@ -488,8 +513,9 @@ Status ParamSpace::check_context(const SpaceContext& ctx) const {
   if (missing.empty()) return {};
   std::string list;
   for (size_t i = 0; i < missing.size(); ++i) list += (i ? ", " : "") + missing[i];
-  return Status::invalid("the space's expressions read " + list +
-                         ", which the context does not define (neither parameters nor derived values)");
+  return Status::invalid(
+      "the space's expressions read " + list +
+      ", which the context does not define (neither parameters nor derived values)");
 }
 
 Result<PointValues> ParamSpace::from_config(const Config& config) const {
@@ -520,7 +546,8 @@ Result<PointValues> ParamSpace::from_config(const Config& config) const {
 
 Config ParamSpace::to_config(const PointValues& point) const {
   Config c;
-  for (size_t p = 0; p < impl_->params.size() && p < point.size(); ++p) c[impl_->params[p].name] = point[p];
+  for (size_t p = 0; p < impl_->params.size() && p < point.size(); ++p)
+    c[impl_->params[p].name] = point[p];
   return c;
 }
 
@@ -529,7 +556,8 @@ Status ParamSpace::validate(const Config& config, const SpaceContext& ctx) const
   return impl_->check_point(point, ctx, nullptr);
 }
 
-Result<std::map<std::string, double>> ParamSpace::derive(const Config& config, const SpaceContext& ctx) const {
+Result<std::map<std::string, double>> ParamSpace::derive(const Config& config,
+                                                         const SpaceContext& ctx) const {
   TS_ASSIGN_OR_RETURN(PointValues point, from_config(config));
   std::vector<double> values;
   TS_RETURN_IF_ERROR(impl_->check_point(point, ctx, &values));
@@ -580,7 +608,8 @@ void ParamSpace::for_each_valid(const SpaceContext& ctx,
       values[k] = static_cast<double>(point[k]);
       if (allowed) {
         prefix[k + 1] = extend_prefix(prefix[k], point[k]);
-        if (!allowed->prefixes[k].count(prefix[k + 1]) || (k + 1 == n && !allowed->set.count(point))) {
+        if (!allowed->prefixes[k].count(prefix[k + 1]) ||
+            (k + 1 == n && !allowed->set.count(point))) {
           ++idx[k];
           continue;
         }
@@ -609,7 +638,7 @@ void ParamSpace::for_each_valid(const SpaceContext& ctx,
 }
 
 std::optional<PointValues> ParamSpace::sample_valid(const SpaceContext& ctx, std::uint64_t seed,
-                                                   std::uint64_t max_steps) const {
+                                                    std::uint64_t max_steps) const {
   const Impl& im = *impl_;
   const size_t n = im.params.size();
   if (n == 0) return std::nullopt;
@@ -656,7 +685,7 @@ std::optional<PointValues> ParamSpace::sample_valid(const SpaceContext& ctx, std
       std::shuffle(order[k].begin(), order[k].end(), rng);
       continue;
     }
-    if (idx[k] < dom.size()) break;  // out of steps
+    if (idx[k] < dom.size()) break;   // out of steps
     if (k == 0) return std::nullopt;  // exhausted: the space has no valid point
     --k;
     ++idx[k];

@@ -8,9 +8,9 @@
 // {
 //   "parameters": [ {"name": "BLOCK_M", "values": [32, 64, 128],
 //                    "description": "rows of C per thread block"}, ... ],
-//   "derived":     [ {"name": "THREADS", "expr": "(BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N)"} ],
-//   "constraints": [ "BLOCK_M % THREAD_M == 0", ... ],
-//   "allowed_points": [ [32, 32, ...], ... ]   (optional; see restrict_to)
+//   "derived":     [ {"name": "THREADS", "expr": "(BLOCK_M // THREAD_M) * (BLOCK_N // THREAD_N)"}
+//   ], "constraints": [ "BLOCK_M % THREAD_M == 0", ... ], "allowed_points": [ [32, 32, ...], ... ]
+//   (optional; see restrict_to)
 // }
 // Other top-level keys are ignored, so a space can sit inside a larger description.
 // Constraints and derived expressions may read parameters, derived values defined
@@ -87,7 +87,8 @@ class ParamSpace {
 
   // Calls `fn` for every valid point, in odometer order (last parameter fastest).
   // Stops early when fn returns false. Must be fast: >= 100k points per second.
-  void for_each_valid(const SpaceContext& ctx, const std::function<bool(const PointValues&)>& fn) const;
+  void for_each_valid(const SpaceContext& ctx,
+                      const std::function<bool(const PointValues&)>& fn) const;
   std::vector<PointValues> enumerate_valid(const SpaceContext& ctx) const;
   // One valid point from a randomised depth-first search (each parameter's values tried
   // in a random order, pruned like for_each_valid): any valid point can come out, though

@@ -15,28 +15,6 @@ namespace {
 
 constexpr int kCudaMajor = CUDA_VERSION / 1000;
 
-template <typename Api, typename Fill>
-Result<const Api*> load_once(std::vector<std::string> candidates, Fill fill) {
-  static std::once_flag once;
-  static Api api;
-  static Status status;
-  static detail::DynamicLibrary lib;
-  std::call_once(once, [&] {
-    auto opened = detail::DynamicLibrary::open_first(candidates);
-    if (!opened.ok()) {
-      status = opened.status();
-      return;
-    }
-    lib = std::move(opened).value();
-    detail::SymbolLoader loader(lib);
-    fill(api, loader);
-    api.library_path = lib.path();
-    status = loader.status();
-  });
-  if (!status.ok()) return status;
-  return &api;
-}
-
 }  // namespace
 
 std::vector<std::string> toolkit_library_candidates(const std::string& soname) {
@@ -51,7 +29,7 @@ std::vector<std::string> toolkit_library_candidates(const std::string& soname) {
 }
 
 Result<const DriverApi*> driver_api() {
-  auto r = load_once<DriverApi>({"libcuda.so.1"}, [](DriverApi& api, detail::SymbolLoader& loader) {
+  auto r = detail::load_api_once<DriverApi>({"libcuda.so.1"}, [](DriverApi& api, detail::SymbolLoader& loader) {
     TS_CUDA_DRIVER_FUNCTIONS(TS_LOAD_FN)
   });
   if (!r.ok()) return Status::unavailable("NVIDIA driver library not found (" + r.status().message() + ")");
@@ -60,7 +38,7 @@ Result<const DriverApi*> driver_api() {
 
 Result<const NvrtcApi*> nvrtc_api() {
   std::string so = "libnvrtc.so." + std::to_string(kCudaMajor);
-  auto r = load_once<NvrtcApi>(toolkit_library_candidates(so), [](NvrtcApi& api, detail::SymbolLoader& loader) {
+  auto r = detail::load_api_once<NvrtcApi>(toolkit_library_candidates(so), [](NvrtcApi& api, detail::SymbolLoader& loader) {
     TS_NVRTC_FUNCTIONS(TS_LOAD_FN)
   });
   if (!r.ok())
@@ -71,7 +49,7 @@ Result<const NvrtcApi*> nvrtc_api() {
 
 Result<const CublasApi*> cublas_api() {
   std::string so = "libcublas.so." + std::to_string(kCudaMajor);
-  auto r = load_once<CublasApi>(toolkit_library_candidates(so), [](CublasApi& api, detail::SymbolLoader& loader) {
+  auto r = detail::load_api_once<CublasApi>(toolkit_library_candidates(so), [](CublasApi& api, detail::SymbolLoader& loader) {
     TS_CUBLAS_FUNCTIONS(TS_LOAD_FN)
     loader.load(api.cublasGemmEx, "cublasGemmEx");
   });

@@ -2,6 +2,7 @@
 // A dlopen'd shared library (RAII, move-only). Vendor libraries are loaded this way so
 // that no binary needs a GPU driver or toolkit just to start.
 
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,31 @@ class SymbolLoader {
   const DynamicLibrary& lib_;
   std::string missing_;
 };
+
+// Loads the first library of `candidates` once per process and fills an Api table from
+// it with `fill(api, loader)`; later calls return the same table (or the same error).
+// One instantiation per call site (each `fill` lambda has its own type), so each
+// table has its own once-flag. Thread-safe.
+template <typename Api, typename Fill>
+Result<const Api*> load_api_once(const std::vector<std::string>& candidates, Fill fill) {
+  static std::once_flag once;
+  static Api api;
+  static Status status;
+  static DynamicLibrary lib;
+  std::call_once(once, [&] {
+    auto opened = DynamicLibrary::open_first(candidates);
+    if (!opened.ok()) {
+      status = opened.status();
+      return;
+    }
+    lib = std::move(opened).value();
+    SymbolLoader loader(lib);
+    fill(api, loader);
+    api.library_path = lib.path();
+    status = loader.status();
+  });
+  if (!status.ok()) return status;
+  return &api;
+}
 
 }  // namespace tilesmith::detail

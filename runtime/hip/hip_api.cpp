@@ -20,32 +20,10 @@ std::vector<std::string> amdhip_candidates() {
   return c;
 }
 
-template <typename Api, typename Fill>
-Result<const Api*> load_once(const std::vector<std::string>& candidates, Fill fill) {
-  static std::once_flag once;
-  static Api api;
-  static Status status;
-  static detail::DynamicLibrary lib;
-  std::call_once(once, [&] {
-    auto opened = detail::DynamicLibrary::open_first(candidates);
-    if (!opened.ok()) {
-      status = opened.status();
-      return;
-    }
-    lib = std::move(opened).value();
-    detail::SymbolLoader loader(lib);
-    fill(api, loader);
-    api.library_path = lib.path();
-    status = loader.status();
-  });
-  if (!status.ok()) return status;
-  return &api;
-}
-
 }  // namespace
 
 Result<const HipApi*> hip_api() {
-  auto r = load_once<HipApi>(amdhip_candidates(), [](HipApi& api, detail::SymbolLoader& loader) {
+  auto r = detail::load_api_once<HipApi>(amdhip_candidates(), [](HipApi& api, detail::SymbolLoader& loader) {
     TS_HIP_RUNTIME_FUNCTIONS(TS_LOAD_FN)
     loader.load(api.hipMalloc, "hipMalloc");
   });
@@ -91,7 +69,7 @@ Result<const HiprtcApi*> hiprtc_api() {
 }
 
 Result<const HipblasApi*> hipblas_api() {
-  auto r = load_once<HipblasApi>({"libhipblas.so", "libhipblas.so.2", "libhipblas.so.1", "libhipblas.so.0",
+  auto r = detail::load_api_once<HipblasApi>({"libhipblas.so", "libhipblas.so.2", "libhipblas.so.1", "libhipblas.so.0",
                                   "/opt/rocm/lib/libhipblas.so"},
                                  [](HipblasApi& api, detail::SymbolLoader& loader) {
                                    loader.load(api.hipblasCreate, "hipblasCreate");

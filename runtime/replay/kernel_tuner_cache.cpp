@@ -17,10 +17,14 @@ using nlohmann::json;
 bool failure_outcome(const json& time, Outcome* outcome, std::string* marker) {
   if (time.is_string()) {
     *marker = time.get<std::string>();
-    if (*marker == "CompilationFailedConfig") *outcome = Outcome::kCompileError;
-    else if (*marker == "RuntimeFailedConfig") *outcome = Outcome::kLaunchError;
-    else if (*marker == "InvalidConfig") *outcome = Outcome::kInvalid;
-    else *outcome = Outcome::kCrash;
+    if (*marker == "CompilationFailedConfig")
+      *outcome = Outcome::kCompileError;
+    else if (*marker == "RuntimeFailedConfig")
+      *outcome = Outcome::kLaunchError;
+    else if (*marker == "InvalidConfig")
+      *outcome = Outcome::kInvalid;
+    else
+      *outcome = Outcome::kCrash;
     return true;
   }
   if (time.is_number() && (time.get<double>() >= 1e19 || !std::isfinite(time.get<double>()))) {
@@ -35,7 +39,8 @@ Result<std::int64_t> integer_value(const json& v, const std::string& what) {
   if (v.is_number_integer()) return v.get<std::int64_t>();
   if (v.is_number_float()) {
     double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)
+      return static_cast<std::int64_t>(d);
   }
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
   return Status::invalid(what + " has the non-integer value " + v.dump() +
@@ -44,12 +49,16 @@ Result<std::int64_t> integer_value(const json& v, const std::string& what) {
 
 }  // namespace
 
-Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text, const std::string& origin) {
+Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text,
+                                                  const std::string& origin) {
   json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Status::parse_error(origin + ": not valid JSON");
-  if (!j.is_object()) return Status::parse_error(origin + ": a Kernel Tuner cache is a JSON object");
+  if (!j.is_object())
+    return Status::parse_error(origin + ": a Kernel Tuner cache is a JSON object");
   KernelTunerCache c;
-  auto str = [&](const char* key) { return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : ""; };
+  auto str = [&](const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+  };
   c.device_name = str("device_name");
   c.kernel_name = str("kernel_name");
   c.objective = str("objective");
@@ -89,7 +98,8 @@ Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text, co
     }
     c.param_values.push_back(std::move(values));
   }
-  if (!j.contains("cache") || !j["cache"].is_object()) return Status::parse_error(origin + ": no \"cache\" object");
+  if (!j.contains("cache") || !j["cache"].is_object())
+    return Status::parse_error(origin + ": no \"cache\" object");
   const json& cache = j["cache"];
   c.records.reserve(cache.size());
   for (const auto& [key, rec] : cache.items()) {
@@ -99,15 +109,18 @@ Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text, co
     r.point.resize(c.param_names.size());
     for (size_t p = 0; p < c.param_names.size(); ++p) {
       const std::string& name = c.param_names[p];
-      if (!rec.contains(name)) return Status::parse_error(where + " has no value for '" + name + "'");
+      if (!rec.contains(name))
+        return Status::parse_error(where + " has no value for '" + name + "'");
       TS_ASSIGN_OR_RETURN(r.point[p], integer_value(rec[name], where + ": " + name));
       const auto& dom = c.param_values[p];
       if (std::find(dom.begin(), dom.end(), r.point[p]) == dom.end())
-        return Status::invalid(where + ": " + name + "=" + std::to_string(r.point[p]) + " is not in tune_params");
+        return Status::invalid(where + ": " + name + "=" + std::to_string(r.point[p]) +
+                               " is not in tune_params");
     }
     if (!rec.contains("time")) return Status::parse_error(where + " has no \"time\"");
     if (!failure_outcome(rec["time"], &r.outcome, &r.failure)) {
-      if (!rec["time"].is_number()) return Status::parse_error(where + ": \"time\" is not a number");
+      if (!rec["time"].is_number())
+        return Status::parse_error(where + ": \"time\" is not a number");
       r.time_ms = rec["time"].get<double>();
       if (rec.contains("times") && rec["times"].is_array()) {
         for (const json& t : rec["times"])

@@ -16,28 +16,29 @@
 namespace tilesmith::replay {
 
 struct KernelTunerRecord {
-  PointValues point;              // values in tune_params_keys order
+  PointValues point;               // values in tune_params_keys order
   Outcome outcome = Outcome::kOk;  // failures: Kernel Tuner's markers mapped to outcomes
-  std::string failure;            // the marker ("CompilationFailedConfig", ...) when failed
-  double time_ms = 0;             // Kernel Tuner's "time": the mean of the repetitions
-  std::vector<double> times_ms;   // each repetition; may be empty
-  double compile_ms = 0;          // "compile_time" (0 when absent)
+  std::string failure;             // the marker ("CompilationFailedConfig", ...) when failed
+  double time_ms = 0;              // Kernel Tuner's "time": the mean of the repetitions
+  std::vector<double> times_ms;    // each repetition; may be empty
+  double compile_ms = 0;           // "compile_time" (0 when absent)
 };
 
 struct KernelTunerCache {
   std::string device_name;
   std::string kernel_name;
-  std::string objective;                       // "time" for these files
-  std::vector<std::int64_t> problem_size;      // as recorded ([4096, 4096])
-  std::vector<std::string> param_names;        // tune_params_keys
+  std::string objective;                                // "time" for these files
+  std::vector<std::int64_t> problem_size;               // as recorded ([4096, 4096])
+  std::vector<std::string> param_names;                 // tune_params_keys
   std::vector<std::vector<std::int64_t>> param_values;  // tune_params, same order
-  std::vector<KernelTunerRecord> records;      // ordered by key text (JSON object order)
+  std::vector<KernelTunerRecord> records;               // ordered by key text (JSON object order)
 };
 
 // Parses the JSON text; `origin` names the file in messages. parse_error on malformed
 // JSON or missing fields, invalid_argument on non-integer parameter values or a record
 // whose values are not in tune_params.
-Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text, const std::string& origin);
+Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text,
+                                                  const std::string& origin);
 
 // read_maybe_gzip + parse_kernel_tuner_cache.
 Result<KernelTunerCache> read_kernel_tuner_cache(const std::filesystem::path& path);

@@ -4,7 +4,8 @@ namespace tilesmith::replay {
 
 KernelTemplate recorded_template(const Recording& recording) {
   return KernelTemplate::recorded(recording.name(), recording.space(),
-                                  "Kernel Tuner recording of " + recording.describe() + " (" + recording.origin() +
+                                  "Kernel Tuner recording of " + recording.describe() + " (" +
+                                      recording.origin() +
                                       "; constraints: " + recording.space_origin() + ")");
 }
 

@@ -63,7 +63,8 @@ Result<nlohmann::json> space_json(const KernelTunerCache& cache, const SpaceFile
   json params = json::array();
   for (size_t i = 0; i < cache.param_names.size(); ++i) {
     json p = {{"name", cache.param_names[i]}, {"values", cache.param_values[i]}};
-    if (auto it = descriptions.find(cache.param_names[i]); it != descriptions.end()) p["description"] = it->second;
+    if (auto it = descriptions.find(cache.param_names[i]); it != descriptions.end())
+      p["description"] = it->second;
     params.push_back(std::move(p));
   }
   out["parameters"] = std::move(params);
@@ -84,7 +85,8 @@ Result<std::shared_ptr<const Recording>> Recording::load(const std::filesystem::
   return from_cache(std::move(cache), stem_of(cache_file), cache_file.string(), options);
 }
 
-Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache cache, const std::string& name,
+Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache cache,
+                                                               const std::string& name,
                                                                const std::string& origin,
                                                                const RecordingOptions& options) {
   auto rec = std::make_shared<Recording>();
@@ -96,10 +98,12 @@ Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache 
   bool any_ok = false;
   for (size_t i = 0; i < records.size(); ++i) {
     if (!rec->index_.emplace(records[i].point, i).second)
-      return Status::invalid(origin + ": configuration " + point_key(records[i].point) + " is recorded twice");
+      return Status::invalid(origin + ": configuration " + point_key(records[i].point) +
+                             " is recorded twice");
     if (records[i].outcome != Outcome::kOk) continue;
     rec->sorted_times_.push_back(records[i].time_ms);
-    if (!any_ok || records[i].time_ms < records[rec->optimum_index_].time_ms) rec->optimum_index_ = i;
+    if (!any_ok || records[i].time_ms < records[rec->optimum_index_].time_ms)
+      rec->optimum_index_ = i;
     any_ok = true;
   }
   if (!any_ok) return Status::invalid(origin + ": the recording holds no successful measurement");
@@ -110,8 +114,10 @@ Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache 
     TS_ASSIGN_OR_RETURN(SpaceFile f, read_space_file(options.space_file));
     file = std::move(f);
   } else if (options.find_space_file) {
-    std::filesystem::path dir = options.spaces_dir.empty() ? default_spaces_dir() : options.spaces_dir;
-    TS_ASSIGN_OR_RETURN(file, find_space_file(dir, rec->cache_.kernel_name, rec->cache_.param_names));
+    std::filesystem::path dir =
+        options.spaces_dir.empty() ? default_spaces_dir() : options.spaces_dir;
+    TS_ASSIGN_OR_RETURN(file,
+                        find_space_file(dir, rec->cache_.kernel_name, rec->cache_.param_names));
   }
   TS_ASSIGN_OR_RETURN(nlohmann::json sj, space_json(rec->cache_, file ? &*file : nullptr));
   auto space = ParamSpace::from_json(sj);
@@ -130,12 +136,13 @@ Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache 
     measurable.push_back(r.point);
     if (file && !rec->space_.is_valid(r.point, ctx)) {
       if (rejected++ == 0)
-        first_reason = point_key(r.point) + ": " + rec->space_.validate(rec->space_.to_config(r.point), ctx).message();
+        first_reason = point_key(r.point) + ": " +
+                       rec->space_.validate(rec->space_.to_config(r.point), ctx).message();
     }
   }
   if (rejected)
-    return Status::invalid(file->path.string() + " rejects " + std::to_string(rejected) + " configuration(s) that " +
-                           origin + " measured, first " + first_reason);
+    return Status::invalid(file->path.string() + " rejects " + std::to_string(rejected) +
+                           " configuration(s) that " + origin + " measured, first " + first_reason);
   if (file) {
     rec->space_.for_each_valid(ctx, [&](const PointValues& p) {
       const KernelTunerRecord* r = rec->find(p);
@@ -177,8 +184,9 @@ std::string Recording::describe() const {
   GemmProblem p = problem();
   char best[32];
   std::snprintf(best, sizeof best, "%.4g", optimum_ms());
-  return cache_.kernel_name + " on " + cache_.device_name + ", " + std::to_string(size()) + " configurations, " +
-         std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + ", best " + best + " ms";
+  return cache_.kernel_name + " on " + cache_.device_name + ", " + std::to_string(size()) +
+         " configurations, " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
+         std::to_string(p.k) + ", best " + best + " ms";
 }
 
 const KernelTunerRecord* Recording::find(const PointValues& point) const {
@@ -193,7 +201,8 @@ const KernelTunerRecord* Recording::find(const Config& config) const {
 
 size_t Recording::count_within(double factor) const {
   double limit = factor * optimum_ms();
-  return static_cast<size_t>(std::upper_bound(sorted_times_.begin(), sorted_times_.end(), limit) - sorted_times_.begin());
+  return static_cast<size_t>(std::upper_bound(sorted_times_.begin(), sorted_times_.end(), limit) -
+                             sorted_times_.begin());
 }
 
 }  // namespace tilesmith::replay

@@ -40,7 +40,8 @@ class Recording {
   static Result<std::shared_ptr<const Recording>> load(const std::filesystem::path& cache_file,
                                                        const RecordingOptions& options = {});
   // From a parsed cache; `name` becomes the template name, `origin` is for messages.
-  static Result<std::shared_ptr<const Recording>> from_cache(KernelTunerCache cache, const std::string& name,
+  static Result<std::shared_ptr<const Recording>> from_cache(KernelTunerCache cache,
+                                                             const std::string& name,
                                                              const std::string& origin,
                                                              const RecordingOptions& options = {});
 

@@ -10,19 +10,21 @@ namespace tilesmith::replay {
 ReplayEvaluator::ReplayEvaluator(std::shared_ptr<const Recording> recording, std::uint64_t seed)
     : recording_(std::move(recording)), seed_(seed), device_(recording_->device()) {}
 
-const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl, const GemmProblem& problem,
-                                                 const Config& config, Evaluation* rejection) const {
+const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
+                                                 const GemmProblem& problem, const Config& config,
+                                                 Evaluation* rejection) const {
   const Recording& rec = *recording_;
   rejection->outcome = Outcome::kInvalid;
   if (tmpl.name() != rec.name()) {
-    rejection->message = "the replay backend holds the recording '" + rec.name() + "', not template '" +
-                         tmpl.name() + "'";
+    rejection->message = "the replay backend holds the recording '" + rec.name() +
+                         "', not template '" + tmpl.name() + "'";
     return nullptr;
   }
   const GemmProblem recorded = rec.problem();
   if ((problem.m != 0 && problem.m != recorded.m) || (problem.n != 0 && problem.n != recorded.n)) {
-    rejection->message = "the recording measured " + std::to_string(recorded.m) + "x" + std::to_string(recorded.n) +
-                         " problems, not " + std::to_string(problem.m) + "x" + std::to_string(problem.n);
+    rejection->message = "the recording measured " + std::to_string(recorded.m) + "x" +
+                         std::to_string(recorded.n) + " problems, not " +
+                         std::to_string(problem.m) + "x" + std::to_string(problem.n);
     return nullptr;
   }
   auto point = rec.space().from_config(config);
@@ -41,17 +43,21 @@ const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl, con
   return r;
 }
 
-Evaluation ReplayEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+Evaluation ReplayEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                    const Config& config) {
   Evaluation e;
   const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
   if (!r) return e;
   e.compile_ms = r->compile_ms;
-  e.outcome = r->outcome == Outcome::kCompileError || r->outcome == Outcome::kInvalid ? r->outcome : Outcome::kOk;
+  e.outcome = r->outcome == Outcome::kCompileError || r->outcome == Outcome::kInvalid
+                  ? r->outcome
+                  : Outcome::kOk;
   e.message = e.ok() ? "" : "recorded as " + r->failure;
   return e;
 }
 
-Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                     const Config& config) {
   Evaluation e;
   const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
   if (!r) return e;
@@ -64,7 +70,9 @@ Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProbl
   // Seeded per (seed, config, repetition), so answers do not depend on call order.
   std::uint64_t nth = evaluations_[r]++;
   Hasher h;
-  h.add_field(std::to_string(seed_)).add_field(config_to_json_text(config)).add_field(std::to_string(nth));
+  h.add_field(std::to_string(seed_))
+      .add_field(config_to_json_text(config))
+      .add_field(std::to_string(nth));
   std::mt19937_64 rng(h.low64());
   std::vector<double> sample;
   if (r->times_ms.empty()) {

@@ -34,16 +34,18 @@ class ReplayEvaluator : public Evaluator {
   const DeviceFacts& device() const override { return device_; }
   // No work: ok for a recorded ok configuration, its recorded failure otherwise,
   // invalid when it is not recorded. compile_ms is the recorded compile time.
-  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
-  Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
+  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
+                     const Config& config) override;
+  Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
+                      const Config& config) override;
   // unavailable: "the replay backend has no vendor library".
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override { return "none (replay of recorded measurements)"; }
 
  private:
   // The record for `config`, or an invalid Evaluation in *rejection.
-  const KernelTunerRecord* lookup(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
-                                  Evaluation* rejection) const;
+  const KernelTunerRecord* lookup(const KernelTemplate& tmpl, const GemmProblem& problem,
+                                  const Config& config, Evaluation* rejection) const;
 
   std::shared_ptr<const Recording> recording_;
   std::uint64_t seed_;

@@ -22,7 +22,8 @@ std::filesystem::path default_spaces_dir() {
 Result<SpaceFile> read_space_file(const std::filesystem::path& path) {
   TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
   auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::parse_error(path.string() + ": not a JSON object");
+  if (j.is_discarded() || !j.is_object())
+    return Status::parse_error(path.string() + ": not a JSON object");
   return SpaceFile{path, std::make_shared<const nlohmann::json>(std::move(j))};
 }
 
@@ -43,13 +44,15 @@ std::set<std::string> declared_names(const nlohmann::json& j) {
   auto ps = j.find("parameters");
   if (ps == j.end() || !ps->is_array()) return out;
   for (const auto& p : *ps)
-    if (p.is_object() && p.contains("name") && p["name"].is_string()) out.insert(p["name"].get<std::string>());
+    if (p.is_object() && p.contains("name") && p["name"].is_string())
+      out.insert(p["name"].get<std::string>());
   return out;
 }
 
 }  // namespace
 
-Result<std::optional<SpaceFile>> find_space_file(const std::filesystem::path& dir, const std::string& kernel_name,
+Result<std::optional<SpaceFile>> find_space_file(const std::filesystem::path& dir,
+                                                 const std::string& kernel_name,
                                                  const std::vector<std::string>& param_names) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return std::optional<SpaceFile>();
@@ -65,12 +68,14 @@ Result<std::optional<SpaceFile>> find_space_file(const std::filesystem::path& di
     // Files that do not parse cannot claim anything; only a claimant must be sound.
     if (j.is_discarded() || !j.is_object()) {
       if (text.find("\"" + kernel_name + "\"") != std::string::npos)
-        return Status::parse_error(path.string() + " mentions kernel " + kernel_name + " but is not valid JSON");
+        return Status::parse_error(path.string() + " mentions kernel " + kernel_name +
+                                   " but is not valid JSON");
       continue;
     }
     if (!claims_kernel(j, kernel_name)) continue;
     if (declared_names(j) != wanted) continue;  // another parameterisation of the same kernel
-    return std::optional<SpaceFile>(SpaceFile{path, std::make_shared<const nlohmann::json>(std::move(j))});
+    return std::optional<SpaceFile>(
+        SpaceFile{path, std::make_shared<const nlohmann::json>(std::move(j))});
   }
   return std::optional<SpaceFile>();
 }

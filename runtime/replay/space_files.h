@@ -33,7 +33,8 @@ Result<SpaceFile> read_space_file(const std::filesystem::path& path);
 // kernel_tuner.kernel_names and declares exactly `param_names` (any order). nullopt when
 // none does (or the folder does not exist); an error when a file claiming the kernel
 // cannot be read or parsed, so a broken space file is never skipped silently.
-Result<std::optional<SpaceFile>> find_space_file(const std::filesystem::path& dir, const std::string& kernel_name,
+Result<std::optional<SpaceFile>> find_space_file(const std::filesystem::path& dir,
+                                                 const std::string& kernel_name,
                                                  const std::vector<std::string>& param_names);
 
 }  // namespace tilesmith::replay

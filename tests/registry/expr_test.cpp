@@ -10,7 +10,8 @@ namespace tilesmith {
 namespace {
 
 // Parses and evaluates `text` with the given name=value bindings.
-Result<double> run(const std::string& text, const std::vector<std::pair<std::string, double>>& vars = {}) {
+Result<double> run(const std::string& text,
+                   const std::vector<std::pair<std::string, double>>& vars = {}) {
   VariableTable table;
   for (const auto& [name, value] : vars) table.add(name);
   auto e = Expr::parse(text, table);
@@ -20,7 +21,8 @@ Result<double> run(const std::string& text, const std::vector<std::pair<std::str
   return e->eval(values);
 }
 
-double value(const std::string& text, const std::vector<std::pair<std::string, double>>& vars = {}) {
+double value(const std::string& text,
+             const std::vector<std::pair<std::string, double>>& vars = {}) {
   auto r = run(text, vars);
   EXPECT_TRUE(r.ok()) << text << ": " << r.status().to_string();
   return r.ok() ? *r : std::nan("");
@@ -32,11 +34,11 @@ TEST(Expr, Precedence) {
   EXPECT_EQ(value("2 ** 3 ** 2"), 512);  // right-associative
   EXPECT_EQ(value("-2 ** 2"), -4);       // ** binds tighter than unary minus
   EXPECT_EQ(value("2 ** -1"), 0.5);
-  EXPECT_EQ(value("10 - 4 - 3"), 3);     // left-associative
-  EXPECT_EQ(value("2 * 3 % 4"), 2);      // * and % share a level, left to right
+  EXPECT_EQ(value("10 - 4 - 3"), 3);  // left-associative
+  EXPECT_EQ(value("2 * 3 % 4"), 2);   // * and % share a level, left to right
   EXPECT_EQ(value("1 + 2 < 4"), 1);
-  EXPECT_EQ(value("not 1 == 2"), 1);     // not binds looser than comparisons
-  EXPECT_EQ(value("1 or 0 and 0"), 1);   // and binds tighter than or
+  EXPECT_EQ(value("not 1 == 2"), 1);    // not binds looser than comparisons
+  EXPECT_EQ(value("1 or 0 and 0"), 1);  // and binds tighter than or
   EXPECT_EQ(value("(1 or 0) and 0"), 0);
   EXPECT_EQ(value("--3"), 3);
   EXPECT_EQ(value("+3 - -3"), 6);
@@ -49,7 +51,7 @@ TEST(Expr, PythonDivisionAndModulo) {
   EXPECT_EQ(value("7 // -2"), -4);
   EXPECT_EQ(value("-7 // -2"), 3);
   EXPECT_EQ(value("7 % 3"), 1);
-  EXPECT_EQ(value("-7 % 3"), 2);   // sign of the divisor
+  EXPECT_EQ(value("-7 % 3"), 2);  // sign of the divisor
   EXPECT_EQ(value("7 % -3"), -2);
   EXPECT_EQ(value("-7 % -3"), -1);
   EXPECT_EQ(value("7.5 // 2"), 3);
@@ -138,8 +140,10 @@ TEST(Expr, SyntaxErrorsNamePositionAndExpectation) {
     auto r = Expr::parse(c.text, vars);
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_EQ(r.status().code(), StatusCode::kParseError);
-    EXPECT_NE(r.status().message().find(c.column), std::string::npos) << c.text << " -> " << r.status().message();
-    EXPECT_NE(r.status().message().find(c.what), std::string::npos) << c.text << " -> " << r.status().message();
+    EXPECT_NE(r.status().message().find(c.column), std::string::npos)
+        << c.text << " -> " << r.status().message();
+    EXPECT_NE(r.status().message().find(c.what), std::string::npos)
+        << c.text << " -> " << r.status().message();
     EXPECT_EQ(vars.size(), 0u) << "a failed parse must not add names";
   }
 }

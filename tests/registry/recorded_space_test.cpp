@@ -42,7 +42,8 @@ TEST_P(RecordedSpace, RestrictionsReproduceTheRecording) {
 
   nlohmann::json j;
   for (size_t i = 0; i < cache->param_names.size(); ++i)
-    j["parameters"].push_back({{"name", cache->param_names[i]}, {"values", cache->param_values[i]}});
+    j["parameters"].push_back(
+        {{"name", cache->param_names[i]}, {"values", cache->param_values[i]}});
   for (const char* r : kRestrictions) j["constraints"].push_back(r);
   auto space = ParamSpace::from_json(j);
   ASSERT_TRUE(space.ok()) << space.status().to_string();
@@ -51,9 +52,9 @@ TEST_P(RecordedSpace, RestrictionsReproduceTheRecording) {
   auto t0 = std::chrono::steady_clock::now();
   auto valid = space->enumerate_valid({});
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[ speed ] %s: %zu valid of %llu in %.2f ms (%.1f M cartesian points/s)\n", GetParam(), valid.size(),
-              static_cast<unsigned long long>(space->cartesian_size()), secs * 1e3,
-              double(space->cartesian_size()) / secs / 1e6);
+  std::printf("[ speed ] %s: %zu valid of %llu in %.2f ms (%.1f M cartesian points/s)\n",
+              GetParam(), valid.size(), static_cast<unsigned long long>(space->cartesian_size()),
+              secs * 1e3, double(space->cartesian_size()) / secs / 1e6);
   EXPECT_EQ(valid.size(), 17956u);
 
   std::set<PointValues> enumerated(valid.begin(), valid.end());
@@ -63,7 +64,8 @@ TEST_P(RecordedSpace, RestrictionsReproduceTheRecording) {
   EXPECT_TRUE(enumerated == recorded) << "the valid set differs from the cache's keys";
   for (const auto& p : recorded) {
     if (!space->is_valid(p, {})) {
-      ADD_FAILURE() << "recorded point rejected: " << space->validate(space->to_config(p), {}).message();
+      ADD_FAILURE() << "recorded point rejected: "
+                    << space->validate(space->to_config(p), {}).message();
       break;
     }
   }
@@ -76,9 +78,11 @@ TEST_P(RecordedSpace, ShippedSpaceFileMatchesTheRecording) {
   options.spaces_dir = std::filesystem::path(TILESMITH_SOURCE_DIR) / "data" / "spaces";
   auto rec = replay::Recording::load(file, options);
   ASSERT_TRUE(rec.ok()) << rec.status().to_string();
-  EXPECT_NE((*rec)->space_origin().find("clblast_xgemm.json"), std::string::npos) << (*rec)->space_origin();
+  EXPECT_NE((*rec)->space_origin().find("clblast_xgemm.json"), std::string::npos)
+      << (*rec)->space_origin();
   EXPECT_EQ((*rec)->unrecorded_valid(), 0u);
-  EXPECT_FALSE((*rec)->space().is_restricted()) << "the constraints alone should describe the recording";
+  EXPECT_FALSE((*rec)->space().is_restricted())
+      << "the constraints alone should describe the recording";
   EXPECT_EQ((*rec)->space().enumerate_valid((*rec)->context()).size(), 17956u);
   EXPECT_EQ((*rec)->space().constraint_texts().size(), 7u);
   ASSERT_NE((*rec)->space().find("MWG"), nullptr);

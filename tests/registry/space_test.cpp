@@ -103,31 +103,39 @@ TEST(Space, RejectsMalformedSpaces) {
       {R"js({"parameters": [{"name": "A", "values": [1, 1]}]})js", "listed twice"},
       {R"js({"parameters": [{"name": "A", "values": [1.5]}]})js", "integers"},
       {R"js({"parameters": [{"name": "A", "values": [true]}]})js", "integers"},
-      {R"js({"parameters": [{"name": "A", "values": [1]}, {"name": "A", "values": [2]}]})js", "declared twice"},
+      {R"js({"parameters": [{"name": "A", "values": [1]}, {"name": "A", "values": [2]}]})js",
+       "declared twice"},
       {R"js({"parameters": [{"name": "9A", "values": [1]}]})js", "not an identifier"},
-      {R"js({"parameters": [{"name": "A", "values": [1]}], "constraints": ["A %% 2"]})js", "column"},
-      {R"js({"parameters": [{"name": "A", "values": [1]}], "constraints": [3]})js", "must be strings"},
-      {R"js({"parameters": [{"name": "A", "values": [1]}], "derived": [{"name": "A", "expr": "1"}]})js", "reuses"},
+      {R"js({"parameters": [{"name": "A", "values": [1]}], "constraints": ["A %% 2"]})js",
+       "column"},
+      {R"js({"parameters": [{"name": "A", "values": [1]}], "constraints": [3]})js",
+       "must be strings"},
+      {R"js({"parameters": [{"name": "A", "values": [1]}], "derived": [{"name": "A", "expr": "1"}]})js",
+       "reuses"},
       {R"js({"parameters": [{"name": "A", "values": [1]}],
-           "derived": [{"name": "X", "expr": "Y + 1"}, {"name": "Y", "expr": "A"}]})js", "not defined before"},
+           "derived": [{"name": "X", "expr": "Y + 1"}, {"name": "Y", "expr": "A"}]})js",
+       "not defined before"},
       {R"js({"parameters": [{"name": "A", "values": [1]}], "derived": [{"name": "X", "expr": "X + 1"}]})js",
        "not defined before"},
   };
   for (const Case& c : cases) {
     auto s = ParamSpace::from_json(json::parse(c.text));
     ASSERT_FALSE(s.ok()) << c.text;
-    EXPECT_NE(s.status().message().find(c.what), std::string::npos) << c.text << " -> " << s.status().message();
+    EXPECT_NE(s.status().message().find(c.what), std::string::npos)
+        << c.text << " -> " << s.status().message();
   }
 }
 
 TEST(Space, ValidationMessagesNameTheRule) {
   ParamSpace s = tiled();
   SpaceContext ctx = context(true);
-  EXPECT_TRUE(s.validate(cfg(64, 64, 4, 4, 8), ctx).ok()) << s.validate(cfg(64, 64, 4, 4, 8), ctx).to_string();
+  EXPECT_TRUE(s.validate(cfg(64, 64, 4, 4, 8), ctx).ok())
+      << s.validate(cfg(64, 64, 4, 4, 8), ctx).to_string();
 
   Status st = s.validate(cfg(96, 64, 4, 4, 8), ctx);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(st.message().find("BLOCK_M=96 is not one of [32, 64, 128]"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("BLOCK_M=96 is not one of [32, 64, 128]"), std::string::npos)
+      << st.message();
 
   Config missing = cfg(64, 64, 4, 4, 8);
   missing.erase("BLOCK_K");
@@ -139,7 +147,8 @@ TEST(Space, ValidationMessagesNameTheRule) {
   // 32 / 1 * 32 / 8 = 128 threads, but THREADS >= WARP_SIZE holds; pick one that breaks it:
   // (32 // 8) * (32 // 8) = 16 threads < 32.
   st = s.validate(cfg(32, 32, 8, 8, 8), ctx);
-  EXPECT_NE(st.message().find("breaks constraint 'THREADS >= WARP_SIZE'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("breaks constraint 'THREADS >= WARP_SIZE'"), std::string::npos)
+      << st.message();
   EXPECT_NE(st.message().find("THREADS=16"), std::string::npos) << st.message();
 }
 
@@ -148,13 +157,15 @@ TEST(Space, DeviceLimits) {
   SpaceContext ctx = context(true);
   // 128 * 128 threads with THREAD 1x1 ... 128/1 * 128/1 = 16384 threads.
   Status st = s.validate(cfg(128, 128, 1, 1, 8), ctx);
-  EXPECT_NE(st.message().find("THREADS=16384 exceeds the device's 1024 threads per block"), std::string::npos)
+  EXPECT_NE(st.message().find("THREADS=16384 exceeds the device's 1024 threads per block"),
+            std::string::npos)
       << st.message();
   // 64x64 threads/4x4 = 256 threads fine; shared (64 + 64) * 32 * 4 = 16384 fits 16 KiB exactly.
   EXPECT_TRUE(s.validate(cfg(64, 64, 4, 4, 32), ctx).ok());
   // (128 + 64) * 32 * 4 = 24576 bytes > 16384.
   st = s.validate(cfg(128, 64, 4, 4, 32), ctx);
-  EXPECT_NE(st.message().find("SHARED_BYTES=24576 exceeds the device's 16384 bytes"), std::string::npos)
+  EXPECT_NE(st.message().find("SHARED_BYTES=24576 exceeds the device's 16384 bytes"),
+            std::string::npos)
       << st.message();
   // Without a device there are no limit checks.
   EXPECT_TRUE(s.validate(cfg(128, 64, 4, 4, 32), context(false)).ok());
@@ -194,7 +205,8 @@ TEST(Space, EvaluationErrorsMakePointsInvalid) {
   })js"));
   ASSERT_TRUE(s.ok()) << s.status().to_string();
   Status st = s->validate({{"A", 0}, {"B", 4}}, {});
-  EXPECT_NE(st.message().find("cannot evaluate derived value 'Q'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("cannot evaluate derived value 'Q'"), std::string::npos)
+      << st.message();
   EXPECT_NE(st.message().find("division by zero"), std::string::npos) << st.message();
   auto all = s->enumerate_valid({});
   EXPECT_EQ(all, (std::vector<PointValues>{{1, 4}, {1, 6}, {2, 4}, {2, 6}}));
@@ -242,7 +254,8 @@ TEST(Space, ConfigConversions) {
 TEST(Space, EnumerationSpeed) {
   // 7 parameters of 8 values: 2,097,152 points, about 1 in 8 valid. Reports points
   // visited per second; not a timed assertion.
-  json j = json::parse(R"js({"parameters": [], "constraints": ["(A + B + C + D + E + F + G) % 8 == 0"]})js");
+  json j = json::parse(
+      R"js({"parameters": [], "constraints": ["(A + B + C + D + E + F + G) % 8 == 0"]})js");
   for (const char* n : {"A", "B", "C", "D", "E", "F", "G"})
     j["parameters"].push_back({{"name", n}, {"values", {1, 2, 3, 4, 5, 6, 7, 8}}});
   auto s = ParamSpace::from_json(j);
@@ -256,7 +269,8 @@ TEST(Space, EnumerationSpeed) {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(valid, 2097152u / 8);
   std::printf("[ speed ] %llu cartesian points (%llu valid) in %.3f s: %.2f M points/s\n",
-              static_cast<unsigned long long>(s->cartesian_size()), static_cast<unsigned long long>(valid), secs,
+              static_cast<unsigned long long>(s->cartesian_size()),
+              static_cast<unsigned long long>(valid), secs,
               double(s->cartesian_size()) / secs / 1e6);
 }
 
@@ -274,7 +288,8 @@ TEST(Space, SampleValid) {
   }
   EXPECT_GT(seen.size(), 50u) << "draws spread over the space";
   // No valid point at all, and a step budget too small to reach one.
-  auto none = ParamSpace::from_json(json::parse(R"js({"parameters": [{"name": "A", "values": [1, 2]}],
+  auto none =
+      ParamSpace::from_json(json::parse(R"js({"parameters": [{"name": "A", "values": [1, 2]}],
                                                      "constraints": ["A > 5"]})js"));
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->sample_valid({}, 1).has_value());
@@ -303,7 +318,8 @@ TEST(Space, RestrictedToAllowedPoints) {
   EXPECT_FALSE(r->is_valid(all[1], ctx));
   Status st = r->validate(s.to_config(all[1]), ctx);
   EXPECT_NE(st.message().find("not among the"), std::string::npos) << st.message();
-  EXPECT_NE(r->validate(s.to_config(breaking), ctx).message().find("breaks constraint"), std::string::npos);
+  EXPECT_NE(r->validate(s.to_config(breaking), ctx).message().find("breaks constraint"),
+            std::string::npos);
   // Round trip through JSON keeps the restriction.
   auto again = ParamSpace::from_json(r->to_json());
   ASSERT_TRUE(again.ok()) << again.status().to_string();

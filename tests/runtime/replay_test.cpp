@@ -19,11 +19,14 @@ std::filesystem::path data_dir() {
   return TILESMITH_KT_DATA_DIR;
 }
 
-std::filesystem::path spaces_dir() { return std::filesystem::path(TILESMITH_SOURCE_DIR) / "data" / "spaces"; }
+std::filesystem::path spaces_dir() {
+  return std::filesystem::path(TILESMITH_SOURCE_DIR) / "data" / "spaces";
+}
 
 std::filesystem::path temp_dir() {
   auto dir = std::filesystem::temp_directory_path() /
-             ("tilesmith_replay_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+             ("tilesmith_replay_test_" +
+              std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
               ::testing::UnitTest::GetInstance()->current_test_info()->name());
   std::filesystem::create_directories(dir);
   return dir;
@@ -45,8 +48,8 @@ std::shared_ptr<const Recording> rtx3090() {
   return rec;
 }
 
-#define REQUIRE_DATA()                                                                   \
-  if (!std::filesystem::exists(data_dir() / "gemm_RTX_3090.json.gz"))                    \
+#define REQUIRE_DATA()                                                \
+  if (!std::filesystem::exists(data_dir() / "gemm_RTX_3090.json.gz")) \
   GTEST_SKIP() << "recorded caches not found in " << data_dir() << " (set TILESMITH_KT_DATA)"
 
 // A small synthetic cache: 2 parameters, one failed configuration, one missing one.
@@ -157,7 +160,8 @@ TEST(Replay, InvalidOutcomes) {
 
   Config unknown = cfg;
   unknown["BOGUS"] = 1;
-  EXPECT_NE(ev.evaluate(tmpl, rec->problem(), unknown).message.find("unknown parameter 'BOGUS'"), std::string::npos);
+  EXPECT_NE(ev.evaluate(tmpl, rec->problem(), unknown).message.find("unknown parameter 'BOGUS'"),
+            std::string::npos);
 
   GemmProblem other = rec->problem();
   other.m = 1024;
@@ -180,7 +184,8 @@ TEST(Replay, DeterministicBySeedWhateverTheOrder) {
   ASSERT_TRUE(rec);
   KernelTemplate tmpl = recorded_template(*rec);
   std::vector<Config> configs;
-  for (size_t i = 0; i < rec->records().size(); i += 997) configs.push_back(rec->space().to_config(rec->records()[i].point));
+  for (size_t i = 0; i < rec->records().size(); i += 997)
+    configs.push_back(rec->space().to_config(rec->records()[i].point));
   ASSERT_GE(configs.size(), 10u);
   auto run = [&](std::uint64_t seed, bool reversed) {
     ReplayEvaluator ev(rec, seed);
@@ -188,7 +193,9 @@ TEST(Replay, DeterministicBySeedWhateverTheOrder) {
     std::vector<Config> order = configs;
     if (reversed) std::reverse(order.begin(), order.end());
     for (int rep = 0; rep < 3; ++rep)
-      for (const Config& c : order) out[config_to_json_text(c)].push_back(ev.evaluate(tmpl, rec->problem(), c).timing.median_ms);
+      for (const Config& c : order)
+        out[config_to_json_text(c)].push_back(
+            ev.evaluate(tmpl, rec->problem(), c).timing.median_ms);
     return out;
   };
   auto a = run(7, false);
@@ -247,8 +254,10 @@ TEST(Replay, SpaceFilesAreFoundByKernelNameAndChecked) {
   o.spaces_dir = dir / "spaces";
   auto bad = Recording::load(dir / "tiny.json", o);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("rejects 1 configuration"), std::string::npos) << bad.status().message();
-  EXPECT_NE(bad.status().message().find("breaks constraint 'B < 20'"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("rejects 1 configuration"), std::string::npos)
+      << bad.status().message();
+  EXPECT_NE(bad.status().message().find("breaks constraint 'B < 20'"), std::string::npos)
+      << bad.status().message();
 
   // A sound one: admits 2,20 too, which was not recorded, so the space is restricted.
   write(dir / "spaces" / "tiny_space.json", R"js({"kernel_tuner": {"kernel_names": ["tiny"]},
@@ -267,7 +276,8 @@ TEST(Replay, SpaceFilesAreFoundByKernelNameAndChecked) {
   o.space_file = dir / "other.json";
   auto wrong = Recording::load(dir / "tiny.json", o);
   ASSERT_FALSE(wrong.ok());
-  EXPECT_NE(wrong.status().message().find("missing: B"), std::string::npos) << wrong.status().message();
+  EXPECT_NE(wrong.status().message().find("missing: B"), std::string::npos)
+      << wrong.status().message();
 
   // Not a cache at all.
   write(dir / "junk.json", "{\"cache\": 3");

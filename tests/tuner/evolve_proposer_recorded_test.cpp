@@ -72,8 +72,10 @@ TEST(EvolveOnRecordedSpace, BeatsUniformRandomSearch) {
   const int seeds = 4;
   const int evolve_reached = run_all(default_offline_proposer(), seeds, &evolve_s);
   const int random_reached = run_all("random", seeds, &random_s);
-  std::printf("[ search ] within 5%% in 300 evaluations: %s %d/%d, random %d/%d (random expects %.1f)\n",
-              default_offline_proposer().c_str(), evolve_reached, seeds, random_reached, seeds, p_random * seeds);
+  std::printf(
+      "[ search ] within 5%% in 300 evaluations: %s %d/%d, random %d/%d (random expects %.1f)\n",
+      default_offline_proposer().c_str(), evolve_reached, seeds, random_reached, seeds,
+      p_random * seeds);
   std::printf("[ speed  ] propose(8) on 17956 points: %s %.1f ms, random %.2f ms per call\n",
               default_offline_proposer().c_str(), evolve_s * 1e3, random_s * 1e3);
   // Random reaches it in all four runs with probability 0.22^4 = 0.2%; the default

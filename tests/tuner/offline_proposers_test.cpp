@@ -44,8 +44,9 @@ SpaceContext ctx() {
 // A smooth synthetic objective with one best corner, for "measured" histories.
 double fake_time(const Config& c) {
   auto l = [&](const char* k) { return std::log2(double(c.at(k))); };
-  return 1.0 + std::pow(l("BM") - 6.5, 2) + std::pow(l("BN") - 7, 2) + 0.5 * std::pow(l("TM") - 2, 2) +
-         0.5 * std::pow(l("TN") - 2, 2) + 0.2 * std::abs(l("BK") - 4) + 0.3 * (1 - double(c.at("DB"))) +
+  return 1.0 + std::pow(l("BM") - 6.5, 2) + std::pow(l("BN") - 7, 2) +
+         0.5 * std::pow(l("TM") - 2, 2) + 0.5 * std::pow(l("TN") - 2, 2) +
+         0.2 * std::abs(l("BK") - 4) + 0.3 * (1 - double(c.at("DB"))) +
          0.1 * std::abs(l("VEC") - 1);
 }
 
@@ -60,7 +61,8 @@ std::vector<Trial> measure(const std::vector<Proposal>& proposals, std::vector<T
   return history;
 }
 
-ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& history, int count, std::uint64_t seed) {
+ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& history, int count,
+                        std::uint64_t seed) {
   ProposalRequest r;
   r.space = &space;
   r.context = ctx();
@@ -88,10 +90,13 @@ TEST_P(EveryProposer, DistinctValidNeverInHistoryDeterministic) {
     // A second proposer with the same seed and history proposes the same.
     ProposalBatch again = (*b)->propose(request(space, history, 8, 1000 + gen));
     ASSERT_EQ(again.proposals.size(), batch.proposals.size());
-    for (size_t i = 0; i < batch.proposals.size(); ++i) EXPECT_EQ(again.proposals[i].config, batch.proposals[i].config);
+    for (size_t i = 0; i < batch.proposals.size(); ++i)
+      EXPECT_EQ(again.proposals[i].config, batch.proposals[i].config);
     for (const auto& p : batch.proposals) {
-      EXPECT_TRUE(space.validate(p.config, ctx()).ok()) << space.validate(p.config, ctx()).message();
-      EXPECT_TRUE(seen.insert(p.config).second) << "repeated or in history: " << config_to_json_text(p.config);
+      EXPECT_TRUE(space.validate(p.config, ctx()).ok())
+          << space.validate(p.config, ctx()).message();
+      EXPECT_TRUE(seen.insert(p.config).second)
+          << "repeated or in history: " << config_to_json_text(p.config);
       EXPECT_FALSE(p.rationale.empty());
     }
     history = measure(batch.proposals, history);
@@ -103,8 +108,9 @@ TEST_P(EveryProposer, HistoryWithFailuresAndForeignConfigs) {
   std::vector<Trial> history;
   auto all = space.enumerate_valid(ctx());
   // Every fifth valid point failed in some way; plus configs from elsewhere (an LLM).
-  const Outcome failures[] = {Outcome::kCompileError, Outcome::kWrongResult, Outcome::kTimeout, Outcome::kCrash,
-                              Outcome::kInvalid, Outcome::kResourceError, Outcome::kLaunchError};
+  const Outcome failures[] = {
+      Outcome::kCompileError, Outcome::kWrongResult,   Outcome::kTimeout,    Outcome::kCrash,
+      Outcome::kInvalid,      Outcome::kResourceError, Outcome::kLaunchError};
   for (size_t i = 0; i < all.size(); i += 5) {
     Trial t;
     t.config = space.to_config(all[i]);
@@ -181,7 +187,8 @@ TEST_P(EveryProposer, RunsOutGracefully) {
 
 TEST_P(EveryProposer, SpacesTooLargeToEnumerate) {
   // 10^9 points, about 1 in 10 valid: sampled, not enumerated.
-  json j = json::parse(R"js({"parameters": [], "constraints": ["(A + B + C + D + E + F + G + H + I) % 10 == 3"]})js");
+  json j = json::parse(
+      R"js({"parameters": [], "constraints": ["(A + B + C + D + E + F + G + H + I) % 10 == 3"]})js");
   for (const char* n : {"A", "B", "C", "D", "E", "F", "G", "H", "I"})
     j["parameters"].push_back({{"name", n}, {"values", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}});
   auto space = ParamSpace::from_json(j);
@@ -210,7 +217,8 @@ TEST_P(EveryProposer, SpacesTooLargeToEnumerate) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Offline, EveryProposer, ::testing::Values("random", "exhaustive", "evolve"),
+INSTANTIATE_TEST_SUITE_P(Offline, EveryProposer,
+                         ::testing::Values("random", "exhaustive", "evolve"),
                          [](const auto& info) { return info.param; });
 
 TEST(ExhaustiveProposer, CoversEveryValidPointExactlyOnceInOrder) {
@@ -247,7 +255,8 @@ TEST(RandomProposer, SeedsMatterAndCoverageIsBroad) {
   for (int s = 0; s < 50; ++s)
     for (const auto& x : p.propose(request(space, history, 8, 100 + s)).proposals)
       for (const auto& [k, v] : x.config) values[k].insert(v);
-  for (const auto& param : space.parameters()) EXPECT_EQ(values[param.name].size(), param.values.size()) << param.name;
+  for (const auto& param : space.parameters())
+    EXPECT_EQ(values[param.name].size(), param.values.size()) << param.name;
 }
 
 TEST(OfflineProposers, Factory) {

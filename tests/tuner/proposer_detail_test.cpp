@@ -101,13 +101,15 @@ TEST(ProposerSpaceView, EnumeratesEncodesAndFindsNeighbours) {
   EXPECT_FLOAT_EQ(f[4], 3.0f);  // log2(32 / 4)
   const std::int64_t idx = view->index_of({32, 4, 1, 7});
   ASSERT_GE(idx, 0);
-  for (int k = 0; k < 5; ++k) EXPECT_EQ(view->encoded(static_cast<size_t>(idx))[k], f[static_cast<size_t>(k)]);
+  for (int k = 0; k < 5; ++k)
+    EXPECT_EQ(view->encoded(static_cast<size_t>(idx))[k], f[static_cast<size_t>(k)]);
   EXPECT_EQ(view->index_of({16, 4, 1, 7}), -1);  // 16 % 32 != 0
   std::vector<PointValues> nb;
   view->neighbours({32, 2, 0, 7}, false, &nb);
   // A: 16 fails (16 % 16 == 0 is fine), 64 ok; B: 1 ok, 4 ok (32 % 32); F: 1.
   std::set<PointValues> got(nb.begin(), nb.end());
-  EXPECT_EQ(got, (std::set<PointValues>{{16, 2, 0, 7}, {64, 2, 0, 7}, {32, 1, 0, 7}, {32, 4, 0, 7}, {32, 2, 1, 7}}));
+  EXPECT_EQ(got, (std::set<PointValues>{
+                     {16, 2, 0, 7}, {64, 2, 0, 7}, {32, 1, 0, 7}, {32, 4, 0, 7}, {32, 2, 1, 7}}));
   nb.clear();
   view->neighbours({16, 1, 0, 7}, true, &nb);  // adjacent ranks only: A 32, B 2 (16 % 16 ok), F 1
   EXPECT_EQ(std::set<PointValues>(nb.begin(), nb.end()),
@@ -116,7 +118,8 @@ TEST(ProposerSpaceView, EnumeratesEncodesAndFindsNeighbours) {
 }
 
 TEST(ProposerSpaceView, SamplesLargeSpaces) {
-  nlohmann::json j = nlohmann::json::parse(R"js({"parameters": [], "constraints": ["A * B * C * D * E * F * G * H > 4000000"]})js");
+  nlohmann::json j = nlohmann::json::parse(
+      R"js({"parameters": [], "constraints": ["A * B * C * D * E * F * G * H > 4000000"]})js");
   for (const char* n : {"A", "B", "C", "D", "E", "F", "G", "H"})
     j["parameters"].push_back({{"name", n}, {"values", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}});
   auto space = ParamSpace::from_json(j);

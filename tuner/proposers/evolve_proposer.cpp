@@ -73,7 +73,8 @@ class Candidates {
     buffer_.resize(own * nf);
     own = 0;
     for (size_t i = 0; i < points_.size(); ++i) {
-      const float* cached = index_[i] >= 0 ? view_.encoded(static_cast<size_t>(index_[i])) : nullptr;
+      const float* cached =
+          index_[i] >= 0 ? view_.encoded(static_cast<size_t>(index_[i])) : nullptr;
       if (cached) {
         features_[i] = cached;
       } else {
@@ -152,7 +153,8 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
     account(cand.features(best));
     batch.proposals.push_back(
         {request.space->to_config(cand.point(best)),
-         "initial design: space-filling sample " + std::to_string(history.observations.size() + batch.proposals.size() + 1)});
+         "initial design: space-filling sample " +
+             std::to_string(history.observations.size() + batch.proposals.size() + 1)});
   }
   if (batch.proposals.empty() && want > 0)
     batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
@@ -172,7 +174,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const MappedHistory history = proposers::detail::map_history(view, request.history);
   std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history.observations.size()));
 
-  if (history.observations.size() < static_cast<size_t>(options_.initial_design) || history.ok_count < 2)
+  if (history.observations.size() < static_cast<size_t>(options_.initial_design) ||
+      history.ok_count < 2)
     return initial_design(request, view, history, rng);
 
   // ---- Surrogate ---------------------------------------------------------------------
@@ -184,7 +187,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     worst_ok = std::max(worst_ok, std::log(o.time_ms));
     ok_obs.push_back(&o);
   }
-  std::stable_sort(ok_obs.begin(), ok_obs.end(), [](auto* a, auto* b) { return a->time_ms < b->time_ms; });
+  std::stable_sort(ok_obs.begin(), ok_obs.end(),
+                   [](auto* a, auto* b) { return a->time_ms < b->time_ms; });
   const double best_ok = std::log(ok_obs.front()->time_ms);
   if (options_.clip_quantile < 1.0) {
     const size_t k = static_cast<size_t>(options_.clip_quantile * double(ok_obs.size() - 1));
@@ -195,7 +199,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   for (size_t i = 0; i < history.observations.size(); ++i) {
     const Observation& o = history.observations[i];
     view.encode(o.point, x.data() + i * static_cast<size_t>(nf));
-    y.push_back(o.ok ? std::min(std::log(o.time_ms), worst_ok) : worst_ok + options_.failure_penalty);
+    y.push_back(o.ok ? std::min(std::log(o.time_ms), worst_ok)
+                     : worst_ok + options_.failure_penalty);
   }
   Forest forest;
   forest.fit(x, nf, y, options_.forest, rng());
@@ -204,7 +209,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   {
     PointSet seen;
     for (auto* o : ok_obs) {
-      if (elite.size() >= static_cast<size_t>(std::max(options_.elite, options_.local_elites))) break;
+      if (elite.size() >= static_cast<size_t>(std::max(options_.elite, options_.local_elites)))
+        break;
       if (seen.insert(o->point).second) elite.push_back(o->point);
     }
   }
@@ -251,7 +257,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   cand.finish();
   const size_t n = cand.size();
   if (n == 0) {
-    if (want > 0) batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
+    if (want > 0)
+      batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
     return batch;
   }
 
@@ -284,7 +291,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   }
   std::vector<size_t> by_mean(n);
   std::iota(by_mean.begin(), by_mean.end(), size_t{0});
-  std::stable_sort(by_mean.begin(), by_mean.end(), [&](size_t a, size_t b) { return mu[a] < mu[b]; });
+  std::stable_sort(by_mean.begin(), by_mean.end(),
+                   [&](size_t a, size_t b) { return mu[a] < mu[b]; });
 
   // ---- Batch -------------------------------------------------------------------------
   std::vector<char> picked(n, 0);
@@ -295,9 +303,11 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
                                    fmt_ms(std::exp(best_ok)) + ")"});
     if (!thompson)
       for (size_t j = 0; j < n; ++j)
-        if (SpaceView::hamming(cand.point(i), cand.point(j)) <= 1) score[j] *= options_.diversity_penalty;
+        if (SpaceView::hamming(cand.point(i), cand.point(j)) <= 1)
+          score[j] *= options_.diversity_penalty;
   };
-  const size_t local_elites = std::min(elite.size(), static_cast<size_t>(std::max(1, options_.local_elites)));
+  const size_t local_elites =
+      std::min(elite.size(), static_cast<size_t>(std::max(1, options_.local_elites)));
   auto within = [&](const PointValues& p, int radius) {
     for (size_t e = 0; e < local_elites; ++e)
       if (SpaceView::hamming(p, elite[e]) <= radius) return true;
@@ -348,7 +358,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     } else {
       for (size_t i = 0; i < n; ++i) {
         if (picked[i] || !eligible[i]) continue;
-        if (best == n || score[i] > score[best] || (score[i] == score[best] && mu[i] < mu[best])) best = i;
+        if (best == n || score[i] > score[best] || (score[i] == score[best] && mu[i] < mu[best]))
+          best = i;
       }
     }
     if (best == n) {

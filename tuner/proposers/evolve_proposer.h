@@ -55,11 +55,11 @@ struct EvolveOptions {
   // Expected improvement only considers this best fraction of the candidates by
   // predicted time (1: all).
   double ei_quantile = 1.0;
-  double thompson_trees = 0.5;     // fraction of the trees behind each Thompson pick
-  int region_radius = 0;           // 0: no trust region
-  size_t pool_size = 20000;        // random part of the pool when the space is not enumerated
-  size_t max_scored = 200000;      // largest candidate set scored per call
-  int elite = 8;                   // best configurations whose neighbourhoods join the pool
+  double thompson_trees = 0.5;  // fraction of the trees behind each Thompson pick
+  int region_radius = 0;        // 0: no trust region
+  size_t pool_size = 20000;     // random part of the pool when the space is not enumerated
+  size_t max_scored = 200000;   // largest candidate set scored per call
+  int elite = 8;                // best configurations whose neighbourhoods join the pool
 };
 
 class EvolveProposer final : public Proposer {
@@ -71,8 +71,10 @@ class EvolveProposer final : public Proposer {
   ProposalBatch propose(const ProposalRequest& request) override;
 
  private:
-  ProposalBatch initial_design(const ProposalRequest& request, const proposers::detail::SpaceView& view,
-                               const proposers::detail::MappedHistory& history, std::mt19937_64& rng);
+  ProposalBatch initial_design(const ProposalRequest& request,
+                               const proposers::detail::SpaceView& view,
+                               const proposers::detail::MappedHistory& history,
+                               std::mt19937_64& rng);
   EvolveOptions options_;
   proposers::detail::ViewCache views_;
 };

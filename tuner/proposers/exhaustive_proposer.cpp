@@ -25,12 +25,14 @@ ProposalBatch ExhaustiveProposer::propose(const ProposalRequest& request) {
     ++position;
     if (batch.proposals.size() >= static_cast<size_t>(request.count)) return false;
     if (!tried.count(p))
-      batch.proposals.push_back({request.space->to_config(p),
-                                 "exhaustive: valid configuration #" + std::to_string(position) + " in enumeration order"});
+      batch.proposals.push_back({request.space->to_config(p), "exhaustive: valid configuration #" +
+                                                                  std::to_string(position) +
+                                                                  " in enumeration order"});
     return batch.proposals.size() < static_cast<size_t>(request.count);
   });
   if (batch.proposals.empty() && request.count > 0)
-    batch.status = Status::failed_precondition("exhaustive: every valid configuration has been tried");
+    batch.status =
+        Status::failed_precondition("exhaustive: every valid configuration has been tried");
   return batch;
 }
 

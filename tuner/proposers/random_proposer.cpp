@@ -25,7 +25,8 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
     untried.reserve(view->points().size());
     for (size_t i = 0; i < view->points().size(); ++i)
       if (!history.tried.count(view->points()[i])) untried.push_back(i);
-    for (size_t k = 0; k < untried.size() && chosen.size() < static_cast<size_t>(request.count); ++k) {
+    for (size_t k = 0; k < untried.size() && chosen.size() < static_cast<size_t>(request.count);
+         ++k) {
       std::uniform_int_distribution<size_t> pick(k, untried.size() - 1);
       std::swap(untried[k], untried[pick(rng)]);
       chosen.push_back(view->points()[untried[k]]);
@@ -41,7 +42,8 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
     }
   }
   for (const PointValues& p : chosen)
-    batch.proposals.push_back({request.space->to_config(p), "uniform random sample of the valid space"});
+    batch.proposals.push_back(
+        {request.space->to_config(p), "uniform random sample of the valid space"});
   if (batch.proposals.empty() && request.count > 0)
     batch.status = Status::failed_precondition("random: no untried valid configuration is left");
   return batch;

@@ -62,24 +62,42 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
     if (eq == std::string::npos) return false;
     const std::string key = item.substr(0, eq);
     const double v = std::stod(item.substr(eq + 1));
-    if (key == "initial_design") o->initial_design = static_cast<int>(v);
-    else if (key == "trees") o->forest.trees = static_cast<int>(v);
-    else if (key == "min_leaf") o->forest.min_leaf = static_cast<int>(v);
-    else if (key == "feature_fraction") o->forest.feature_fraction = v;
-    else if (key == "bootstrap") o->forest.bootstrap = v != 0;
-    else if (key == "failure_penalty") o->failure_penalty = v;
-    else if (key == "exploit") o->exploit_per_batch = static_cast<int>(v);
-    else if (key == "local") o->local_per_batch = static_cast<int>(v);
-    else if (key == "diversity") o->diversity_penalty = v;
-    else if (key == "exploration") o->exploration = v;
-    else if (key == "elite") o->elite = static_cast<int>(v);
-    else if (key == "local_elites") o->local_elites = static_cast<int>(v);
-    else if (key == "ei_quantile") o->ei_quantile = v;
-    else if (key == "thompson") o->acquisition = v != 0 ? Acquisition::kThompson : Acquisition::kExpectedImprovement;
-    else if (key == "thompson_trees") o->thompson_trees = v;
-    else if (key == "clip_quantile") o->clip_quantile = v;
-    else if (key == "region_radius") o->region_radius = static_cast<int>(v);
-    else return false;
+    if (key == "initial_design")
+      o->initial_design = static_cast<int>(v);
+    else if (key == "trees")
+      o->forest.trees = static_cast<int>(v);
+    else if (key == "min_leaf")
+      o->forest.min_leaf = static_cast<int>(v);
+    else if (key == "feature_fraction")
+      o->forest.feature_fraction = v;
+    else if (key == "bootstrap")
+      o->forest.bootstrap = v != 0;
+    else if (key == "failure_penalty")
+      o->failure_penalty = v;
+    else if (key == "exploit")
+      o->exploit_per_batch = static_cast<int>(v);
+    else if (key == "local")
+      o->local_per_batch = static_cast<int>(v);
+    else if (key == "diversity")
+      o->diversity_penalty = v;
+    else if (key == "exploration")
+      o->exploration = v;
+    else if (key == "elite")
+      o->elite = static_cast<int>(v);
+    else if (key == "local_elites")
+      o->local_elites = static_cast<int>(v);
+    else if (key == "ei_quantile")
+      o->ei_quantile = v;
+    else if (key == "thompson")
+      o->acquisition = v != 0 ? Acquisition::kThompson : Acquisition::kExpectedImprovement;
+    else if (key == "thompson_trees")
+      o->thompson_trees = v;
+    else if (key == "clip_quantile")
+      o->clip_quantile = v;
+    else if (key == "region_radius")
+      o->region_radius = static_cast<int>(v);
+    else
+      return false;
   }
   return true;
 }
@@ -106,14 +124,19 @@ int main(int argc, char** argv) {
   int jobs = 1;
   bench::SearchRunOptions options;
   app.add_option("paths", paths, "Kernel Tuner cache files or folders of them")->required();
-  app.add_option("--seeds", seeds, "runs per proposer and space (seeds 1..N)")->check(CLI::PositiveNumber);
-  app.add_option("--batch", options.batch, "configurations per generation")->check(CLI::PositiveNumber);
+  app.add_option("--seeds", seeds, "runs per proposer and space (seeds 1..N)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch", options.batch, "configurations per generation")
+      ->check(CLI::PositiveNumber);
   app.add_option("--cap", options.cap, "evaluations per run")->check(CLI::PositiveNumber);
   app.add_option("--proposers", proposers_arg, "comma-separated proposer names (default: all)");
-  app.add_option("--spaces-dir", spaces_dir, "folder of space files (default: the shipped data/spaces)");
+  app.add_option("--spaces-dir", spaces_dir,
+                 "folder of space files (default: the shipped data/spaces)");
   app.add_option("--jobs", jobs, "runs in parallel (threads)")->check(CLI::PositiveNumber);
-  app.add_option("--first-seed", first_seed, "first seed (runs use first-seed .. first-seed+seeds-1)");
-  app.add_option("--evolve", evolve_text, "evolve settings to try, key=value,... (see evolve_proposer.h)");
+  app.add_option("--first-seed", first_seed,
+                 "first seed (runs use first-seed .. first-seed+seeds-1)");
+  app.add_option("--evolve", evolve_text,
+                 "evolve settings to try, key=value,... (see evolve_proposer.h)");
   CLI11_PARSE(app, argc, argv);
   EvolveOptions evolve_options;
   if (!apply_evolve_options(evolve_text, &evolve_options)) {
@@ -128,9 +151,11 @@ int main(int argc, char** argv) {
   replay::RecordingOptions rec_options;
   rec_options.spaces_dir = spaces_dir;
 
-  std::printf("# Search efficiency: evaluations until the best found is within 5%% / 1%% of the optimum\n");
-  std::printf("seeds %d..%d, batch %d, cap %d evaluations per run; distances use the recorded mean times\n",
-              first_seed, first_seed + seeds - 1, options.batch, options.cap);
+  std::printf(
+      "# Search efficiency: evaluations until the best found is within 5%% / 1%% of the optimum\n");
+  std::printf(
+      "seeds %d..%d, batch %d, cap %d evaluations per run; distances use the recorded mean times\n",
+      first_seed, first_seed + seeds - 1, options.batch, options.cap);
   if (!evolve_text.empty()) std::printf("evolve settings: %s\n", evolve_text.c_str());
   std::printf("\n");
   int exit_code = 0;
@@ -144,18 +169,21 @@ int main(int argc, char** argv) {
     const replay::Recording& r = **rec;
     const std::uint64_t valid = r.space().enumerate_valid(r.context()).size();
     std::printf("## %s: %s\n", r.name().c_str(), r.describe().c_str());
-    std::printf("%llu valid configurations (constraints: %s)", static_cast<unsigned long long>(valid),
-                r.space_origin().c_str());
+    std::printf("%llu valid configurations (constraints: %s)",
+                static_cast<unsigned long long>(valid), r.space_origin().c_str());
     for (double t : options.targets)
       std::printf("; %zu within %.0f%%", r.count_within(1 + t), t * 100);
     std::printf("\n\n");
-    std::printf("| proposer | target | median | q1 | q3 | mean | cap hits | best/opt at stop (median) | ms per proposal |\n");
+    std::printf(
+        "| proposer | target | median | q1 | q3 | mean | cap hits | best/opt at stop (median) | ms "
+        "per proposal |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < options.targets.size(); ++k) {
       auto b = bench::uniform_sampling_baseline(valid, r.count_within(1 + options.targets[k]));
       std::printf("| uniform random, exact | %.0f%% | %llu | %llu | %llu | %.1f | - | - | - |\n",
                   options.targets[k] * 100, static_cast<unsigned long long>(b.median),
-                  static_cast<unsigned long long>(b.q1), static_cast<unsigned long long>(b.q3), b.expectation);
+                  static_cast<unsigned long long>(b.q1), static_cast<unsigned long long>(b.q3),
+                  b.expectation);
     }
     for (const auto& name : proposer_names) {
       std::vector<std::vector<double>> hits(options.targets.size());
@@ -177,7 +205,8 @@ int main(int argc, char** argv) {
             bad_name = true;
             return;
           }
-          if (name == "evolve" && !evolve_text.empty()) *proposer = std::make_unique<EvolveProposer>(evolve_options);
+          if (name == "evolve" && !evolve_text.empty())
+            *proposer = std::make_unique<EvolveProposer>(evolve_options);
           results[static_cast<size_t>(i)] =
               bench::run_search(r, **proposer, static_cast<std::uint64_t>(first_seed + i), options);
         }
@@ -192,7 +221,8 @@ int main(int argc, char** argv) {
       for (int i = 0; i < runs; ++i) {
         const auto& res = results[static_cast<size_t>(i)];
         if (!res.status.ok()) {
-          std::fprintf(stderr, "%s seed %d: %s\n", name.c_str(), first_seed + i, res.status.to_string().c_str());
+          std::fprintf(stderr, "%s seed %d: %s\n", name.c_str(), first_seed + i,
+                       res.status.to_string().c_str());
           exit_code = 1;
         }
         for (size_t k = 0; k < options.targets.size(); ++k) {
@@ -214,15 +244,18 @@ int main(int argc, char** argv) {
         double mean = 0;
         for (double x : v) mean += x;
         mean /= double(v.size());
-        std::string mean_text = cap_hits[k] ? ">" + std::to_string(static_cast<long long>(mean)) : [&] {
-          char buf[32];
-          std::snprintf(buf, sizeof buf, "%.1f", mean);
-          return std::string(buf);
-        }();
+        std::string mean_text =
+            cap_hits[k] ? ">" + std::to_string(static_cast<long long>(mean)) : [&] {
+              char buf[32];
+              std::snprintf(buf, sizeof buf, "%.1f", mean);
+              return std::string(buf);
+            }();
         std::printf("| %s | %.0f%% | %s | %s | %s | %s | %d/%zu | %.3f | %.1f |\n", name.c_str(),
-                    options.targets[k] * 100, stat(v, 0.5, options.cap).c_str(), stat(v, 0.25, options.cap).c_str(),
-                    stat(v, 0.75, options.cap).c_str(), mean_text.c_str(), cap_hits[k], v.size(),
-                    analysis::percentile_sorted(best_ratio, 0.5), calls ? seconds / calls * 1e3 : 0.0);
+                    options.targets[k] * 100, stat(v, 0.5, options.cap).c_str(),
+                    stat(v, 0.25, options.cap).c_str(), stat(v, 0.75, options.cap).c_str(),
+                    mean_text.c_str(), cap_hits[k], v.size(),
+                    analysis::percentile_sorted(best_ratio, 0.5),
+                    calls ? seconds / calls * 1e3 : 0.0);
       }
       std::fflush(stdout);
     }

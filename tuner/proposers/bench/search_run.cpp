@@ -8,8 +8,8 @@
 
 namespace tilesmith::bench {
 
-SearchRunResult run_search(const replay::Recording& recording, Proposer& proposer, std::uint64_t seed,
-                           const SearchRunOptions& options) {
+SearchRunResult run_search(const replay::Recording& recording, Proposer& proposer,
+                           std::uint64_t seed, const SearchRunOptions& options) {
   SearchRunResult result;
   result.evaluations_to_target.assign(options.targets.size(), std::nullopt);
   // The evaluator shares the recording without owning it: the caller keeps it alive.
@@ -38,14 +38,16 @@ SearchRunResult run_search(const replay::Recording& recording, Proposer& propose
     req.generation = generation;
     auto t0 = std::chrono::steady_clock::now();
     ProposalBatch batch = proposer.propose(req);
-    result.propose_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.propose_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++result.propose_calls;
     if (!batch.status.ok()) {
       result.status = batch.status;
       break;
     }
     if (batch.proposals.empty()) {
-      result.status = Status::internal(proposer.name() + " returned an empty batch with an ok status");
+      result.status =
+          Status::internal(proposer.name() + " returned an empty batch with an ok status");
       break;
     }
     for (const Proposal& p : batch.proposals) {
@@ -60,10 +62,12 @@ SearchRunResult run_search(const replay::Recording& recording, Proposer& propose
       t.message = e.message;
       history.push_back(std::move(t));
       if (e.ok()) {
-        if (const auto* rec = recording.find(p.config)) best_recorded = std::min(best_recorded, rec->time_ms);
+        if (const auto* rec = recording.find(p.config))
+          best_recorded = std::min(best_recorded, rec->time_ms);
       }
       for (size_t k = 0; k < options.targets.size(); ++k) {
-        if (!result.evaluations_to_target[k] && best_recorded <= optimum * (1.0 + options.targets[k]))
+        if (!result.evaluations_to_target[k] &&
+            best_recorded <= optimum * (1.0 + options.targets[k]))
           result.evaluations_to_target[k] = result.evaluations;
       }
     }

@@ -18,7 +18,7 @@ namespace tilesmith::bench {
 
 struct SearchRunOptions {
   int batch = 8;
-  int cap = 2000;  // evaluations per run
+  int cap = 2000;                              // evaluations per run
   std::vector<double> targets = {0.05, 0.01};  // within 5% and 1% of the optimum
 };
 
@@ -29,14 +29,14 @@ struct SearchRunResult {
   int evaluations = 0;
   double best_over_optimum = 0;  // recorded time of the best found / optimum
   int propose_calls = 0;
-  double propose_seconds = 0;    // total time in propose()
-  Status status;                 // a proposer error ends the run early
+  double propose_seconds = 0;  // total time in propose()
+  Status status;               // a proposer error ends the run early
 };
 
 // Runs one search. `seed` seeds the evaluator and, mixed with the generation, each
 // request.
-SearchRunResult run_search(const replay::Recording& recording, Proposer& proposer, std::uint64_t seed,
-                           const SearchRunOptions& options);
+SearchRunResult run_search(const replay::Recording& recording, Proposer& proposer,
+                           std::uint64_t seed, const SearchRunOptions& options);
 
 // Exact figures for uniform random sampling without replacement from N configurations
 // of which g are good: T = evaluations until the first good one,

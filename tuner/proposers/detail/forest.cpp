@@ -33,7 +33,8 @@ Binned bin_features(const std::vector<float>& x, int features, int rows) {
   std::vector<float> col;
   for (int f = 0; f < features; ++f) {
     col.resize(static_cast<size_t>(rows));  // the previous feature's unique() shrank it
-    for (int r = 0; r < rows; ++r) col[static_cast<size_t>(r)] = x[static_cast<size_t>(r) * features + f];
+    for (int r = 0; r < rows; ++r)
+      col[static_cast<size_t>(r)] = x[static_cast<size_t>(r) * features + f];
     std::sort(col.begin(), col.end());
     col.erase(std::unique(col.begin(), col.end()), col.end());
     std::vector<float>& up = b.upper[static_cast<size_t>(f)];
@@ -41,7 +42,8 @@ Binned bin_features(const std::vector<float>& x, int features, int rows) {
     if (b.exact[static_cast<size_t>(f)]) {
       up = col;
     } else {
-      for (int k = 1; k <= kMaxBins; ++k) up.push_back(col[col.size() * static_cast<size_t>(k) / kMaxBins - 1]);
+      for (int k = 1; k <= kMaxBins; ++k)
+        up.push_back(col[col.size() * static_cast<size_t>(k) / kMaxBins - 1]);
       up.erase(std::unique(up.begin(), up.end()), up.end());
     }
     for (int r = 0; r < rows; ++r) {
@@ -80,7 +82,8 @@ struct Builder {
     if (n < 2 * options.min_leaf || depth >= options.max_depth || sse <= 1e-12 * n) return index;
 
     const int features = data.features;
-    const int tries = std::max(1, static_cast<int>(std::lround(options.feature_fraction * features)));
+    const int tries =
+        std::max(1, static_cast<int>(std::lround(options.feature_fraction * features)));
     std::shuffle(feature_order.begin(), feature_order.end(), rng);
     double best_gain = 1e-12;
     int best_feature = -1, best_bin = -1;
@@ -110,7 +113,8 @@ struct Builder {
         if (left_n < options.min_leaf || right_n < options.min_leaf) continue;
         const double right_sum = total - left_sum;
         // Reduction of the squared error: sum_l^2/n_l + sum_r^2/n_r - sum^2/n.
-        const double gain = left_sum * left_sum / left_n + right_sum * right_sum / right_n - total * total / n;
+        const double gain =
+            left_sum * left_sum / left_n + right_sum * right_sum / right_n - total * total / n;
         if (gain > best_gain) {
           best_gain = gain;
           best_feature = f;

@@ -14,7 +14,7 @@ namespace tilesmith::proposers::detail {
 
 struct ForestOptions {
   int trees = 48;
-  int min_leaf = 1;              // fewest training rows in a leaf
+  int min_leaf = 1;               // fewest training rows in a leaf
   double feature_fraction = 0.6;  // features tried per split (at least one)
   bool bootstrap = true;
   int max_depth = 40;
@@ -23,8 +23,8 @@ struct ForestOptions {
 class Forest {
  public:
   // x: rows * features values, row-major; y: one target per row. rows >= 1.
-  void fit(const std::vector<float>& x, int features, const std::vector<double>& y, const ForestOptions& options,
-           std::uint64_t seed);
+  void fit(const std::vector<float>& x, int features, const std::vector<double>& y,
+           const ForestOptions& options, std::uint64_t seed);
   bool fitted() const { return !trees_.empty(); }
   // Mean and standard deviation over the trees at one row of `features` values.
   void predict(const float* row, double* mean, double* stddev) const;

@@ -58,11 +58,13 @@ std::shared_ptr<const SpaceView> SpaceView::build(const ParamSpace& space, const
     for (size_t d : v->active_) {
       const auto& dom = v->sorted_[d];
       if (dom.front() <= 0) continue;
-      for (std::int64_t x : dom) v->log2_[d][x] = static_cast<float>(std::log2(static_cast<double>(x)));
+      for (std::int64_t x : dom)
+        v->log2_[d][x] = static_cast<float>(std::log2(static_cast<double>(x)));
       positive.push_back(d);
     }
     for (size_t i = 0; i < positive.size(); ++i)
-      for (size_t j = i + 1; j < positive.size(); ++j) v->pairs_.emplace_back(positive[i], positive[j]);
+      for (size_t j = i + 1; j < positive.size(); ++j)
+        v->pairs_.emplace_back(positive[i], positive[j]);
   }
   if (space.cartesian_size() <= limits.max_cartesian) {
     bool too_many = false;
@@ -79,11 +81,13 @@ std::shared_ptr<const SpaceView> SpaceView::build(const ParamSpace& space, const
     } else {
       v->enumerated_ = true;
       v->index_.reserve(v->points_.size());
-      for (size_t i = 0; i < v->points_.size(); ++i) v->index_.emplace(v->points_[i], static_cast<std::int64_t>(i));
+      for (size_t i = 0; i < v->points_.size(); ++i)
+        v->index_.emplace(v->points_[i], static_cast<std::int64_t>(i));
       const size_t nf = static_cast<size_t>(v->feature_count());
       if (nf > 0 && v->points_.size() * nf <= limits.max_cached_features) {
         v->features_.resize(v->points_.size() * nf);
-        for (size_t i = 0; i < v->points_.size(); ++i) v->encode(v->points_[i], v->features_.data() + i * nf);
+        for (size_t i = 0; i < v->points_.size(); ++i)
+          v->encode(v->points_[i], v->features_.data() + i * nf);
       }
     }
   }
@@ -118,7 +122,8 @@ void SpaceView::encode(const PointValues& p, float* out) const {
   }
 }
 
-void SpaceView::neighbours(const PointValues& p, bool adjacent_only, std::vector<PointValues>* out) const {
+void SpaceView::neighbours(const PointValues& p, bool adjacent_only,
+                           std::vector<PointValues>* out) const {
   PointValues q = p;
   for (size_t d : active_) {
     const int r = rank(d, p[d]);

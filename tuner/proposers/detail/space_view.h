@@ -63,11 +63,14 @@ class SpaceView {
   // encode() of points()[index], cached at build time when the space is enumerated and
   // the cache stays under ViewLimits::max_cached_features floats; else nullptr.
   const float* encoded(size_t index) const {
-    return features_.empty() ? nullptr : features_.data() + index * static_cast<size_t>(feature_count());
+    return features_.empty() ? nullptr
+                             : features_.data() + index * static_cast<size_t>(feature_count());
   }
   // Rank of p[d] in parameter d's sorted domain (0 .. size-1), and the value at a rank.
   int rank(size_t d, std::int64_t value) const;
-  std::int64_t value_at_rank(size_t d, int rank) const { return sorted_[d][static_cast<size_t>(rank)]; }
+  std::int64_t value_at_rank(size_t d, int rank) const {
+    return sorted_[d][static_cast<size_t>(rank)];
+  }
   int domain_size(size_t d) const { return static_cast<int>(sorted_[d].size()); }
   // Parameters with more than one value.
   const std::vector<size_t>& active() const { return active_; }
@@ -88,7 +91,7 @@ class SpaceView {
   std::vector<std::vector<std::int64_t>> sorted_;   // ascending
   std::vector<std::unordered_map<std::int64_t, int>> rank_;
   std::vector<size_t> active_;
-  std::vector<std::pair<size_t, size_t>> pairs_;  // parameter indices
+  std::vector<std::pair<size_t, size_t>> pairs_;               // parameter indices
   std::vector<std::unordered_map<std::int64_t, float>> log2_;  // for parameters in pairs
   bool enumerated_ = false;
   std::vector<PointValues> points_;
