@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  autotune-loop --m 4096 --n 4096 --k 4096 --hours 8                    built-in search on the first GPU\n"
+      "  autotune-loop --m 4096 --n 4096 --k 4096 --devices all --hours 8      every GPU, one worker process each\n"
       "  autotune-loop --m 4096 --n 4096 --k 4096 --llm-url http://127.0.0.1:8000/v1 \\\n"
       "      --llm-model Qwen/Qwen2.5-Coder-32B-Instruct --max-evals 400          an LLM proposes (vLLM server)\n"
       "  OPENAI_API_KEY=... autotune-loop --m 8192 --n 1024 --k 4096 --layout NT --proposer llm --llm-model gpt-5\n"
@@ -26,13 +27,17 @@ int main(int argc, char** argv) {
       "  autotune-loop history --results results                               what the run found\n"
       "  autotune-loop compile --arch sm_90                                     compile one config, no GPU\n"
       "  autotune-loop --list-devices\n"
-      "Stop with Ctrl-C (or SIGTERM): the candidate being measured is finished and recorded, the summary printed; a\n"
+      "Candidates are compiled and measured in worker processes (tilesmith-worker): a kernel that faults or hangs,\n"
+      "or a compiler that crashes, costs one candidate (crash, timeout) and the run goes on.\n"
+      "Stop with Ctrl-C (or SIGTERM): the candidates being measured are finished and recorded, the summary printed; a\n"
       "second Ctrl-C exits at once. Nothing recorded is lost either way.\n"
       "Exit codes: 0 ok, 1 failed (or no config passed validation), 2 bad usage or input files, 3 no GPU found,\n"
       "130 interrupted (SIGINT), 143 terminated (SIGTERM).");
   app.set_version_flag("--version", std::string("tilesmith ") + TILESMITH_VERSION);
   bool list = false, json = false;
-  app.add_flag("--list-devices", list, "list GPU backends, their compilers and devices (exit 3 when no GPU is found)");
+  app.add_flag("--list-devices", list,
+               "list GPU backends, their compilers and devices, as a worker process sees them (exit 3 when no GPU "
+               "is found; with --in-process: as this process sees them)");
   app.add_flag("--json", json, "with --list-devices: print JSON");
   RunFlags run;
   add_run_flags(app, run);
@@ -50,7 +55,13 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  if (list) return list_devices(std::cout, json);
+  if (list) {
+    ListDevicesOptions lo;
+    lo.as_json = json;
+    lo.in_process = run.evaluator.in_process;
+    lo.worker_exe = run.evaluator.worker_exe;
+    return list_devices(std::cout, lo);
+  }
   if (!app.get_subcommands().empty()) return exit_code;
   return run_tuning(run);
 }

@@ -36,10 +36,13 @@ struct Row {
 
 void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p, const std::vector<Row>& rows,
                  const std::optional<double>& ratio) {
-  if (dev.multiprocessors > 0)
+  if (dev.multiprocessors > 0 && bandwidth > 0)
     std::printf("device   %s (%s, %d SMs, FP32 peak %.1f TFLOP/s, measured copy bandwidth %.2f TB/s)\n",
                 dev.name.c_str(), dev.arch.c_str(), dev.multiprocessors, dev.fp32_peak_flops() / 1e12,
                 bandwidth / 1e12);
+  else if (dev.multiprocessors > 0)  // no bandwidth was measured
+    std::printf("device   %s (%s, %d SMs, FP32 peak %.1f TFLOP/s)\n", dev.name.c_str(), dev.arch.c_str(),
+                dev.multiprocessors, dev.fp32_peak_flops() / 1e12);
   else  // a replayed recording: only its name is known
     std::printf("device   %s (%s) [%s]\n", dev.name.c_str(), dev.arch.c_str(), dev.backend.c_str());
   std::printf("problem  %s  (%.3g GFLOP, %.1f MB minimum traffic)\n\n", p.describe().c_str(), p.flops() / 1e9,
@@ -126,7 +129,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (!c.ok()) return usage("--config: " + c.status().message());
   const Config config = *c;
 
-  Evaluator& ev = *opened.evaluator;
+  Evaluator& ev = opened.primary();
   std::vector<Row> rows;
   Evaluation ours = ev.evaluate(*tmpl, problem, config);
   rows.push_back({tmpl->name(), ours});
@@ -136,7 +139,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (vendor) rows.push_back({ev.vendor_name().substr(0, 34), *vendor});
   std::optional<double> ratio;
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
-  const double bandwidth = opened.gpu ? opened.gpu->measured_bandwidth() : 0;
+  const double bandwidth = opened.measured_bandwidth();
 
   if (o.json) {
     json j, dev, prob, e;
@@ -144,7 +147,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     to_json(prob, problem);
     to_json(e, ours);
     j = {{"device", dev},
-         {"measured_bandwidth_gbps", bandwidth / 1e9},
+         {"measured_bandwidth_gbps", bandwidth > 0 ? json(bandwidth / 1e9) : json(nullptr)},
          {"problem", prob},
          {"template", {{"name", tmpl->name()}, {"source_hash", tmpl->source_hash()}}},
          {"config", config_to_json(config)},
@@ -220,14 +223,18 @@ int bench_best(const BenchBestOptions& o) {
       return usage("--config needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
     if (auto c = config_from_json_text(o.config_json); !c.ok()) return usage("--config: " + c.status().message());
   }
-  auto opened = open_evaluator(o.evaluator, o.seed);
+  EvaluatorContext ec;
+  ec.seed = o.seed;
+  ec.compile_threads = 1;  // one candidate at a time: one compile helper is enough
+  if (!o.kernels_dir.empty()) ec.template_dirs.push_back(o.kernels_dir);
+  auto opened = open_evaluator(o.evaluator, ec);
   if (!opened.ok()) {
     std::cerr << "bench-best: " << opened.status().message() << "\n";
     return opened.status().code() == StatusCode::kUnavailable ? kExitNoDevice : kExitUsage;
   }
   if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
 
-  Evaluator& ev = *opened->evaluator;
+  Evaluator& ev = opened->primary();
   const DeviceFacts& device = ev.device();
   std::vector<const BestEntry*> selected, other_device;
   for (const auto& e : entries) {

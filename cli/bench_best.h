@@ -7,6 +7,9 @@
 //    validated against the CPU reference and timed; the recorded figures, today's and
 //    the vendor library's are printed side by side, and a median that moved by more than
 //    --drift-tolerance is flagged.
+// On a GPU everything is measured in a worker process (tilesmith-worker), as in
+// autotune-loop: a kernel that faults or hangs is reported as crash or timeout, and this
+// process loads no GPU runtime; --in-process measures here instead (debugging).
 // Exit codes (cli/exit_codes.h): 1 when an entry fails validation or evaluation (or drift
 // with --fail-on-drift); otherwise 4 when no entry is for this device or an entry's
 // template is missing or changed since it was recorded (saying what differs); 2 bad

@@ -17,12 +17,13 @@ int main(int argc, char** argv) {
       "  bench-best --m 4096 --n 4096 --k 4096 --config "
       "'{\"BLOCK_M\":128,\"BLOCK_N\":128,\"BLOCK_K\":8,\"THREAD_M\":8,\"THREAD_N\":8}'\n"
       "  bench-best --backend replay --replay-file gemm_RTX_3090.json.gz --results results   no GPU: recorded data\n"
+      "Measured in a worker process (tilesmith-worker; --in-process for debugging).\n"
       "Exit codes: 0 ok; 1 an entry failed validation or evaluation (or drifted, with --fail-on-drift); 2 bad usage;\n"
       "3 no GPU; 4 no entry for this device, or an entry's template is missing or changed since it was recorded.");
   app.set_version_flag("--version", std::string("tilesmith ") + TILESMITH_VERSION);
   BenchBestOptions o;
   add_problem_flags(app, o.problem, /*required=*/false);
-  add_evaluator_flags(app, o.evaluator);
+  add_evaluator_flags(app, o.evaluator, /*several_devices=*/false);
   app.add_option("--template", o.template_name,
                  "template (with --config: default the only one that supports the problem; with --best-config: only "
                  "this template's entries)");

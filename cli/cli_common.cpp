@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "runtime/worker/worker_evaluator.h"
 
 namespace tilesmith::cli {
 
@@ -80,7 +81,8 @@ Result<std::unique_ptr<Backend>> choose_backend(const std::string& name) {
   return Status::unavailable("no GPU found (" + reasons + ")");
 }
 
-int list_devices(std::ostream& out, bool as_json) {
+int list_devices(std::ostream& out, const ListDevicesOptions& options) {
+  const bool as_json = options.as_json;
   nlohmann::json j = nlohmann::json::array();
   int gpus = 0;
   for (const char* name : {"cuda", "hip"}) {
@@ -88,7 +90,17 @@ int list_devices(std::ostream& out, bool as_json) {
     nlohmann::json b{{"backend", name}};
     auto compiler = backend->compiler();
     b["compiler"] = compiler.ok() ? (*compiler)->version() : "unavailable: " + compiler.status().message();
-    auto devs = backend->devices();
+    Result<std::vector<DeviceFacts>> devs = Status::internal("not listed");
+    if (options.in_process) {
+      devs = backend->devices();
+    } else {
+      worker::WorkerSpec spec;
+      spec.executable = options.worker_exe;
+      spec.backend = name;
+      devs = worker::list_devices(spec);
+      // A backend that finds no GPU answers with its reason; an empty list is the same.
+      if (devs.ok() && devs->empty()) devs = Status::unavailable("no GPU found");
+    }
     if (devs.ok()) {
       b["devices"] = nlohmann::json::array();
       for (const auto& d : *devs) {

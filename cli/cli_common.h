@@ -47,8 +47,18 @@ void add_device_flags(CLI::App& app, DeviceFlags& f);
 // finds a GPU. unavailable with every backend's reason when none does.
 Result<std::unique_ptr<Backend>> choose_backend(const std::string& name);
 
-// Prints every backend, its compiler and devices (or why it is unavailable). Returns
-// kExitOk when at least one GPU was found, kExitNoDevice otherwise.
-int list_devices(std::ostream& out, bool as_json);
+struct ListDevicesOptions {
+  bool as_json = false;
+  // Enumerate in this process (loading the GPU runtimes) instead of asking a short-lived
+  // worker process per backend (worker::list_devices). For debugging.
+  bool in_process = false;
+  std::string worker_exe;  // the worker executable; empty: the default search
+};
+
+// Prints every backend, its compiler and devices (or why it is unavailable). The devices
+// come from a worker process per backend, so this process loads no GPU runtime; the
+// compiler line loads only the run-time compiler library (NVRTC, hipRTC), as `compile`
+// does. Returns kExitOk when at least one GPU was found, kExitNoDevice otherwise.
+int list_devices(std::ostream& out, const ListDevicesOptions& options);
 
 }  // namespace tilesmith::cli

@@ -1,25 +1,70 @@
 #include "cli/evaluator_setup.h"
 
+#include <algorithm>
+#include <charconv>
+#include <thread>
+
 #include "cli/cli_common.h"
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/replay_evaluator.h"
+#include "runtime/worker/worker_evaluator.h"
 
 namespace tilesmith::cli {
 
 OpenedEvaluator::~OpenedEvaluator() {
-  // The evaluators hold device state of the backend: they go first.
+  // The runners use the evaluators; the evaluators hold device state of the backend.
+  inline_runner.reset();
+  workers.reset();
   retimer.reset();
   evaluator.reset();
   backend.reset();
 }
 
-void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f) {
+CandidateRunner& OpenedEvaluator::runner() {
+  if (workers) return *workers;
+  return *inline_runner;
+}
+
+Evaluator& OpenedEvaluator::primary() { return runner().evaluator(); }
+
+double OpenedEvaluator::measured_bandwidth() const {
+  if (workers) return workers->measured_bandwidth();
+  return gpu ? gpu->measured_bandwidth() : 0;
+}
+
+void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices) {
   app.add_option("--backend", f.backend,
                  "where candidates are measured: cuda, hip, replay (recorded measurements, no GPU), or auto (the "
                  "first GPU backend that finds a GPU)")
       ->check(CLI::IsMember({"auto", "cuda", "hip", "replay"}))
       ->capture_default_str();
-  app.add_option("--device", f.device, "GPU ordinal within the backend")->capture_default_str();
+  app.add_option("--device", f.device,
+                 several_devices ? "GPU ordinal within the backend (default 0); the same as --devices N"
+                                 : "GPU ordinal within the backend (default 0)");
+  if (several_devices) {
+    app.add_option("--devices", f.devices,
+                   "GPUs to measure on, one worker process each, candidates of the same problem in parallel: "
+                   "'0,1', or 'all'. An ordinal given twice ('0,0') starts two workers on that GPU");
+    app.add_option("--replay-workers", f.replay_workers,
+                   "with --backend replay: answer in this many worker processes instead of this one (the worker "
+                   "path without a GPU; 0: in this process)")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
+  }
+  app.add_flag("--in-process", f.in_process,
+               "for debugging: measure in this process instead of a worker process (one GPU; a kernel that faults "
+               "or hangs then ends the run, and no deadline applies)");
+  app.add_option("--worker-exe", f.worker_exe,
+                 "the worker executable (default: $TILESMITH_WORKER, else tilesmith-worker beside this program)");
+  app.add_option("--run-deadline", f.run_deadline_s,
+                 "seconds a candidate's run may take before it is cut off as timeout, plus an allowance for a "
+                 "worker's first run of the problem (inputs, CPU reference); default 0: scaled from the expected "
+                 "runtime, at least 30 (docs/reliability.md)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--compile-deadline", f.compile_deadline_s,
+                 "seconds a compile may take before it is cut off as timeout (default 0: at least 60, 10x the "
+                 "slowest compile seen)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--cache-dir", f.cache_dir,
                  "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
   app.add_option("--replay-file", f.replay_file,
@@ -29,9 +74,108 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f) {
                  "name in data/spaces or $TILESMITH_SPACES_DIR)");
 }
 
-Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, std::uint64_t seed) {
+int default_compile_threads() {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::clamp(hw / 2, 1u, 4u));
+}
+
+int compile_threads_for(int requested, std::size_t devices) {
+  if (requested >= 0) return requested;
+  return static_cast<int>(std::min<std::size_t>(32, static_cast<std::size_t>(default_compile_threads()) *
+                                                        std::max<std::size_t>(1, devices)));
+}
+
+Result<std::vector<int>> parse_device_list(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    int v = -1;
+    auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0)
+      return Status::invalid("--devices '" + text + "': '" + item +
+                             "' is not a GPU ordinal (give ordinals separated by commas, e.g. 0,1, or 'all')");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+worker::WorkerEvaluatorOptions worker_options(const EvaluatorFlags& f, const EvaluatorContext& ctx,
+                                              const std::string& backend, int ordinal, std::size_t devices) {
+  worker::WorkerEvaluatorOptions o;
+  // prepare() spreads the run's compile threads over the devices: each device's worker
+  // gets helpers for its share, so no compile thread waits for a helper.
+  const int threads = compile_threads_for(ctx.compile_threads, devices);
+  o.compile_processes = std::max(1, (threads + static_cast<int>(devices) - 1) / static_cast<int>(devices));
+  o.worker.executable = f.worker_exe;
+  o.worker.backend = backend;
+  o.worker.device = ordinal;
+  o.worker.template_dirs = ctx.template_dirs;
+  o.worker.gpu.cache_dir = f.cache_dir;
+  o.worker.gpu.seed = ctx.seed;
+  o.deadlines.run_s = f.run_deadline_s;
+  o.deadlines.compile_s = f.compile_deadline_s;
+  o.on_worker_log = ctx.on_worker_log;
+  return o;
+}
+
+// The backend whose worker finds a GPU: the named one, or for auto the first of cuda and
+// hip. Asked of short-lived workers, so this process loads no GPU runtime.
+Result<std::string> resolve_backend(const EvaluatorFlags& f) {
+  if (f.backend != "auto") return f.backend;
+  std::string reasons;
+  for (const char* name : {"cuda", "hip"}) {
+    worker::WorkerSpec spec;
+    spec.executable = f.worker_exe;
+    spec.backend = name;
+    auto devices = worker::list_devices(spec);
+    if (devices.ok() && !devices->empty()) return std::string(name);
+    reasons += std::string(reasons.empty() ? "" : "; ") + name + ": " +
+               (devices.ok() ? std::string("no devices") : devices.status().message());
+  }
+  return Status::unavailable("no GPU found (" + reasons + ")");
+}
+
+Result<OpenedEvaluator> open_workers(std::vector<worker::WorkerEvaluatorOptions> specs, OpenedEvaluator out) {
+  auto runner = WorkerRunner::start(std::move(specs));
+  if (!runner.ok()) {
+    // A missing worker executable is an installation problem, like a missing driver.
+    if (runner.status().code() == StatusCode::kNotFound) return Status::unavailable(runner.status().message());
+    return runner.status();
+  }
+  out.workers = std::move(runner).value();
+  const auto labels = out.workers->devices();
+  out.description = std::to_string(labels.size()) + " worker process" + (labels.size() == 1 ? "" : "es") + " (";
+  for (std::size_t i = 0; i < labels.size(); ++i) out.description += (i ? ", " : "") + labels[i];
+  out.description += ")";
+  return out;
+}
+
+}  // namespace
+
+Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorContext& ctx) {
   OpenedEvaluator out;
+  if (f.device && !f.devices.empty()) return Status::invalid("give --device N or --devices LIST, not both");
+  const bool deadlines = f.run_deadline_s > 0 || f.compile_deadline_s > 0;
+  if (f.in_process && f.replay_workers > 0)
+    return Status::invalid("--in-process and --replay-workers contradict each other");
+  if (f.in_process && (!f.worker_exe.empty() || deadlines))
+    return Status::invalid("--worker-exe, --run-deadline and --compile-deadline are for worker processes; "
+                           "--in-process uses none");
+  if (!f.worker_exe.empty()) {
+    auto exe = worker::find_worker_executable(f.worker_exe);
+    if (!exe.ok()) return Status::invalid("--worker-exe: " + exe.status().message());
+  }
+
   if (f.backend == "replay") {
+    if (f.device || !f.devices.empty())
+      return Status::invalid("--device and --devices select GPUs; with --backend replay, --replay-workers N "
+                             "answers in worker processes");
     if (f.replay_file.empty())
       return Status::invalid("--backend replay needs --replay-file FILE (a Kernel Tuner cache, e.g. gemm_RTX_3090.json.gz)");
     replay::RecordingOptions ro;
@@ -39,25 +183,70 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, std::uint64_t se
     auto rec = replay::Recording::load(f.replay_file, ro);
     if (!rec.ok()) return rec.status().with_context("--replay-file");
     out.recording = *rec;
-    out.evaluator = std::make_unique<replay::ReplayEvaluator>(out.recording, seed);
-    // A fixed, different stream: re-timing is an independent re-measurement.
-    out.retimer = std::make_unique<replay::ReplayEvaluator>(out.recording, seed ^ 0x9E3779B97F4A7C15ull);
+    // A fixed, different stream: re-timing is an independent re-measurement. It stays in
+    // this process with workers too, so a run re-times the same either way.
+    out.retimer = std::make_unique<replay::ReplayEvaluator>(out.recording, ctx.seed ^ 0x9E3779B97F4A7C15ull);
     out.recorded_template = replay::recorded_template(*out.recording);
-    return out;
+    if (f.replay_workers == 0) {
+      if (!f.worker_exe.empty() || deadlines)
+        return Status::invalid("--worker-exe, --run-deadline and --compile-deadline go with worker processes: "
+                               "add --replay-workers N");
+      out.evaluator = std::make_unique<replay::ReplayEvaluator>(out.recording, ctx.seed);
+      out.inline_runner = std::make_unique<InlineRunner>(*out.evaluator);
+      out.description = "in this process";
+      return out;
+    }
+    std::vector<worker::WorkerEvaluatorOptions> specs;
+    for (int i = 0; i < f.replay_workers; ++i) {
+      // The worker's "device" is its index: the history's device column tells them apart.
+      auto o = worker_options(f, ctx, "replay", i, static_cast<std::size_t>(f.replay_workers));
+      o.worker.recording = f.replay_file;
+      o.worker.space_file = f.replay_space;
+      specs.push_back(std::move(o));
+    }
+    return open_workers(std::move(specs), std::move(out));
   }
+
   if (!f.replay_file.empty() || !f.replay_space.empty())
     return Status::invalid("--replay-file and --replay-space go with --backend replay");
-  auto backend = choose_backend(f.backend);
-  if (!backend.ok()) return backend.status();
-  out.backend = std::move(backend).value();
-  GpuEvaluatorOptions o;
-  o.cache_dir = f.cache_dir;
-  o.seed = seed;
-  auto ev = GpuEvaluator::open(*out.backend, f.device, o);
-  if (!ev.ok()) return Status::unavailable(ev.status().message());
-  out.gpu = ev->get();
-  out.evaluator = std::move(ev).value();
-  return out;
+  if (f.replay_workers > 0) return Status::invalid("--replay-workers goes with --backend replay");
+  const bool all = f.devices == "all";
+  std::vector<int> ordinals{f.device.value_or(0)};
+  if (!f.devices.empty() && !all) {
+    TS_ASSIGN_OR_RETURN(ordinals, parse_device_list(f.devices));
+  }
+
+  if (f.in_process) {
+    if (all || ordinals.size() != 1) return Status::invalid("--in-process measures on one GPU: give --device N");
+    auto backend = choose_backend(f.backend);
+    if (!backend.ok()) return backend.status();
+    out.backend = std::move(backend).value();
+    GpuEvaluatorOptions o;
+    o.cache_dir = f.cache_dir;
+    o.seed = ctx.seed;
+    auto ev = GpuEvaluator::open(*out.backend, ordinals.front(), o);
+    if (!ev.ok()) return Status::unavailable(ev.status().message());
+    out.gpu = ev->get();
+    out.evaluator = std::move(ev).value();
+    out.inline_runner = std::make_unique<InlineRunner>(*out.evaluator);
+    out.description = "in this process (--in-process)";
+    return out;
+  }
+
+  TS_ASSIGN_OR_RETURN(std::string backend, resolve_backend(f));
+  if (all) {
+    worker::WorkerSpec spec;
+    spec.executable = f.worker_exe;
+    spec.backend = backend;
+    auto devices = worker::list_devices(spec);
+    if (!devices.ok()) return Status::unavailable(devices.status().message());
+    if (devices->empty()) return Status::unavailable("--devices all: " + backend + " found no GPU");
+    ordinals.clear();
+    for (const auto& d : *devices) ordinals.push_back(d.ordinal);
+  }
+  std::vector<worker::WorkerEvaluatorOptions> specs;
+  for (int ordinal : ordinals) specs.push_back(worker_options(f, ctx, backend, ordinal, ordinals.size()));
+  return open_workers(std::move(specs), std::move(out));
 }
 
 }  // namespace tilesmith::cli

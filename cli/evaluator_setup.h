@@ -1,12 +1,22 @@
 #pragma once
-// Opening the evaluator a command measures with: a GPU through the cuda or hip backend
-// (auto: the first that finds a GPU), or the replay of a Kernel Tuner recording, with
-// the template that wraps the recording. Shared by autotune-loop and bench-best.
+// Opening what a command measures with. Shared by autotune-loop and bench-best.
+//
+//  - GPU backends (cuda, hip; auto: the first whose worker finds a GPU): one worker
+//    process (tilesmith-worker) per selected device, so a kernel that faults, hangs or
+//    crashes the compiler costs one candidate and this process never loads a GPU
+//    runtime (docs/reliability.md). `--in-process` measures in this process instead,
+//    for debugging: a fault then ends the run.
+//  - The replay backend (a Kernel Tuner recording, no GPU) answers in this process, or
+//    in `--replay-workers N` worker processes, which exercises the worker path without
+//    a GPU.
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -16,29 +26,72 @@
 #include "runtime/evaluator.h"
 #include "runtime/gpu_evaluator.h"
 #include "runtime/replay/recording.h"
+#include "tuner/candidate_runner.h"
+#include "tuner/worker_runner.h"
 
 namespace tilesmith::cli {
 
 struct EvaluatorFlags {
   std::string backend = "auto";  // auto, cuda, hip, replay
-  int device = 0;
+  std::optional<int> device;     // --device N
+  std::string devices;           // --devices LIST: "0,1", "all", "0,0" (two workers on GPU 0)
+  bool in_process = false;       // --in-process
+  int replay_workers = 0;        // --replay-workers N (0: replay in this process)
+  std::string worker_exe;        // --worker-exe PATH
   std::string cache_dir;
   std::string replay_file;   // --backend replay: the Kernel Tuner cache file
   std::string replay_space;  // optional space file for the recording
+  double run_deadline_s = 0;      // --run-deadline (0: scaled from the expected runtime)
+  double compile_deadline_s = 0;  // --compile-deadline (0: scaled from the compiles seen)
 };
 
-// --backend, --device, --cache-dir, --replay-file, --replay-space.
-void add_evaluator_flags(CLI::App& app, EvaluatorFlags& flags);
+// --backend, --device, --in-process, --worker-exe, --run-deadline, --compile-deadline,
+// --cache-dir, --replay-file, --replay-space; with `several_devices` also --devices and
+// --replay-workers (autotune-loop measures several candidates at once; bench-best one).
+void add_evaluator_flags(CLI::App& app, EvaluatorFlags& flags, bool several_devices);
+
+// "0,1,3" -> {0, 1, 3}; a repeated ordinal is another worker on that device. "all" is
+// not a list (the caller asks the backend). invalid_argument saying what is wrong.
+Result<std::vector<int>> parse_device_list(const std::string& text);
+
+struct EvaluatorContext {
+  std::uint64_t seed = 1;  // input data (GPU) or draws (replay)
+  // Folders the command loaded templates from (--kernels-dir): the workers look templates
+  // up by name there and check their source hash.
+  std::vector<std::filesystem::path> template_dirs;
+  // Every line a worker writes to stderr, "[worker PID] ..." (from the workers' threads).
+  std::function<void(const std::string&)> on_worker_log;
+  // Compiles at once, all devices together (--compile-threads); -1: default_compile_threads()
+  // per device. Each device's worker gets its share of compile helper processes.
+  int compile_threads = -1;
+};
+
+// min(4, half the cores), at least 1: compiles at once for one device.
+int default_compile_threads();
+// The compile threads a run uses with `devices` devices: `requested` when >= 0, else
+// default_compile_threads() per device (at most 32).
+int compile_threads_for(int requested, std::size_t devices);
 
 struct OpenedEvaluator {
-  std::unique_ptr<Backend> backend;      // GPU backends: outlives the evaluator
-  std::unique_ptr<Evaluator> evaluator;
-  GpuEvaluator* gpu = nullptr;           // the evaluator, when it is a GPU one
+  std::unique_ptr<Backend> backend;      // --in-process GPU: outlives the evaluator
+  std::unique_ptr<Evaluator> evaluator;  // in this process (GPU or replay)
+  GpuEvaluator* gpu = nullptr;           // the evaluator, when it is an in-process GPU one
+  std::unique_ptr<WorkerRunner> workers;  // worker processes (GPU backends, --replay-workers)
+  std::unique_ptr<InlineRunner> inline_runner;  // around `evaluator`
   std::shared_ptr<const replay::Recording> recording;  // replay
   std::optional<KernelTemplate> recorded_template;     // replay: the recording as a template
   // Replay: a second evaluator over the same recording with its own seed, for the
   // re-timing at the end (the same draw whatever the run's history of restarts).
   std::unique_ptr<Evaluator> retimer;
+  std::string description;  // "2 worker processes (cuda:0, cuda:1)", "in this process"
+
+  // Where candidates go (the loop), and the evaluator for single calls (bench-best, the
+  // vendor baseline): the first device's worker, or the in-process evaluator.
+  CandidateRunner& runner();
+  Evaluator& primary();
+  // The device's copy bandwidth as measured when it was opened (bytes/s; 0 unknown).
+  double measured_bandwidth() const;
+
   ~OpenedEvaluator();
   OpenedEvaluator() = default;
   OpenedEvaluator(OpenedEvaluator&&) = default;
@@ -46,8 +99,10 @@ struct OpenedEvaluator {
 };
 
 // invalid_argument: flags that do not fit together (--replay-file without --backend
-// replay, ...); not_found / parse_error: an unreadable recording; unavailable: no GPU or
-// backend (exit code 3).
-Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& flags, std::uint64_t seed);
+// replay, --devices with --device, a bad list, a --worker-exe that is not there, ...);
+// not_found / parse_error: an unreadable recording; unavailable: no GPU, a device that
+// cannot be opened, or no worker executable (exit code 3); failed_precondition: the
+// selected devices are not the same model.
+Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& flags, const EvaluatorContext& context);
 
 }  // namespace tilesmith::cli

@@ -41,9 +41,12 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--kernels-dir", f.kernels_dir, "load templates (NAME.hip + NAME.json) from this folder instead of "
                                                  "the built-in ones")
       ->group(kernel_group);
-  add_evaluator_flags(app, f.evaluator);
-  for (const char* name : {"--backend", "--device", "--cache-dir", "--replay-file", "--replay-space"})
+  add_evaluator_flags(app, f.evaluator, /*several_devices=*/true);
+  for (const char* name : {"--backend", "--device", "--devices", "--cache-dir", "--replay-file", "--replay-space"})
     app.get_option(name)->group(kernel_group);
+  const std::string worker_group = "Worker processes (docs/reliability.md)";
+  for (const char* name : {"--in-process", "--worker-exe", "--run-deadline", "--compile-deadline", "--replay-workers"})
+    app.get_option(name)->group(worker_group);
   app.add_flag("--no-vendor", f.no_vendor, "do not time the vendor library (cuBLAS/hipBLAS) for the ratio column")
       ->group(kernel_group);
 
@@ -73,8 +76,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->capture_default_str()
       ->group(search_group);
   app.add_option("--compile-threads", f.compile_threads,
-                 "threads compiling ahead of the GPU (default: min(4, half the cores); 0: compile just before "
-                 "measuring)")
+                 "compiles running ahead of the GPUs, all devices together (default: min(4, half the cores) per "
+                 "device; 0: compile just before measuring)")
       ->check(CLI::Range(-1, 64))
       ->group(search_group);
 
@@ -173,6 +176,7 @@ class ConsoleObserver final : public LoopObserver {
   }
   void on_row(const HistoryRow&, const LoopProgress& p) override { console_.progress(p); }
   void on_generation(const LoopProgress& p) override { console_.progress(p, console_.live()); }
+  void on_idle(const LoopProgress& p) override { console_.progress(p); }
 
  private:
   Console& console_;
@@ -203,13 +207,10 @@ Result<GemmProblem> problem_from_file(const std::string& path) {
   return p;
 }
 
-int default_compile_threads() {
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::clamp(hw / 2, 1u, 4u));
-}
-
-json settings_json(const RunFlags& f, const std::string& proposer) {
+json settings_json(const RunFlags& f, const std::string& proposer, const std::vector<std::string>& devices) {
   return json{{"proposer", proposer},
+              {"devices", devices},
+              {"in_process", f.evaluator.in_process},
               {"candidates", f.candidates},
               {"seed", f.seed},
               {"generations", f.generations},
@@ -298,12 +299,20 @@ int run_tuning(const RunFlags& f) {
   auto console = Console::create(co);
   if (!console.ok()) return usage(console.status().message());
 
-  auto opened = open_evaluator(f.evaluator, f.seed);
+  EvaluatorContext ec;
+  ec.seed = f.seed;
+  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
+  // The workers' own logs (driver messages, compiler noise) go to the log file; what
+  // matters of them also reaches the history (a crash's message carries its stderr tail).
+  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
+  ec.compile_threads = f.compile_threads;
+  auto opened = open_evaluator(f.evaluator, ec);
   if (!opened.ok()) {
     spdlog::error(opened.status().message());
     return status_exit(opened.status());
   }
-  Evaluator& evaluator = *opened->evaluator;
+  Evaluator& evaluator = opened->primary();
+  CandidateRunner& runner = opened->runner();
   std::vector<const KernelTemplate*> templates;
   if (replay) {
     const GemmProblem recorded = opened->recording->problem();
@@ -351,10 +360,11 @@ int run_tuning(const RunFlags& f) {
   lo.budget.hours = f.hours;
   lo.budget.patience = f.patience;
   lo.retime_top = f.retime;
-  lo.compile_threads = f.compile_threads < 0 ? default_compile_threads() : f.compile_threads;
+  // Several devices eat compiles as fast as one each: the default is per device.
+  lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());
   lo.vendor_baseline = !f.no_vendor;
-  lo.settings = settings_json(f, (*factory)->describe());
-  auto loop = GenerationLoop::open(evaluator, targets, lo);
+  lo.settings = settings_json(f, (*factory)->describe(), runner.devices());
+  auto loop = GenerationLoop::open(runner, targets, lo);
   if (!loop.ok()) {
     spdlog::error(loop.status().message());
     return status_exit(loop.status());
@@ -376,7 +386,11 @@ int run_tuning(const RunFlags& f) {
   for (const auto& note : (*loop)->notes()) spdlog::warn(note);
   if ((*loop)->repaired_journal_bytes())
     spdlog::info("journal.jsonl ended in a torn line ({} bytes), cut off", (*loop)->repaired_journal_bytes());
-  spdlog::info("problem {} on {} [{} {}]", problem->describe(), device.name, device.backend, device.arch);
+  spdlog::info("problem {} on {} [{} {}], measured {}", problem->describe(), device.name, device.backend, device.arch,
+               opened->description);
+  if (f.evaluator.in_process && !replay)
+    spdlog::warn("--in-process: candidates run in this process; a kernel that faults or hangs ends the run (resume "
+                 "records it as crash)");
   std::string tnames;
   for (const auto* t : templates) tnames += (tnames.empty() ? "" : ", ") + t->name() + "@" + t->source_hash();
   spdlog::info("templates: {}; proposer: {}; {} candidates per generation; seed {}", tnames, (*factory)->describe(),

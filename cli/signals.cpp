@@ -23,9 +23,9 @@ void on_signal(int sig) {
     ::_exit(sig == SIGTERM ? kExitTerminated : kExitInterrupted);
   }
   g_signal.store(sig);
-  say(sig == SIGTERM ? "\nautotune-loop: SIGTERM: finishing the current candidate, then stopping\n"
-                     : "\nautotune-loop: Ctrl-C: finishing the current candidate, then stopping (Ctrl-C again to "
-                       "exit now; nothing recorded is lost)\n");
+  say(sig == SIGTERM ? "\nautotune-loop: SIGTERM: finishing the candidates being measured, then stopping\n"
+                     : "\nautotune-loop: Ctrl-C: finishing the candidates being measured, then stopping (Ctrl-C "
+                       "again to exit now; nothing recorded is lost)\n");
 }
 }  // namespace
 

@@ -1,8 +1,10 @@
 #pragma once
 // Ctrl-C and SIGTERM for a long run: the first sets a flag the loop polls between
-// candidates (the candidate being measured is finished and recorded, then the run ends
+// candidates (the candidates being measured are finished and recorded, then the run ends
 // with its summary); the second ends the process at once. Every row and journal line is
-// fsync'd as it is written, so even that loses nothing recorded.
+// fsync'd as it is written, so even that loses nothing recorded; the worker processes
+// (their own process groups, so a terminal's Ctrl-C does not reach them) exit when
+// their request pipe closes.
 
 #include <atomic>
 

@@ -86,6 +86,13 @@ std::optional<Evaluation> CompileAhead::take(std::size_t ticket, double* waited_
   return out;
 }
 
+bool CompileAhead::ready(std::size_t ticket) {
+  std::lock_guard lock(mutex_);
+  if (threads_.empty() || ticket >= jobs_.size()) return true;
+  const State st = jobs_[ticket]->state;
+  return st == State::kDone || st == State::kCancelled;
+}
+
 void CompileAhead::cancel_pending() {
   {
     std::lock_guard lock(mutex_);

@@ -43,6 +43,9 @@ class CompileAhead {
   // Waits for the job and returns prepare()'s result; nullopt when it was cancelled.
   // `waited_ms` (optional) gets the time spent waiting here.
   std::optional<Evaluation> take(std::size_t ticket, double* waited_ms = nullptr);
+  // True when take(ticket) would not wait: the job is done or cancelled (with no
+  // threads, always: take() then compiles on the caller's thread).
+  bool ready(std::size_t ticket);
   // Drops the jobs that have not started (their take() gives nullopt).
   void cancel_pending();
 

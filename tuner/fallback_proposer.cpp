@@ -38,9 +38,13 @@ void FallbackProposer::open_breaker(const std::string& why) {
 ProposalBatch FallbackProposer::propose(const ProposalRequest& request) {
   const std::string primary_name = primary_->name();
   const std::string fallback_name = fallback_->name();
+  // Each proposal and rejection keeps the name of the source that made it: the batch's
+  // own name becomes "llm:gpt-5+evolve" when both contribute.
   auto tag = [](ProposalBatch& b) {
     for (auto& p : b.proposals)
       if (p.proposer.empty()) p.proposer = b.proposer;
+    for (auto& r : b.rejected)
+      if (r.proposer.empty()) r.proposer = b.proposer;
   };
 
   bool ask_primary = request.generation >= options_.offline_generations;

@@ -16,7 +16,7 @@
 //    the rest (distinct from the primary's).
 //  - Every Proposal says who produced it (Proposal::proposer); the batch's `proposer` is
 //    the primary's name, the fallback's, or "<primary>+<fallback>" when mixed. Rejected
-//    proposals of both are kept.
+//    proposals of both are kept, each naming its source (RejectedProposal::proposer).
 //  - Status is ok whenever the batch has proposals; otherwise the primary's error (or the
 //    fallback's when the primary was not asked or did not fail).
 //

@@ -75,6 +75,7 @@ struct Column {
   const char* name;
   std::function<std::string(const HistoryRow&)> get;
   std::function<Status(HistoryRow&, const std::string&)> set;
+  int since = 1;  // the first schema version with this column
 };
 
 #define TS_TEXT_COLUMN(field)                                                         \
@@ -212,6 +213,12 @@ const std::vector<Column>& columns() {
       TS_NUM_COLUMN(vendor_ratio),
       TS_NUM_COLUMN(eval_ms),
       TS_TEXT_COLUMN(backend),
+      {"device", [](const HistoryRow& r) { return text(r.device); },
+       [](HistoryRow& r, const std::string& s) -> Status {
+         r.device = s;
+         return {};
+       },
+       2},
       TS_TEXT_COLUMN(device_name),
       TS_TEXT_COLUMN(device_arch),
       TS_TEXT_COLUMN(driver_version),
@@ -220,12 +227,29 @@ const std::vector<Column>& columns() {
   };
   return cols;
 }
+
+bool known_version(int version) {
+  return version >= kHistoryOldestSchemaVersion && version <= kHistorySchemaVersion;
+}
+
+// The columns of one schema version, in file order.
+const std::vector<const Column*>& columns(int version) {
+  static const std::vector<std::vector<const Column*>> by_version = [] {
+    std::vector<std::vector<const Column*>> v(kHistorySchemaVersion + 1);
+    for (int version = kHistoryOldestSchemaVersion; version <= kHistorySchemaVersion; ++version)
+      for (const auto& c : columns())
+        if (c.since <= version) v[version].push_back(&c);
+    return v;
+  }();
+  return by_version.at(known_version(version) ? version : kHistorySchemaVersion);
+}
 #undef TS_TEXT_COLUMN
 #undef TS_NUM_COLUMN
 #undef TS_INT_COLUMN
 
 // What the file holds: rows, where the complete part ends, and the torn tail if any.
 struct Scan {
+  int schema_version = kHistorySchemaVersion;
   std::vector<HistoryRow> rows;
   std::size_t complete_bytes = 0;
   std::size_t torn_bytes = 0;
@@ -242,7 +266,12 @@ Result<Scan> scan(const fs::path& path, std::string_view contents) {
   // A last record that a crash cut short can still end in a newline when the cut fell
   // right after one inside a quoted message; it then has too few fields or a NUL byte.
   // Such a last record is torn too; the same defect earlier in the file is corruption.
-  const auto& header = history_columns();
+  // The header says the version; records are checked against its column count.
+  int version = kHistorySchemaVersion;
+  if (!records.empty())
+    for (int v = kHistoryOldestSchemaVersion; v <= kHistorySchemaVersion; ++v)
+      if (records.front().fields == history_columns(v)) version = v;
+  const auto& header = history_columns(version);
   auto defect = [&](const csv::Record& r) -> std::string {
     if (r.fields.size() != header.size())
       return std::to_string(r.fields.size()) + " fields where the header has " + std::to_string(header.size());
@@ -262,17 +291,19 @@ Result<Scan> scan(const fs::path& path, std::string_view contents) {
     std::string got;
     for (std::size_t i = 0; i < records.front().fields.size() && i < 6; ++i)
       got += (i ? "," : "") + records.front().fields[i];
-    return Status::parse_error(where + ": the header is not tilesmith's history schema version " +
-                               std::to_string(kHistorySchemaVersion) + " (it starts '" + got.substr(0, 120) +
+    return Status::parse_error(where + ": the header is not tilesmith's history schema (versions " +
+                               std::to_string(kHistoryOldestSchemaVersion) + " to " +
+                               std::to_string(kHistorySchemaVersion) + " are read; it starts '" + got.substr(0, 120) +
                                "'); move the file away or use another --results folder");
   }
+  s.schema_version = version;
   for (std::size_t i = 1; i < records.size(); ++i) {
     const auto& rec = records[i];
     std::string d = defect(rec);
     if (!d.empty())
       return Status::parse_error(where + " line " + std::to_string(rec.line) + ": " + d +
                                  "; the file was changed by hand or damaged (a crash only ever cuts the last row)");
-    auto row = history_row_from_fields(rec.fields);
+    auto row = history_row_from_fields(rec.fields, version);
     if (!row.ok()) return row.status().with_context(where + " line " + std::to_string(rec.line));
     s.rows.push_back(std::move(row).value());
   }
@@ -293,34 +324,38 @@ std::string candidate_key(std::string_view template_name, std::string_view confi
 
 std::string HistoryRow::key() const { return candidate_key(template_name, config_hash); }
 
-const std::vector<std::string>& history_columns() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const auto& c : columns()) v.push_back(c.name);
+const std::vector<std::string>& history_columns(int version) {
+  static const std::vector<std::vector<std::string>> names = [] {
+    std::vector<std::vector<std::string>> v(kHistorySchemaVersion + 1);
+    for (int version = kHistoryOldestSchemaVersion; version <= kHistorySchemaVersion; ++version)
+      for (const Column* c : columns(version)) v[version].push_back(c->name);
     return v;
   }();
-  return names;
+  return names.at(known_version(version) ? version : kHistorySchemaVersion);
 }
 
-std::string history_header_line() { return csv::format_record(history_columns()); }
+std::string history_header_line(int version) { return csv::format_record(history_columns(version)); }
 
 std::string history_row_line(const HistoryRow& row) {
+  const auto& cols = columns(row.schema_version);
   std::vector<std::string> fields;
-  fields.reserve(columns().size());
-  for (const auto& c : columns()) fields.push_back(c.get(row));
+  fields.reserve(cols.size());
+  for (const Column* c : cols) fields.push_back(c->get(row));
   return csv::format_record(fields);
 }
 
-Result<HistoryRow> history_row_from_fields(const std::vector<std::string>& fields) {
-  const auto& cols = columns();
+Result<HistoryRow> history_row_from_fields(const std::vector<std::string>& fields, int version) {
+  if (!known_version(version))
+    return Status::parse_error("history schema version " + std::to_string(version) + " is not one this build reads");
+  const auto& cols = columns(version);
   if (fields.size() != cols.size())
     return Status::parse_error(std::to_string(fields.size()) + " fields where the schema has " +
                                std::to_string(cols.size()));
   HistoryRow r;
-  for (std::size_t i = 0; i < cols.size(); ++i) TS_RETURN_IF_ERROR(cols[i].set(r, fields[i]));
-  if (r.schema_version != kHistorySchemaVersion)
-    return Status::parse_error("schema_version " + std::to_string(r.schema_version) + ", expected " +
-                               std::to_string(kHistorySchemaVersion));
+  for (std::size_t i = 0; i < cols.size(); ++i) TS_RETURN_IF_ERROR(cols[i]->set(r, fields[i]));
+  if (r.schema_version != version)
+    return Status::parse_error("schema_version " + std::to_string(r.schema_version) + " in a file of version " +
+                               std::to_string(version));
   return r;
 }
 
@@ -352,6 +387,7 @@ Result<HistoryLoad> read_history(const fs::path& path) {
   TS_ASSIGN_OR_RETURN(std::string contents, read_file(path));
   TS_ASSIGN_OR_RETURN(Scan s, scan(path, contents));
   HistoryLoad out;
+  out.schema_version = s.schema_version;
   out.rows = std::move(s.rows);
   out.torn_bytes = s.torn_bytes;
   out.torn_excerpt = std::move(s.torn_excerpt);
@@ -378,6 +414,7 @@ Result<HistoryFile> HistoryFile::open(const fs::path& path) {
     }
     ::close(fd);
   }
+  f.schema_version_ = s.schema_version;
   f.rows_ = std::move(s.rows);
   f.repaired_bytes_ = s.torn_bytes;
   f.repaired_excerpt_ = std::move(s.torn_excerpt);
@@ -386,6 +423,10 @@ Result<HistoryFile> HistoryFile::open(const fs::path& path) {
 
 Status HistoryFile::append(HistoryRow row) {
   row.row = static_cast<std::int64_t>(rows_.size()) + 1;
+  // A version-1 file keeps its columns (it cannot change its header); the device is then
+  // only in the journal's evaluate markers.
+  row.schema_version = schema_version_;
+  if (schema_version_ < 2) row.device.clear();
   const std::string line = history_row_line(row);
   std::error_code ec;
   const auto size_before = fs::file_size(path_, ec);

@@ -4,6 +4,8 @@
 // loses at most the row being written, and that one is cut off (torn) at the end of the
 // file where HistoryFile::open repairs it. Columns and their meaning: docs/history.md
 // (schema version kHistorySchemaVersion; a new column or a changed meaning bumps it).
+// Files of version 1 (no `device` column) are still read, and a run resumed on one goes
+// on writing version-1 rows: an append-only file cannot change its header.
 //
 // A row is one of two stages:
 //   proposal    a candidate rejected before evaluation (by the proposer's parser, the
@@ -24,7 +26,9 @@
 
 namespace tilesmith {
 
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2;
+// The oldest version still read (and appended to, in its own format).
+inline constexpr int kHistoryOldestSchemaVersion = 1;
 inline constexpr const char* kHistoryFileName = "history.csv";
 
 inline constexpr const char* kStageProposal = "proposal";
@@ -61,7 +65,12 @@ struct HistoryRow {
   std::optional<double> max_abs_error, rel_error_norm;
   std::optional<double> vendor_ratio;  // our throughput / the vendor library's (> 1: faster)
   std::optional<double> eval_ms;       // wall time of the evaluation call
-  std::string backend, device_name, device_arch, driver_version, runtime_version;
+  std::string backend;
+  // Which device measured it: "cuda:1", "hip:0"; for the replay backend "replay:N", N the
+  // worker (0 in-process). Empty for proposal rows, and where unknown (a crash found on
+  // resume of an older journal). Since version 2.
+  std::string device;
+  std::string device_name, device_arch, driver_version, runtime_version;
   std::string tilesmith_version;
 
   bool evaluated() const { return stage == kStageEvaluation; }
@@ -73,15 +82,19 @@ struct HistoryRow {
 // template + "/" + config hash.
 std::string candidate_key(std::string_view template_name, std::string_view config_hash);
 
-// The column names, in file order (the header row).
-const std::vector<std::string>& history_columns();
+// The column names of a schema version, in file order (the header row). `version` must
+// be between kHistoryOldestSchemaVersion and kHistorySchemaVersion.
+const std::vector<std::string>& history_columns(int version = kHistorySchemaVersion);
 // The header line, ending in "\n".
-std::string history_header_line();
-// One row as a CSV record, ending in "\n". Text fields are sanitised (csv::sanitize_text);
-// numbers use the shortest text that reads back to the same double.
+std::string history_header_line(int version = kHistorySchemaVersion);
+// One row as a CSV record in the columns of row.schema_version, ending in "\n". Text
+// fields are sanitised (csv::sanitize_text); numbers use the shortest text that reads
+// back to the same double.
 std::string history_row_line(const HistoryRow& row);
-// A parsed record back into a row; parse_error naming the column otherwise.
-Result<HistoryRow> history_row_from_fields(const std::vector<std::string>& fields);
+// A parsed record of a file of `version` back into a row; parse_error naming the column
+// otherwise.
+Result<HistoryRow> history_row_from_fields(const std::vector<std::string>& fields,
+                                           int version = kHistorySchemaVersion);
 
 // UTC now, in the timestamp column's format.
 std::string utc_timestamp_now();
@@ -90,14 +103,15 @@ std::string utc_timestamp_now();
 std::string format_number(double v);
 
 struct HistoryLoad {
+  int schema_version = kHistorySchemaVersion;  // the file's (this version for a missing file)
   std::vector<HistoryRow> rows;
   std::size_t torn_bytes = 0;  // bytes of a torn last row (dropped by a repair, ignored otherwise)
   std::string torn_excerpt;    // the start of those bytes, for the message
 };
 
 // Reads history.csv without changing it. A missing file reads as no rows. A torn last
-// row (see HistoryLoad) is left out. parse_error for a file whose header is not this
-// schema's (naming both) or a malformed row before the last one.
+// row (see HistoryLoad) is left out. parse_error for a file whose header is not one of
+// the schemas read (naming them) or a malformed row before the last one.
 Result<HistoryLoad> read_history(const std::filesystem::path& path);
 
 // The history file of a run, opened for appending. Not thread-safe: one writer (the
@@ -110,16 +124,21 @@ class HistoryFile {
   static Result<HistoryFile> open(const std::filesystem::path& path);
 
   const std::filesystem::path& path() const { return path_; }
+  // The file's schema version: kHistorySchemaVersion for a file this run created, the
+  // file's own for one it found. Rows are appended in it.
+  int schema_version() const { return schema_version_; }
   const std::vector<HistoryRow>& rows() const { return rows_; }
   std::size_t repaired_bytes() const { return repaired_bytes_; }
   const std::string& repaired_excerpt() const { return repaired_excerpt_; }
 
-  // Sets row.row to the next number, writes the row with one write() and fsyncs. On
-  // error nothing is kept in memory (the file may hold a torn row, repaired next open).
+  // Sets row.row to the next number and row.schema_version to the file's, writes the row
+  // with one write() and fsyncs. On error nothing is kept in memory (the file may hold a
+  // torn row, repaired next open).
   Status append(HistoryRow row);
 
  private:
   std::filesystem::path path_;
+  int schema_version_ = kHistorySchemaVersion;
   std::vector<HistoryRow> rows_;
   std::size_t repaired_bytes_ = 0;
   std::string repaired_excerpt_;

@@ -89,7 +89,7 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
   std::vector<std::string> reasons;
   if (reply->refusal) {
     std::string said = llm::sanitize_text(*reply->refusal, 300);
-    batch.rejected.push_back({said, "the model refused: " + said});
+    batch.rejected.push_back({said, "the model refused: " + said, batch.proposer});
     reasons.push_back("you refused to answer; please propose configurations");
   } else {
     llm::ParseLimits limits;
@@ -103,7 +103,7 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
     if (reply->truncated) {
       std::string note = "the reply was cut off at the output token limit";
       if (parsed.accepted.empty()) {
-        batch.rejected.push_back({llm::sanitize_text(reply->text, 240), note});
+        batch.rejected.push_back({llm::sanitize_text(reply->text, 240), note, batch.proposer});
         reasons.push_back(note + "; keep the rationales short");
       }
     }
@@ -115,7 +115,7 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
     }
     for (auto& r : parsed.rejected) {
       reasons.push_back(r.reason);
-      batch.rejected.push_back({std::move(r.raw), std::move(r.reason)});
+      batch.rejected.push_back({std::move(r.raw), std::move(r.reason), batch.proposer});
     }
     if (parsed.candidates_seen > 0 && parsed.candidates_seen < request.count)
       reasons.push_back("you sent " + std::to_string(parsed.candidates_seen) + " candidates; " +

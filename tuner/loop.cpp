@@ -95,7 +95,9 @@ struct TargetState {
 };
 
 struct GenerationLoop::State {
-  Evaluator* evaluator = nullptr;
+  CandidateRunner* runner = nullptr;
+  std::unique_ptr<CandidateRunner> owned_runner;  // open(Evaluator&): an InlineRunner
+  Evaluator* evaluator = nullptr;                 // runner->evaluator()
   LoopOptions options;
   std::vector<TargetState> targets;
   RunJournal journal;
@@ -184,6 +186,14 @@ std::size_t GenerationLoop::repaired_journal_bytes() const { return s_->journal.
 
 Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(Evaluator& evaluator, std::vector<LoopTarget> targets,
                                                              LoopOptions options) {
+  auto runner = std::make_unique<InlineRunner>(evaluator);
+  TS_ASSIGN_OR_RETURN(auto loop, open(*runner, std::move(targets), std::move(options)));
+  loop->s_->owned_runner = std::move(runner);
+  return loop;
+}
+
+Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(CandidateRunner& runner, std::vector<LoopTarget> targets,
+                                                             LoopOptions options) {
   if (targets.empty()) return Status::invalid("no template to tune");
   if (options.candidates < 1) return Status::invalid("--candidates must be at least 1");
   const fs::path dir = options.results_dir;
@@ -191,7 +201,9 @@ Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(Evaluator& evaluato
   std::unique_ptr<GenerationLoop> loop(new GenerationLoop());
   loop->s_ = std::make_unique<State>();
   State& s = *loop->s_;
-  s.evaluator = &evaluator;
+  s.runner = &runner;
+  s.evaluator = &runner.evaluator();
+  Evaluator& evaluator = *s.evaluator;
   s.options = std::move(options);
   TS_ASSIGN_OR_RETURN(s.lock_fd, lock_folder(dir));
 
@@ -288,6 +300,9 @@ class Runner {
     TS_RETURN_IF_ERROR(start_session());
     TS_RETURN_IF_ERROR(record_crashes());
     TS_RETURN_IF_ERROR(ensure_best_written());
+    // A resumed run's best scales the workers' run deadlines until the vendor's or a new
+    // measurement does.
+    if (s_.best_ms) s_.runner->expect_kernel_ms(s_.options.problem, *s_.best_ms);
     measure_vendor();
     if (resume_.unfinished) {
       s_.current_generation = resume_.unfinished->generation;
@@ -342,8 +357,17 @@ class Runner {
     return s_.vendor ? std::optional<double>(s_.vendor->timing.median_ms) : std::nullopt;
   }
 
-  HistoryRow evaluation_row(const PlanItem& item, int generation, const Evaluation& e, std::optional<double> eval_ms) {
-    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms());
+  HistoryRow evaluation_row(const PlanItem& item, int generation, const Evaluation& e, std::optional<double> eval_ms,
+                            const std::string& device) {
+    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), device);
+  }
+
+  // Measuring time as a share of the devices: with several, each second of one device is
+  // 1/width of the whole.
+  void add_measure(double device_seconds, bool candidate) {
+    const double share = device_seconds / static_cast<double>(std::max<std::size_t>(1, s_.runner->width()));
+    s_.report.measure_s += share;
+    if (candidate) s_.report.candidate_measure_s += share;
   }
 
   HistoryRow rejection_row(const PlanRejection& rej, int generation) {
@@ -443,7 +467,7 @@ class Runner {
       e.message = c.message;
       s_.log(LogLevel::kWarn, "candidate " + c.item.template_name + " " + config_to_json_text(c.item.config) + ": " +
                                   c.message);
-      TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt)));
+      TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt, c.device)));
     }
     return {};
   }
@@ -458,9 +482,10 @@ class Runner {
     auto v = s_.evaluator->vendor_baseline(s_.options.problem);
     const double took = seconds_since(t0);
     s_.vendor_name = s_.evaluator->vendor_name();  // knows the library's version once it has run
-    s_.report.measure_s += took;
+    add_measure(took, false);
     if (v.ok() && v->ok()) {
       s_.vendor = *v;
+      s_.runner->expect_kernel_ms(s_.options.problem, v->timing.median_ms);
       char buf[160];
       std::snprintf(buf, sizeof buf, "vendor baseline %s: %.4g ms, %.2f TFLOP/s", s_.vendor_name.c_str(),
                     v->timing.median_ms, v->tflops);
@@ -592,65 +617,151 @@ class Runner {
       items.push_back(&item);
     }
     if (items.empty()) return {};
-    CompileAhead ahead(*s_.evaluator, s_.options.problem, s_.options.compile_threads,
-                       [this](const std::string& key, bool started) {
-                         json ev{{"event", started ? "compile" : "compiled"}, {"session", s_.session}, {"key", key}};
-                         // The start must survive a machine crash; the end may ride on the next fsync.
-                         note_journal(s_.journal.append(ev, started));
-                       });
+    CandidateRunner& runner = *s_.runner;
+    CompileAhead::Marker compile_marker;
+    // The compile markers find a compiler that takes this process down (resume.h). In
+    // worker processes a compiler crash costs its candidate instead, so there is
+    // nothing to find and no marker to write.
+    if (!runner.compiles_isolated())
+      compile_marker = [this](const std::string& key, bool started) {
+        json ev{{"event", started ? "compile" : "compiled"}, {"session", s_.session}, {"key", key}};
+        // The start must survive a machine crash; the end may ride on the next fsync.
+        note_journal(s_.journal.append(ev, started));
+      };
+    CompileAhead ahead(*s_.evaluator, s_.options.problem, s_.options.compile_threads, compile_marker);
     std::vector<std::size_t> tickets;
     for (const auto* item : items)
       tickets.push_back(ahead.submit(*s_.target(item->template_name)->target.tmpl, item->config, item->key()));
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (check_budgets(/*between_generations=*/false)) {
-        ahead.cancel_pending();
-        break;
+
+    // Compiled candidates go to the runner in plan order, a few more than it measures at
+    // once so no device waits for the loop; results come back in completion order and
+    // each becomes its row at once. Nothing is handed over while a budget or a stop says
+    // so; what is in flight then is finished and recorded.
+    std::vector<Evaluation> compiled(items.size());
+    const std::size_t depth = runner.depth();
+    std::size_t next = 0;
+    bool feeding = true;
+    auto stop_feeding = [&] {
+      if (!feeding) return;
+      feeding = false;
+      ahead.cancel_pending();
+      runner.cancel_queued();
+    };
+    // On an error return nothing may be left with the runner: its device threads would
+    // still call the markers' callbacks, which use this Runner. Queued candidates are
+    // dropped (they never started) and those in flight are waited for; their results are
+    // lost with the run's error, and their markers make the next session record them as
+    // crashes.
+    struct Drain {
+      CandidateRunner& runner;
+      ~Drain() {
+        runner.cancel_queued();
+        while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(250));
       }
-      const PlanItem& item = *items[i];
-      const KernelTemplate& tmpl = *s_.target(item.template_name)->target.tmpl;
-      double waited_ms = 0;
-      std::optional<Evaluation> prepared = ahead.take(tickets[i], &waited_ms);
-      s_.report.compile_wait_s += waited_ms / 1000;
-      if (!prepared) break;
-      if (s_.stop_requested()) {
-        check_budgets(false);
-        ahead.cancel_pending();
-        break;
-      }
-      Evaluation e;
-      std::optional<double> eval_ms;
-      if (!prepared->ok()) {
-        e = std::move(*prepared);  // the compile step decided it; nothing to measure
-      } else {
+    } drain{runner};
+    auto last_idle = Clock::now();
+    for (;;) {
+      while (feeding && next < items.size() && runner.outstanding() < depth) {
+        if (check_budgets(/*between_generations=*/false) || s_.journal_failed.load()) {
+          stop_feeding();
+          break;
+        }
+        // Candidates in flight count against --max-evals already: their rows may end the run.
+        const std::int64_t max_evals = s_.options.budget.max_evals;
+        if (max_evals > 0 && s_.evaluated_count + static_cast<std::int64_t>(runner.outstanding()) >= max_evals) break;
+        const bool idle = runner.outstanding() == 0;
+        if (!idle && !ahead.ready(tickets[next])) break;  // results may come in meanwhile
+        double waited_ms = 0;
+        std::optional<Evaluation> prepared = ahead.take(tickets[next], &waited_ms);
+        if (idle) s_.report.compile_wait_s += waited_ms / 1000;
+        if (!prepared) {
+          stop_feeding();
+          break;
+        }
+        if (s_.stop_requested()) {
+          check_budgets(false);
+          stop_feeding();
+          break;
+        }
+        const std::size_t i = next++;
+        const PlanItem& item = *items[i];
+        if (!prepared->ok()) {
+          // The compile step decided it (a compile error, or a compiler that crashed or
+          // hung in its helper process): nothing to measure.
+          TS_RETURN_IF_ERROR(record(item, plan.generation, std::move(*prepared), std::nullopt, ""));
+          continue;
+        }
+        compiled[i] = std::move(*prepared);
+        RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, i};
+        // Runs on the thread that sends the candidate (a device thread with workers), just
+        // before it goes: the "started" marker a resumed run turns into a crash row when
+        // no result follows. Copies, not references: it may run after this frame has
+        // moved on to other candidates.
         json marker = plan_item_to_json(item);
         marker["event"] = "evaluate";
         marker["session"] = s_.session;
         marker["generation"] = plan.generation;
-        TS_RETURN_IF_ERROR(s_.journal.append(marker));
-        const auto t0 = Clock::now();
-        e = s_.evaluator->evaluate(tmpl, s_.options.problem, item.config);
-        const double took = seconds_since(t0);
+        runner.submit(std::move(candidate),
+                      [this, marker = std::move(marker)](std::uint64_t, const std::string& device) {
+                        json m = marker;
+                        m["device"] = device;
+                        note_journal(s_.journal.append(m));
+                      });
+      }
+      if (runner.outstanding() == 0 && (!feeding || next >= items.size())) break;
+      const bool compile_pending = feeding && next < items.size() && runner.outstanding() < depth;
+      std::optional<RunnerResult> r = runner.next(std::chrono::milliseconds(compile_pending ? 20 : 250));
+      if (r) {
+        const std::size_t i = static_cast<std::size_t>(r->tag);
+        Evaluation e = std::move(r->evaluation);
         // The compile happened ahead, in prepare(); evaluate() found it in the cache. The
         // candidate's compile cost is prepare's.
-        e.compile_ms = prepared->compile_ms;
-        e.compile_cache_hit = prepared->compile_cache_hit;
-        eval_ms = took * 1000;
-        s_.report.measure_s += took;
-        s_.report.candidate_measure_s += took;
+        e.compile_ms = compiled[i].compile_ms;
+        e.compile_cache_hit = compiled[i].compile_cache_hit;
+        add_measure(r->eval_ms / 1000, true);
+        TS_RETURN_IF_ERROR(record(*items[i], plan.generation, std::move(e), r->eval_ms, r->device));
+      } else if (seconds_since(last_idle) >= 1.0) {
+        last_idle = Clock::now();
+        note_device_health();
+        if (s_.observer) s_.observer->on_idle(progress());
       }
-      HistoryRow row = evaluation_row(item, plan.generation, e, eval_ms);
-      char buf[200];
-      if (e.ok())
-        std::snprintf(buf, sizeof buf, "gen %d %s [%s] ok %.4g ms %.2f TFLOP/s", plan.generation,
-                      item.template_name.c_str(), item.proposer.c_str(), e.timing.median_ms, e.tflops);
-      else
-        std::snprintf(buf, sizeof buf, "gen %d %s [%s] %s", plan.generation, item.template_name.c_str(),
-                      item.proposer.c_str(), outcome_name(e.outcome));
-      s_.log(LogLevel::kDebug, std::string(buf) + " " + config_to_json_text(item.config) +
-                                   (e.ok() || e.message.empty() ? "" : ": " + e.message.substr(0, 200)));
-      TS_RETURN_IF_ERROR(append(std::move(row)));
     }
     return {};
+  }
+
+  // One candidate's row, and its line in the log.
+  Status record(const PlanItem& item, int generation, Evaluation e, std::optional<double> eval_ms,
+                const std::string& device) {
+    HistoryRow row = evaluation_row(item, generation, e, eval_ms, device);
+    char buf[200];
+    if (e.ok())
+      std::snprintf(buf, sizeof buf, "gen %d %s [%s] ok %.4g ms %.2f TFLOP/s", generation, item.template_name.c_str(),
+                    item.proposer.c_str(), e.timing.median_ms, e.tflops);
+    else
+      std::snprintf(buf, sizeof buf, "gen %d %s [%s] %s", generation, item.template_name.c_str(),
+                    item.proposer.c_str(), outcome_name(e.outcome));
+    std::string line = std::string(buf) + (device.empty() ? "" : " on " + device) + " " +
+                       config_to_json_text(item.config) +
+                       (e.ok() || e.message.empty() ? "" : ": " + e.message.substr(0, 200));
+    // A candidate that cost its worker is worth a look; the run goes on without it.
+    const bool lost = e.outcome == Outcome::kCrash || e.outcome == Outcome::kTimeout;
+    s_.log(lost ? LogLevel::kWarn : LogLevel::kDebug, line);
+    TS_RETURN_IF_ERROR(append(std::move(row)));
+    note_device_health();
+    return {};
+  }
+
+  // Says so when a device turns unhealthy (a failed health check: it backs off) and when
+  // every device is healthy again.
+  void note_device_health() {
+    const bool degraded = s_.runner->degraded();
+    if (degraded == degraded_) return;
+    degraded_ = degraded;
+    if (degraded)
+      s_.log(LogLevel::kWarn, "a device failed its health check and backs off; the others go on (" +
+                                  s_.runner->status_line() + ")");
+    else
+      s_.log(LogLevel::kInfo, "every device is healthy again");
   }
 
   // --- budgets and ends ---------------------------------------------------------------
@@ -722,6 +833,8 @@ class Runner {
     if (s_.vendor && s_.best_ms && *s_.best_ms > 0) p.best_vendor_ratio = s_.vendor->timing.median_ms / *s_.best_ms;
     p.elapsed_s = seconds_since(s_.started);
     p.measure_s = s_.report.measure_s;
+    if (p.elapsed_s > 0) p.per_minute = 60.0 * static_cast<double>(s_.evaluated_session) / p.elapsed_s;
+    p.workers = s_.runner->status_line();
     const LoopBudget& b = s_.options.budget;
     std::string left;
     auto add = [&](const std::string& part) { left += (left.empty() ? "" : ", ") + part; };
@@ -770,7 +883,7 @@ class Runner {
                                           " failed its re-timing: " + outcome_name(rr.retimed.outcome) +
                                           (rr.retimed.message.empty() ? "" : " (" + rr.retimed.message + ")"));
           });
-      s_.report.measure_s += seconds_since(t0);
+      add_measure(seconds_since(t0), false);
       if (s_.stop_requested()) {
         s_.log(LogLevel::kWarn, "re-timing abandoned (stop requested); best_config.json keeps the search's best");
         s_.report.winners.clear();
@@ -804,6 +917,8 @@ class Runner {
 
   void finish_session() {
     s_.report.wall_s = seconds_since(s_.started);
+    s_.report.devices = s_.runner->width();
+    s_.report.device_summaries = s_.runner->device_summaries();
     s_.report.vendor = s_.vendor;
     s_.report.vendor_name = s_.vendor_name;
     s_.report.vendor_note = s_.vendor_note;
@@ -823,6 +938,7 @@ class Runner {
   RowMaker rows_;
   ResumePoint resume_;
   bool stopped_ = false;
+  bool degraded_ = false;  // a device was unhealthy when last looked at
 };
 
 }  // namespace
@@ -833,10 +949,12 @@ Result<LoopReport> GenerationLoop::run(LoopObserver& observer, const std::atomic
   s.stop = stop;
   s.started = Clock::now();
   s.report = LoopReport{};
+  s.runner->watch_stop(stop);
   Runner runner(s, *history_, best_path_, retimer);
   runner.set_resume(resume_);
   Status st = runner.run();
   s.observer = nullptr;
+  s.runner->watch_stop(nullptr);  // the flag is the caller's; it may not outlive this call
   if (!st.ok()) return st;
   return s.report;
 }

@@ -11,8 +11,13 @@
 // (tuner/journal.h), best_config.json (tuner/best_config.h), and a lock file that keeps
 // a second loop out of the folder while this one runs.
 //
-// Threads: run() drives the evaluator from the calling thread; compile-ahead threads call
-// Evaluator::prepare. The observer is called from the calling thread only.
+// Candidates are measured by a CandidateRunner (tuner/candidate_runner.h): one evaluator
+// in this process, or worker processes on one or several devices measuring several
+// candidates at once, their rows appended in completion order.
+//
+// Threads: run() drives the runner from the calling thread; compile-ahead threads call
+// Evaluator::prepare; the runner's device threads write the journal's "started"
+// markers. The observer is called from the calling thread only.
 
 #include <atomic>
 #include <cstdint>
@@ -28,6 +33,7 @@
 #include "registry/problem.h"
 #include "runtime/evaluator.h"
 #include "tuner/best_config.h"
+#include "tuner/candidate_runner.h"
 #include "tuner/history.h"
 #include "tuner/progress.h"
 #include "tuner/proposer.h"
@@ -76,6 +82,9 @@ class LoopObserver {
   virtual void on_row(const HistoryRow& row, const LoopProgress& progress) = 0;
   // After every generation.
   virtual void on_generation(const LoopProgress& progress) = 0;
+  // About once a second while the loop waits for results (a long measurement, devices
+  // backing off), so a status line stays current.
+  virtual void on_idle(const LoopProgress&) {}
 };
 
 struct LoopReport {
@@ -86,9 +95,13 @@ struct LoopReport {
   std::vector<HistoryRow> rows;         // the whole history at the end
   std::int64_t rows_at_start = 0;
   double wall_s = 0;                    // this session
-  double measure_s = 0;                 // inside evaluate(): candidates, vendor baseline, re-timing
-  double candidate_measure_s = 0;       // inside evaluate() for candidates alone
-  double compile_wait_s = 0;            // measuring waited for a compile
+  // Time measuring (candidates, vendor baseline, re-timing), averaged over the devices:
+  // measure_s / wall_s is how busy the devices were.
+  double measure_s = 0;
+  double candidate_measure_s = 0;       // the same for candidates alone
+  double compile_wait_s = 0;            // every device waited for a compile
+  std::size_t devices = 1;              // candidates measured at once
+  std::vector<std::string> device_summaries;  // per worker: crashes, timeouts, restarts (none in-process)
   double propose_s = 0;                 // inside propose()
   std::int64_t dropped_known = 0;       // proposals dropped as already in the history
   std::optional<Evaluation> vendor;
@@ -103,7 +116,11 @@ class GenerationLoop {
   // history.csv and journal.jsonl, finds the resume point, and checks that what the
   // folder holds was recorded for this problem, device and these templates' sources.
   // failed_precondition naming the difference and what to do otherwise; io_error,
-  // parse_error as the files give them. The evaluator and targets must outlive the loop.
+  // parse_error as the files give them. The runner and targets must outlive the loop.
+  static Result<std::unique_ptr<GenerationLoop>> open(CandidateRunner& runner, std::vector<LoopTarget> targets,
+                                                      LoopOptions options);
+  // The same with one evaluator in this process (an InlineRunner the loop owns). The
+  // evaluator must outlive the loop.
   static Result<std::unique_ptr<GenerationLoop>> open(Evaluator& evaluator, std::vector<LoopTarget> targets,
                                                       LoopOptions options);
   ~GenerationLoop();
@@ -118,8 +135,8 @@ class GenerationLoop {
   const std::filesystem::path& best_config_path() const { return best_path_; }
 
   // Runs to the end. `stop` (optional) is polled between candidates: once it is set the
-  // candidate being measured is finished and recorded, nothing new starts, re-timing is
-  // skipped, and the report says kInterrupted. `retimer` (optional) measures the
+  // candidates being measured are finished and recorded, nothing new starts, re-timing
+  // is skipped, and the report says kInterrupted. `retimer` (optional) measures the
   // finalists instead of the loop's evaluator (the replay backend uses an independent
   // draw so a resumed run re-times exactly like an uninterrupted one). Errors: io_error
   // when history.csv or best_config.json cannot be written (the run stops; nothing

@@ -34,9 +34,10 @@ HistoryRow RowMaker::base(int generation, const std::string& template_name, cons
 
 HistoryRow RowMaker::evaluation(const PlanItem& item, int generation, const std::string& template_hash,
                                 const Evaluation& e, std::optional<double> eval_ms,
-                                std::optional<double> vendor_median_ms) const {
+                                std::optional<double> vendor_median_ms, const std::string& device) const {
   HistoryRow r = base(generation, item.template_name, template_hash);
   r.stage = kStageEvaluation;
+  r.device = device;
   r.proposer = item.proposer;
   r.model = item.model;
   r.config = config_to_json_text(item.config);
@@ -101,7 +102,7 @@ PlanRejection plan_rejection(const std::string& template_name, const std::string
                              const RejectedProposal& rejected) {
   PlanRejection out;
   out.template_name = template_name;
-  split_proposer_name(batch_proposer, &out.proposer, &out.model);
+  split_proposer_name(rejected.proposer.empty() ? batch_proposer : rejected.proposer, &out.proposer, &out.model);
   out.reason = rejected.reason;
   out.config = rejected.raw;
   nlohmann::json j = nlohmann::json::parse(rejected.raw, nullptr, false);

@@ -25,9 +25,11 @@ class RowMaker {
   HistoryRow base(int generation, const std::string& template_name, const std::string& template_hash) const;
   // An evaluation row. `eval_ms`: wall time of the evaluation call (nullopt when none was
   // made, as for a compile failure found by prepare or a crash found on resume).
-  // `vendor_median_ms` fills vendor_ratio for an ok result.
+  // `vendor_median_ms` fills vendor_ratio for an ok result. `device`: the device column
+  // ("cuda:1"; "" when no device was involved or it is unknown).
   HistoryRow evaluation(const PlanItem& item, int generation, const std::string& template_hash, const Evaluation& e,
-                        std::optional<double> eval_ms, std::optional<double> vendor_median_ms) const;
+                        std::optional<double> eval_ms, std::optional<double> vendor_median_ms,
+                        const std::string& device) const;
   // A proposal row (outcome invalid, the reason in message).
   HistoryRow rejection(const PlanRejection& rejection, int generation, const std::string& template_hash) const;
 
@@ -38,9 +40,10 @@ class RowMaker {
   DeviceFacts device_;
 };
 
-// A proposer's rejected candidate as a plan entry: attributed to the batch's proposer,
-// and given an identity (canonical config + hash) when its text is still a well-formed
-// config, so the run knows it from then on.
+// A proposer's rejected candidate as a plan entry: attributed to its own proposer when
+// it names one (RejectedProposal::proposer), else to the batch's; given an identity
+// (canonical config + hash) when its text is still a well-formed config, so the run
+// knows it from then on.
 PlanRejection plan_rejection(const std::string& template_name, const std::string& batch_proposer,
                              const RejectedProposal& rejected);
 

@@ -1,4 +1,5 @@
-# History, best config, the generation loop, the run's setup and reports (see tuner/CMakeLists.txt).
+# History, best config, the generation loop, where its candidates run (in process or in
+# worker processes), the run's setup and reports (see tuner/CMakeLists.txt).
 list(APPEND TUNER_SOURCES
   best_config.cpp
   csv.cpp
@@ -7,6 +8,8 @@ list(APPEND TUNER_SOURCES
   generation.cpp
   resume.cpp
   compile_ahead.cpp
+  candidate_runner.cpp
+  worker_runner.cpp
   progress.cpp
   loop_rows.cpp
   best_entry.cpp

@@ -49,10 +49,15 @@ std::string body(const LoopProgress& p) {
     out += " | no valid config yet";
   }
   out += " | " + format_duration(p.elapsed_s);
+  if (p.per_minute > 0) {
+    std::snprintf(buf, sizeof buf, p.per_minute >= 100 ? ", %.0f/min" : ", %.3g/min", p.per_minute);
+    out += buf;
+  }
   if (p.elapsed_s > 0) {
     std::snprintf(buf, sizeof buf, ", measuring %.0f%%", 100.0 * p.measure_s / p.elapsed_s);
     out += buf;
   }
+  if (!p.workers.empty()) out += " | " + p.workers;
   if (!p.budget_left.empty()) out += " | left: " + p.budget_left;
   return out;
 }

@@ -19,14 +19,17 @@ struct LoopProgress {
   std::optional<double> best_ms, best_tflops, best_vendor_ratio;
   std::string best_template;
   double elapsed_s = 0;               // this session
-  double measure_s = 0;               // this session's time inside evaluate() and the vendor baseline
+  double measure_s = 0;               // this session's time measuring, averaged over the devices
+  double per_minute = 0;              // candidates evaluated per minute in this session
+  std::string workers;                // the workers' state ("" in-process or nothing to say)
   std::string budget_left;            // "3 generations, 40 evaluations, 1h02m" or "" (no limit)
 };
 
 // "1h02m03s", "4m05s", "12.3s".
 std::string format_duration(double seconds);
 // "gen 12 | 96 evaluated: 80 ok, 10 compile_error, 6 wrong_result | best 22.31 TFLOP/s (0.91x vendor) |
-// 5m12s, GPU 84% | left: 104 evaluations", cut to `width` columns (0: no limit).
+// 5m12s, 18.5/min, measuring 84% | workers: 2/2 busy, 1 crash | left: 104 evaluations", cut to
+// `width` columns (0: no limit).
 std::string format_status_line(const LoopProgress& p, std::size_t width = 0);
 // The same facts for a log: no cut, "progress:" first.
 std::string format_progress_line(const LoopProgress& p);

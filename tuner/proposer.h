@@ -45,6 +45,11 @@ struct Proposal {
 struct RejectedProposal {
   std::string raw;     // what was proposed, as text
   std::string reason;
+  // Who proposed it ("llm:gpt-5"): set where a batch can mix sources (FallbackProposer,
+  // and LlmProposer for uniformity); "" means the batch's proposer. The loop attributes
+  // the history row by it, so a mixed batch's rejections are not all blamed on its first
+  // source.
+  std::string proposer;
 };
 
 struct ProposalBatch {

@@ -27,6 +27,7 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
   struct Evaluating {
     PlanItem item;
     int generation = 0;
+    std::string device;
   };
   std::map<std::string, Evaluating> evaluating;
   for (const auto& e : events) {
@@ -48,7 +49,7 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
       auto item = plan_item_from_json(e);
       if (!item.ok()) continue;
       const std::string key = item->key();  // before the item is moved into the map
-      evaluating[key] = {std::move(item).value(), e.value("generation", 0)};
+      evaluating[key] = {std::move(item).value(), e.value("generation", 0), e.value("device", std::string())};
     }
   }
   rp.session = max_session + 1;
@@ -58,7 +59,8 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
     if (evaluated.count(key)) continue;
     rp.crashed.push_back({ev.item, ev.generation,
                           "in flight when the run stopped (process killed or machine down); recorded as crash on "
-                          "resume and not run again"});
+                          "resume and not run again",
+                          ev.device});
     crashed.insert(key);
   }
   for (const auto& [key, sessions] : compile_started) {

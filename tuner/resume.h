@@ -4,7 +4,8 @@
 //
 //  - The run id carries on; the session number goes up by one.
 //  - A candidate with an "evaluate" marker and no evaluation row was in flight when the
-//    process or the machine died: it is recorded as crash and never run again.
+//    process or the machine died: it is recorded as crash and never run again. With
+//    several devices several can be in flight; each becomes one crash row.
 //  - A candidate whose compile was started and not finished in two sessions (the
 //    compiler took the process down twice; compile-ahead compiles several at once, so
 //    one such stop does not say which) is recorded as crash too. After one such stop it
@@ -29,6 +30,7 @@ struct CrashedCandidate {
   PlanItem item;
   int generation = 0;
   std::string message;
+  std::string device;  // where it was in flight (the marker's "device"); "" when unknown
 };
 
 struct ResumePoint {

@@ -1,6 +1,7 @@
 #include "tuner/summary.h"
 
 #include <cstdio>
+#include <map>
 
 #include "tuner/history_report.h"
 
@@ -17,25 +18,42 @@ std::string fmt(const char* f, double v) {
 std::string format_run_summary(const LoopReport& report, const SummaryContext& ctx) {
   std::string out;
   std::int64_t evaluated_session = 0, evaluated = 0;
+  std::map<std::string, std::int64_t> by_device;  // this session's evaluations per device
   for (const auto& r : report.rows)
     if (r.evaluated()) {
       ++evaluated;
-      if (r.row > report.rows_at_start) ++evaluated_session;
+      if (r.row > report.rows_at_start) {
+        ++evaluated_session;
+        if (!r.device.empty()) ++by_device[r.device];
+      }
     }
   out += "== autotune-loop summary ==\n";
   out += "run " + report.run_id + ", session " + std::to_string(report.session) + ": stopped, " +
          stop_reason_name(report.reason) + (report.detail.empty() ? "" : " (" + report.detail + ")") + "\n";
   out += "problem " + ctx.problem.describe() + " on " + ctx.device.name + " [" + ctx.device.backend + ", " +
          ctx.device.arch + "]\n";
+  std::string rate;
+  if (report.wall_s > 0 && evaluated_session > 0)
+    rate = " (" + fmt(evaluated_session * 60.0 / report.wall_s >= 100 ? "%.0f" : "%.3g",
+                      evaluated_session * 60.0 / report.wall_s) +
+           " candidates/min" +
+           (report.devices > 1 ? " on " + std::to_string(report.devices) + " devices" : std::string()) + ")";
   out += "this session: " + std::to_string(evaluated_session) + " evaluated in " + format_duration(report.wall_s) +
-         "; whole run: " + std::to_string(evaluated) + " evaluated, " +
+         rate + "; whole run: " + std::to_string(evaluated) + " evaluated, " +
          std::to_string(report.rows.size() - static_cast<std::size_t>(evaluated)) + " rejected before evaluation\n";
+  if (by_device.size() > 1) {
+    std::string parts;
+    for (const auto& [device, n] : by_device) parts += (parts.empty() ? "" : ", ") + device + " " + std::to_string(n);
+    out += "evaluated per device: " + parts + "\n";
+  }
   if (report.wall_s > 0) {
-    out += "time: measuring " + fmt("%.0f%%", 100 * report.measure_s / report.wall_s) + " of wall time (" +
+    out += "time: measuring " + fmt("%.0f%%", 100 * report.measure_s / report.wall_s) + " of wall time" +
+           (report.devices > 1 ? std::string(" per device") : std::string()) + " (" +
            format_duration(report.measure_s) + "; candidates alone " +
            fmt("%.0f%%", 100 * report.candidate_measure_s / report.wall_s) + "), waiting for compiles " +
            format_duration(report.compile_wait_s) + ", proposing " + format_duration(report.propose_s) + "\n";
   }
+  for (const auto& line : report.device_summaries) out += "worker " + line + "\n";
   if (report.vendor)
     out += "vendor: " + report.vendor_name + ": " + fmt("%.4f ms", report.vendor->timing.median_ms) + ", " +
            fmt("%.2f TFLOP/s", report.vendor->tflops) + "\n";

@@ -121,6 +121,8 @@ Status WorkerEvaluator::start_worker_locked() {
     // The first worker's facts stand for the evaluator's lifetime: results are keyed by them.
     facts_ = std::move(facts);
     vendor_name_ = r.reply.value("vendor_name", std::string());
+    if (auto it = r.reply.find("measured_bandwidth"); it != r.reply.end() && it->is_number())
+      measured_bandwidth_ = it->get<double>();
     std::lock_guard<std::mutex> lock(status_mu_);
     status_.device = device_label(facts_);
   } else if (facts.fingerprint() != facts_.fingerprint()) {

@@ -81,6 +81,9 @@ class WorkerEvaluator final : public Evaluator {
 
   // The facts the worker reported at its first hello.
   const DeviceFacts& device() const override;
+  // The copy bandwidth the first worker measured when it opened the device (bytes/s; 0
+  // when it measured none, as a replay worker).
+  double measured_bandwidth() const { return measured_bandwidth_; }
   // Compile step alone, in a compile helper: ok, invalid, compile_error, or crash /
   // timeout when the compiler died or hung (the loop must record those and not
   // evaluate the candidate).
@@ -132,6 +135,7 @@ class WorkerEvaluator final : public Evaluator {
   std::filesystem::path executable_;
   DeviceFacts facts_;
   std::string vendor_name_;
+  double measured_bandwidth_ = 0;
   DeadlinePolicy policy_;
 
   std::mutex drive_mu_;  // the driving thread's state below

@@ -31,6 +31,7 @@ class GpuHost final : public WorkerHost {
     return evaluator_ ? evaluator_->broken_reason() : std::string();
   }
   Result<HealthCheckCandidate> health_check() override { return gpu_health_check_candidate(); }
+  double measured_bandwidth() const override { return evaluator_ ? evaluator_->measured_bandwidth() : 0; }
 
  private:
   std::string backend_name_;

@@ -194,7 +194,8 @@ class Server {
               {"pid", long(::getpid())},
               {"mode", host_.compile_only() ? "compile" : "device"},
               {"device", device_facts_to_wire(ev.device())},
-              {"vendor_name", ev.vendor_name()}});
+              {"vendor_name", ev.vendor_name()},
+              {"measured_bandwidth", host_.measured_bandwidth()}});
     return std::nullopt;
   }
 

@@ -47,6 +47,9 @@ class WorkerHost {
   virtual Result<HealthCheckCandidate> health_check() = 0;
   // Templates the host brings besides the folders' (a recording's source-less one).
   virtual std::vector<KernelTemplate> own_templates() const { return {}; }
+  // The device's copy bandwidth as measured when it was opened (bytes/s); 0 when none
+  // was measured (compile-only, replay).
+  virtual double measured_bandwidth() const { return 0; }
 };
 
 struct ServeOptions {

@@ -210,7 +210,9 @@ TEST(FallbackProposer, RepeatedEmptyRepliesOpenTheBreaker) {
   ProposalBatch batch = b.propose(1);
   EXPECT_EQ(batch.proposals.size(), 4u);  // filled up
   EXPECT_EQ(batch.proposer, "first-untried");
-  EXPECT_EQ(batch.rejected.size(), 1u);   // the primary's rejection is kept
+  ASSERT_EQ(batch.rejected.size(), 1u);   // the primary's rejection is kept
+  // ... and says it was the primary's, though the batch is named after the fallback.
+  EXPECT_EQ(batch.rejected[0].proposer, "scripted");
   EXPECT_FALSE(b.proposer->breaker().open);
   b.propose(2);
   EXPECT_TRUE(b.proposer->breaker().open);

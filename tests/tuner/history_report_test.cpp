@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tuner/history_report.h"
+#include "tuner/worker_runner.h"
 #include "tuner/progress.h"
 
 namespace tilesmith {
@@ -130,6 +131,42 @@ TEST(Progress, StatusLineSaysWhereTheRunStands) {
   EXPECT_EQ(format_progress_line(p).rfind("progress: ", 0), 0u);
   EXPECT_EQ(format_duration(3725), "1h02m05s");
   EXPECT_EQ(format_duration(12.34), "12.3s");
+  EXPECT_EQ(line.find("/min"), std::string::npos) << "no rate before one is known";
+  EXPECT_EQ(line.find("workers"), std::string::npos) << "nothing about workers when there is nothing to say";
+
+  p.per_minute = 18.46;
+  p.workers = "workers: 1/2 busy, cuda:1 UNHEALTHY (next health check in 20s)";
+  const std::string with = format_status_line(p);
+  EXPECT_NE(with.find("5m12s, 18.5/min, measuring 84%"), std::string::npos) << with;
+  EXPECT_NE(with.find("| workers: 1/2 busy, cuda:1 UNHEALTHY (next health check in 20s) | left:"), std::string::npos)
+      << with;
+  p.per_minute = 2345.6;
+  EXPECT_NE(format_progress_line(p).find("2346/min"), std::string::npos) << format_progress_line(p);
+}
+
+TEST(Progress, WorkerStatusSaysWhatDeservesALook) {
+  worker::WorkerStatus healthy;
+  healthy.device = "NVIDIA H200 (cuda:0)";
+  EXPECT_EQ(format_worker_status({"cuda:0"}, {healthy}), "") << "one healthy device that lost nothing";
+
+  worker::WorkerStatus busy = healthy;
+  busy.busy = true;
+  EXPECT_EQ(format_worker_status({"cuda:0", "cuda:1"}, {busy, healthy}), "workers: 1/2 busy");
+
+  worker::WorkerStatus sick = healthy;
+  sick.healthy = false;
+  sick.backoff_remaining_s = 19.6;
+  sick.crashes = 3;
+  sick.timeouts = 1;
+  sick.compile_crashes = 1;
+  sick.health_checks = 2;
+  sick.health_check_failures = 1;
+  EXPECT_EQ(format_worker_status({"cuda:0", "cuda:1"}, {busy, sick}),
+            "workers: 1/2 busy, cuda:1 UNHEALTHY (next health check in 20s), 4 crashes, 1 timeout, 2 health "
+            "checks (1 failed)");
+  worker::WorkerStatus lost = healthy;
+  lost.lost_contexts = 1;
+  EXPECT_EQ(format_worker_status({"hip:0"}, {lost}), "workers: 1 lost context");
 }
 
 }  // namespace

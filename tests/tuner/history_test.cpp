@@ -144,8 +144,77 @@ TEST(History, HeaderIsTheDocumentedSchema) {
             "dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
             "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
             "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
+            "eval_ms,backend,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+  EXPECT_EQ(kHistorySchemaVersion, 2);
+  // Version 1, still read: the same without `device`.
+  EXPECT_EQ(history_header_line(1),
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
+            "dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
             "eval_ms,backend,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
-  EXPECT_EQ(kHistorySchemaVersion, 1);
+}
+
+TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
+  const fs::path dir = fresh_dir("history_v1");
+  const fs::path path = dir / "history.csv";
+  // A file a version-1 build wrote: its header and rows have no device column.
+  std::string v1 = history_header_line(1);
+  for (int i = 0; i < 3; ++i) {
+    HistoryRow r = sample_row(i);
+    r.schema_version = 1;
+    r.row = i + 1;
+    v1 += history_row_line(r);
+  }
+  {
+    std::ofstream(path, std::ios::binary) << v1;
+  }
+  auto read = read_history(path);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ(read->schema_version, 1);
+  ASSERT_EQ(read->rows.size(), 3u);
+  EXPECT_EQ(read->rows[2].device_name, sample_row(2).device_name);
+  EXPECT_EQ(read->rows[2].device, "");
+
+  auto f = HistoryFile::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->schema_version(), 1);
+  HistoryRow more = sample_row(3);
+  more.device = "cuda:1";
+  ASSERT_TRUE(f->append(more).ok());
+  EXPECT_EQ(f->rows().back().schema_version, 1);
+  const std::string after = slurp(path);
+  EXPECT_EQ(after.substr(0, v1.size()), v1) << "nothing written before is changed";
+  auto parsed = csv::parse(after);
+  ASSERT_TRUE(parsed.ok());
+  for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(1).size());
+  auto again = read_history(path);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  ASSERT_EQ(again->rows.size(), 4u);
+  EXPECT_EQ(again->rows[3].row, 4);
+  EXPECT_EQ(again->rows[3].schema_version, 1);
+
+  // A new file is version 2 and keeps the device.
+  auto fresh = HistoryFile::open(dir / "new.csv");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->schema_version(), 2);
+  ASSERT_TRUE(fresh->append(more).ok());
+  auto back = read_history(dir / "new.csv");
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->rows.size(), 1u);
+  EXPECT_EQ(back->rows[0].device, "cuda:1");
+  EXPECT_EQ(back->rows[0].schema_version, 2);
+
+  // A row claiming another version than its file's header is damage, not a version.
+  std::string mixed = history_header_line(2);
+  HistoryRow r = sample_row(0);
+  r.schema_version = 2;
+  std::string line = history_row_line(r);
+  line.replace(0, 1, "1");
+  std::ofstream(dir / "mixed.csv", std::ios::binary) << mixed << line << history_row_line(sample_row(1));
+  auto bad = read_history(dir / "mixed.csv");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("schema_version 1"), std::string::npos) << bad.status().message();
 }
 
 TEST(History, RowsRoundTripThroughTheFile) {
@@ -280,7 +349,7 @@ TEST(History, DamageBeforeTheLastRowIsAnErrorNotARepair) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(f->append(sample_row(i)).ok());
   }
   std::string text = slurp(path);
-  const std::size_t second = text.find("\n1,run-1,1,2,") + 1;
+  const std::size_t second = text.find("\n2,run-1,1,2,") + 1;
   text.insert(second, "garbage,row\n");
   {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
@@ -300,7 +369,7 @@ TEST(History, ForeignFileIsRefusedWithAClearMessage) {
   }
   auto f = HistoryFile::open(path);
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("schema version 1"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("versions 1 to 2"), std::string::npos) << f.status().message();
   EXPECT_NE(f.status().message().find("--results"), std::string::npos);
 }
 

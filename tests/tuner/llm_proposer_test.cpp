@@ -209,7 +209,10 @@ TEST(LlmProposer, HostileRepliesAreRejectedWithReasonsAndValidOnesKept) {
   EXPECT_EQ(b.proposals[1].config, (Config{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"THREAD_M", 8}}));
   ASSERT_EQ(b.rejected.size(), 6u);
   std::string reasons;
-  for (const auto& r : b.rejected) reasons += r.reason + "\n";
+  for (const auto& r : b.rejected) {
+    reasons += r.reason + "\n";
+    EXPECT_EQ(r.proposer, b.proposer) << "each rejection names the LLM that made it";
+  }
   for (const char* want : {"got the string", "got the number 64.0", "BLOCK_M=4096 is not one of",
                            "unknown field \"SOURCE\"", "duplicate of candidate 1"})
     EXPECT_NE(reasons.find(want), std::string::npos) << want << "\n" << reasons;

@@ -1,3 +1,4 @@
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -95,6 +96,31 @@ TEST(Resume, NewRunStartsAtGenerationZero) {
   EXPECT_EQ(rp.next_generation, 0);
   EXPECT_FALSE(rp.unfinished);
   EXPECT_TRUE(rp.crashed.empty());
+}
+
+TEST(Resume, EveryCandidateInFlightOnSeveralDevicesBecomesOneCrash) {
+  // Generation 0 planned 5 for two workers; results came back in completion order (3,
+  // then 1); 2 and 4 were in flight on cuda:1 and cuda:0 at the kill; 5 never started.
+  std::vector<HistoryRow> rows{evaluated_row(item(3), 0, 1), evaluated_row(item(1), 0, 2)};
+  auto on = [](json m, const char* device) {
+    m["device"] = device;
+    return m;
+  };
+  std::vector<json> events{json{{"event", "session"}, {"run_id", "run-x"}, {"session", 1}},
+                           plan_to_json(plan(0, 0, {item(1), item(2), item(3), item(4), item(5)})),
+                           on(marker("evaluate", item(1), 1), "cuda:0"),
+                           on(marker("evaluate", item(2), 1), "cuda:1"),
+                           on(marker("evaluate", item(3), 1), "cuda:0"),
+                           on(marker("evaluate", item(4), 1), "cuda:0")};
+  ResumePoint rp = find_resume_point(rows, events);
+  ASSERT_EQ(rp.crashed.size(), 2u);
+  std::map<std::string, std::string> device_of;
+  for (const auto& c : rp.crashed) device_of[c.item.key()] = c.device;
+  EXPECT_EQ(device_of[item(2).key()], "cuda:1");
+  EXPECT_EQ(device_of[item(4).key()], "cuda:0");
+  ASSERT_TRUE(rp.unfinished);
+  ASSERT_EQ(rp.unfinished->items.size(), 1u);
+  EXPECT_EQ(rp.unfinished->items[0].key(), item(5).key());
 }
 
 TEST(Resume, CandidateInFlightIsRecordedAsCrashNotRunAgain) {
