@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
       "      --llm-model Qwen/Qwen2.5-Coder-32B-Instruct --max-evals 400          an LLM proposes (vLLM server)\n"
       "  OPENAI_API_KEY=... autotune-loop --m 8192 --n 1024 --k 4096 --layout NT --proposer llm --llm-model gpt-5\n"
       "  autotune-loop --backend replay --replay-file gemm_RTX_3090.json.gz --max-evals 200   no GPU: recorded data\n"
+      "  autotune-loop --m 8192 --n 8192 --k 8192 --max-evals 100 --results r8192 --warm-start r4096\n"
+      "                                                         start from an earlier run's winners (r4096/best_config.json)\n"
       "  autotune-loop --config tune.toml                                       settings from a file\n"
       "  autotune-loop history --results results                               what the run found\n"
       "  autotune-loop compile --arch sm_90                                     compile one config, no GPU\n"

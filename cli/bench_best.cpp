@@ -313,7 +313,11 @@ int bench_best(const BenchBestOptions& o) {
   else if (mismatch) code = kExitMismatch;
 
   if (o.json) {
-    json out{{"best_config", path.string()}, {"entries", json::array()}, {"other_devices", other_device.size()}};
+    const double bandwidth = opened->measured_bandwidth();
+    json out{{"best_config", path.string()},
+             {"entries", json::array()},
+             {"other_devices", other_device.size()},
+             {"measured_bandwidth_gbps", bandwidth > 0 ? json(bandwidth / 1e9) : json(nullptr)}};
     to_json(out["device"], device);
     for (const auto& r : results) {
       json j{{"template", r.entry->template_name},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "tuner/proposers/offline_proposers.h"
 #include "tuner/run_setup.h"
 #include "tuner/summary.h"
+#include "tuner/warm_start.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -69,6 +71,15 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->group(search_group);
   app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
       ->capture_default_str()
+      ->group(search_group);
+  app.add_option("--warm-start", f.warm_start,
+                 "measure earlier winners before the search: PATH is a best_config.json or a results folder "
+                 "holding one (repeatable). Every entry of the same template counts, whatever its problem (this "
+                 "GPU's entries first); configs not valid for this problem are skipped. E.g. 4096^3's winners when "
+                 "tuning 8192^3")
+      ->type_name("PATH")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(search_group);
   app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
                                        "winner (0: keep the search's measurement)")
@@ -222,7 +233,8 @@ json settings_json(const RunFlags& f, const std::string& proposer, const std::ve
               {"replay_file", f.evaluator.replay_file},
               {"llm_url", f.llm_url},
               {"llm_model", f.llm_model},
-              {"provider", f.provider}};
+              {"provider", f.provider},
+              {"warm_start", f.warm_start}};
 }
 
 }  // namespace
@@ -286,6 +298,12 @@ int run_tuning(const RunFlags& f) {
   ps.llm.capabilities_path = fs::path(f.results) / "llm_capabilities.json";
   ps.on_event = [](const std::string& line) { spdlog::warn(line); };
   if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
+  std::vector<WarmStartFile> warm_start;
+  for (const auto& path : f.warm_start) {
+    auto w = load_warm_start(path);
+    if (!w.ok()) return usage("--warm-start: " + w.status().message());
+    warm_start.push_back(std::move(w).value());
+  }
 
   if (Status st = ensure_directory(f.results); !st.ok()) {
     std::cerr << "autotune-loop: " << st.message() << "\n";
@@ -339,6 +357,28 @@ int run_tuning(const RunFlags& f) {
     }
   }
 
+  if (!warm_start.empty()) {
+    std::size_t total = 0;
+    std::string tuned;
+    for (const KernelTemplate* t : templates) {
+      auto seeds = warm_start_seeds(warm_start, t->name(), evaluator.device().name);
+      spdlog::info("warm start: {} seed(s) for {}", seeds.size(), t->name());
+      total += seeds.size();
+      tuned += (tuned.empty() ? "" : ", ") + t->name();
+      ps.warm_start[t->name()] = std::move(seeds);
+    }
+    // Not an error (another recording's template, a renamed template), but the user
+    // expected a head start and gets none: say why.
+    if (total == 0) {
+      std::set<std::string> recorded;
+      for (const auto& w : warm_start)
+        for (const auto& e : w.entries) recorded.insert(e.template_name);
+      std::string names;
+      for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
+      spdlog::warn("--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
+                   names.empty() ? "no entries" : "entries for " + names);
+    }
+  }
   auto factory = ProposerFactory::create(ps);
   if (!factory.ok()) return usage(factory.status().message());
   std::vector<std::unique_ptr<Proposer>> proposers;

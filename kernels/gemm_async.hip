@@ -50,49 +50,13 @@
 #define MIN_BLOCKS 1
 #endif
 #include "ts_warp_tile.h"
+#include "ts_async_copy.h"
 
 // Elements per copy for each operand: VEC along M/N, 1 when transposing along K.
 #define VEC_A (TS_A_ROW_MAJOR ? 1 : VEC)
 #define VEC_B (TS_B_ROW_MAJOR ? VEC : 1)
 #define COPIES_A (BLOCK_M * BLOCK_K / VEC_A / THREADS)
 #define COPIES_B (BLOCK_N * BLOCK_K / VEC_B / THREADS)
-
-#if defined(TS_VENDOR_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define TS_ASYNC_COPY 1
-#else
-#define TS_ASYNC_COPY 0
-#endif
-
-// Copies `elems` floats (1, 2 or 4) from global to shared, or zeros when !valid.
-template <int elems>
-__device__ __forceinline__ void ts_copy(float* dst, const float* src, bool valid) {
-#if TS_ASYNC_COPY
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int src_bytes = valid ? elems * 4 : 0;  // 0: fill with zeros, read nothing
-  if (elems == 4)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(saddr), "l"(src), "n"(elems * 4),
-                 "r"(src_bytes));
-#else
-#pragma unroll
-  for (int i = 0; i < elems; ++i) dst[i] = valid ? src[i] : 0.0f;
-#endif
-}
-
-__device__ __forceinline__ void ts_commit() {
-#if TS_ASYNC_COPY
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-// Waits until at most `pending` committed groups are still in flight.
-template <int pending>
-__device__ __forceinline__ void ts_wait() {
-#if TS_ASYNC_COPY
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
-#endif
-}
 
 // Starts the copies of the K slice at k0 into one stage of shared memory.
 __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __restrict__ Bs,
@@ -105,12 +69,12 @@ __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __rest
     const int mm = idx / BLOCK_K, kk = idx % BLOCK_K;  // neighbours read neighbours along K
     const int gm = block_m + mm, gk = k0 + kk;
     const bool ok = gm < M && gk < k_end;
-    ts_copy<1>(As + kk * LDS_A + mm, ok ? A + (long long)gm * lda + gk : A, ok);
+    ts_copy<1>(As + kk * LDS_A + mm, ok ? A + (long long)gm * lda + gk : A, ok ? 1 : 0);
 #else
     const int kk = idx / (BLOCK_M / VEC_A), mm = (idx % (BLOCK_M / VEC_A)) * VEC_A;
     const int gm = block_m + mm, gk = k0 + kk;
     const bool ok = gm < M && gk < k_end;
-    ts_copy<VEC_A>(As + kk * LDS_A + mm, ok ? A + (long long)gk * lda + gm : A, ok);
+    ts_copy<VEC_A>(As + kk * LDS_A + mm, ok ? A + (long long)gk * lda + gm : A, ok ? VEC_A : 0);
 #endif
   }
 #pragma unroll
@@ -120,12 +84,12 @@ __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __rest
     const int kk = idx / (BLOCK_N / VEC_B), nn = (idx % (BLOCK_N / VEC_B)) * VEC_B;
     const int gk = k0 + kk, gn = block_n + nn;
     const bool ok = gn < N && gk < k_end;
-    ts_copy<VEC_B>(Bs + kk * LDS_B + nn, ok ? B + (long long)gk * ldb + gn : B, ok);
+    ts_copy<VEC_B>(Bs + kk * LDS_B + nn, ok ? B + (long long)gk * ldb + gn : B, ok ? VEC_B : 0);
 #else
     const int nn = idx / BLOCK_K, kk = idx % BLOCK_K;
     const int gk = k0 + kk, gn = block_n + nn;
     const bool ok = gn < N && gk < k_end;
-    ts_copy<1>(Bs + kk * LDS_B + nn, ok ? B + (long long)gn * ldb + gk : B, ok);
+    ts_copy<1>(Bs + kk * LDS_B + nn, ok ? B + (long long)gn * ldb + gk : B, ok ? 1 : 0);
 #endif
   }
 }

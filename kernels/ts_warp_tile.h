@@ -1,6 +1,6 @@
-// Warp tiling shared by gemm_warp and gemm_async: tile order and split-K range, the
-// per-thread register tile, the multiply of one shared-memory stage, and the finish
-// (direct store, or a deterministic split-K reduction). The including template defines
+// Warp tiling shared by gemm_warp and gemm_async: the per-thread register tile, the
+// multiply of one shared-memory stage, and the finish (ts_tile.h has the tile order,
+// split-K and the reduction). The including template defines
 // BLOCK_M, BLOCK_N, BLOCK_K, WARP_M, WARP_N, THREAD_M, THREAD_N, WNITER, SMEM_PAD,
 // GROUP_M and SPLIT_K first. Shared memory holds A as As[k][m] and B as Bs[k][n], so a
 // thread reads contiguous vectors along M and N.
@@ -19,32 +19,7 @@
 #define ACC_M (WMITER * THREAD_M)
 #define ACC_N (WNITER * THREAD_N)
 
-struct TsTile {
-  int tile_m, tile_n, tiles_n;
-  int block_m, block_n;  // first row and column of C
-  int k_begin, k_end;    // this block's share of K
-};
-
-// Tile order: groups of GROUP_M tile rows, column by column inside a group, so that
-// blocks running together share B (and A) in L2. blockIdx.y is the split-K index; each
-// split gets whole BLOCK_K steps.
-__device__ __forceinline__ TsTile ts_tile(int M, int N, int K) {
-  TsTile t;
-  const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M;
-  t.tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-  const int pid = blockIdx.x;
-  const int group_size = GROUP_M * t.tiles_n;
-  const int first_m = (pid / group_size) * GROUP_M;
-  const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-  t.tile_m = first_m + (pid % group_size) % rows_in_group;
-  t.tile_n = (pid % group_size) / rows_in_group;
-  t.block_m = t.tile_m * BLOCK_M;
-  t.block_n = t.tile_n * BLOCK_N;
-  const int k_per_split = ((K + SPLIT_K - 1) / SPLIT_K + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
-  t.k_begin = blockIdx.y * k_per_split;
-  t.k_end = min(K, t.k_begin + k_per_split);
-  return t;
-}
+#include "ts_tile.h"  // after THREADS
 
 // Where this thread's register tile sits inside the block tile.
 struct TsThread {
@@ -107,41 +82,23 @@ __device__ __forceinline__ void ts_for_each_result(const float (&acc)[ACC_M][ACC
     }
 }
 
-// Writes the block's results: straight to C, or (SPLIT_K > 1) as a partial tile to the
-// workspace, after which the last block of the tile to finish sums the partials in
-// split order 0..SPLIT_K-1 (deterministic) and stores C. The workspace holds
-// SPLIT_K*M*N partial floats, then one counter per tile, zeroed before the first
-// launch; the reducing block resets its counter for the next launch.
+// The walk ts_finish_tile takes (a functor: NVRTC compiles no generic device lambdas).
+struct TsRegisterTileWalk {
+  const float (&acc)[ACC_M][ACC_N];
+  const TsTile& tile;
+  const TsThread& th;
+  int M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+    ts_for_each_result(acc, tile, th, M, N, f);
+  }
+};
+
+// Writes this thread's register tile (see ts_finish_tile).
 __device__ __forceinline__ void ts_finish(const float (&acc)[ACC_M][ACC_N], const TsTile& tile, const TsThread& th,
                                           int tid, float* __restrict__ C, const float* __restrict__ bias,
                                           float* __restrict__ workspace, int M, int N, int ldc, float alpha,
                                           float beta, float slope) {
-#if SPLIT_K == 1
-  (void)workspace;
-  (void)tid;
-  ts_for_each_result(acc, tile, th, M, N,
-                     [&](int m, int n, float v) { ts_store_c(C, m, n, ldc, v, alpha, beta, bias, slope); });
-#else
-  float* partial = workspace + (long long)blockIdx.y * M * N;
-  int* counters = reinterpret_cast<int*>(workspace + (long long)SPLIT_K * M * N);
-  ts_for_each_result(acc, tile, th, M, N, [&](int m, int n, float v) { partial[(long long)m * N + n] = v; });
-  __threadfence();
-  __syncthreads();
-  __shared__ int arrived;
-  const int counter = tile.tile_m * tile.tiles_n + tile.tile_n;
-  if (tid == 0) arrived = atomicAdd(&counters[counter], 1);
-  __syncthreads();
-  if (arrived != SPLIT_K - 1) return;
-  __threadfence();
-  // volatile: read what the other blocks wrote, not a cached copy.
-  const volatile float* finished = workspace;
-  for (int e = tid; e < BLOCK_M * BLOCK_N; e += THREADS) {
-    const int gm = tile.block_m + e / BLOCK_N, gn = tile.block_n + e % BLOCK_N;
-    if (gm >= M || gn >= N) continue;
-    float sum = 0.0f;
-    for (int s = 0; s < SPLIT_K; ++s) sum += finished[(long long)s * M * N + (long long)gm * N + gn];
-    ts_store_c(C, gm, gn, ldc, sum, alpha, beta, bias, slope);
-  }
-  if (tid == 0) counters[counter] = 0;  // ready for the next launch
-#endif
+  ts_finish_tile(TsRegisterTileWalk{acc, tile, th, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha, beta,
+                 slope);
 }

@@ -1,6 +1,7 @@
 #include "registry/kernel_template.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -164,8 +165,18 @@ SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* de
                    {"A_ROW_MAJOR", p.a_layout == Layout::kRowMajor ? 1.0 : 0.0},
                    {"B_ROW_MAJOR", p.b_layout == Layout::kRowMajor ? 1.0 : 0.0},
                    {"C_ROW_MAJOR", p.c_layout == Layout::kRowMajor ? 1.0 : 0.0}};
+  // What matrix units a template may use: the NVIDIA compute capability as 80, 90, ...
+  // (0 elsewhere), and 1 on AMD CDNA parts with fp32 MFMA (gfx908, gfx90a, gfx94x, gfx95x).
+  ctx.constants["NVIDIA_SM"] = 0;
+  ctx.constants["AMD_CDNA"] = 0;
   if (device) {
     ctx.constants["NUM_SMS"] = device->multiprocessors;
+    const std::string& arch = device->arch;
+    if (device->backend == "cuda" && arch.rfind("sm_", 0) == 0)
+      ctx.constants["NVIDIA_SM"] = std::atoi(arch.c_str() + 3);
+    if (device->backend == "hip")
+      for (const char* cdna : {"gfx908", "gfx90a", "gfx94", "gfx95"})
+        if (arch.rfind(cdna, 0) == 0) ctx.constants["AMD_CDNA"] = 1;
     ctx.device = *device;
   }
   return ctx;

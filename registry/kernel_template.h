@@ -77,7 +77,8 @@ class KernelTemplate {
   // ok, or invalid_argument saying why this template cannot serve the problem.
   Status supports(const GemmProblem& problem) const;
   // Constants for expressions: M, N, K, LDA, LDB, LDC, A_ROW_MAJOR, B_ROW_MAJOR, C_ROW_MAJOR,
-  // DTYPE_BYTES, HAS_BETA, WARP_SIZE, NUM_SMS (with a device), and the device's limits.
+  // DTYPE_BYTES, HAS_BETA, WARP_SIZE, NVIDIA_SM (80, 90, ...; 0 elsewhere), AMD_CDNA (0/1),
+  // NUM_SMS (with a device), and the device's limits.
   SpaceContext context(const GemmProblem& problem, const DeviceFacts* device) const;
   // Validates the config (domains, constraints, device limits) and the problem, then
   // evaluates the launch geometry. Errors are invalid_argument with the reason.

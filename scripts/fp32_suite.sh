@@ -8,63 +8,85 @@
 #
 # Binaries: $TILESMITH_BIN (default build/cli). OUT_DIR default results/fp32-suite.
 # EVALS_SCALE multiplies every shape's evaluation budget (default 1).
+# TILESMITH_SUITE_ONLY: names of the shapes to run (default all); the table covers what is
+# under OUT_DIR, so two calls with different names and the same OUT_DIR make one table.
+# TILESMITH_SUITE_TEMPLATES: the templates searched (default "gemm_warp gemm_async gemm_mma";
+# gemm_warp and gemm_async are FFMA kernels, gemm_mma runs on the matrix units).
 set -uo pipefail
 bin=${TILESMITH_BIN:-build/cli}
 out=${1:-results/fp32-suite}
 scale=${2:-1}
+template_flags=""
+for t in ${TILESMITH_SUITE_TEMPLATES:-gemm_warp gemm_async gemm_mma}; do template_flags+=" --template $t"; done
 mkdir -p "$out"
-# name m n k layout evals extra-flags
+# name m n k layout evals warm-from extra-flags. warm-from: "-", or an earlier shape whose
+# results seed this search (autotune-loop --warm-start): its winners are measured first.
 shapes=(
-  "1024^3 1024 1024 1024 NN 60"
-  "2048^3 2048 2048 2048 NN 60"
-  "4096^3 4096 4096 4096 NN 120"
-  "8192^3 8192 8192 8192 NN 30"
-  "4096x11008x4096 4096 11008 4096 NN 30"
-  "16x4096x4096 16 4096 4096 NN 60"
-  "128x4096x4096 128 4096 4096 NN 60"
-  "1000x999x1001 1000 999 1001 NN 60"
-  "4096^3-NT 4096 4096 4096 NT 40"
-  "4096^3-TN 4096 4096 4096 TN 40"
-  "2048^3-beta-bias_col-gelu 2048 2048 2048 TT 30 --beta 0.5 --epilogue gelu"
-  "1024^3-bias_row 1024 1024 1024 NN 20 --epilogue bias_row"
+  "4096x4096x4096 4096 4096 4096 NN 120 -"
+  "1024x1024x1024 1024 1024 1024 NN 60 -"
+  "2048x2048x2048 2048 2048 2048 NN 60 4096x4096x4096"
+  "8192x8192x8192 8192 8192 8192 NN 50 4096x4096x4096"
+  "4096x11008x4096 4096 11008 4096 NN 50 4096x4096x4096"
+  "16x4096x4096 16 4096 4096 NN 80 -"
+  "128x4096x4096 128 4096 4096 NN 160 -"
+  "1000x999x1001 1000 999 1001 NN 60 -"
+  "4096x4096x4096-NT 4096 4096 4096 NT 60 4096x4096x4096"
+  "4096x4096x4096-TN 4096 4096 4096 TN 60 4096x4096x4096"
+  "2048x2048x2048-TT-beta-gelu 2048 2048 2048 TT 30 - --beta 0.5 --epilogue gelu"
+  "1024x1024x1024-bias_row 1024 1024 1024 NN 20 - --epilogue bias_row"
+  "1024x1024x1024-NT-colC-bias_col 1024 1024 1024 NT 20 - --epilogue bias_col --c-layout col"
 )
+only=" ${TILESMITH_SUITE_ONLY:-} "
 for s in "${shapes[@]}"; do
-  read -r name m n k layout evals extra <<<"$s"
+  read -r name m n k layout evals warm extra <<<"$s"
+  [[ "$only" == "  " || "$only" == *" $name "* ]] || continue
   dir="$out/$name"
+  rm -rf "$dir"
   evals=$(python3 -c "print(max(8, int($evals * $scale)))")
-  echo "== $name: autotune-loop --max-evals $evals"
-  "$bin/autotune-loop" --m "$m" --n "$n" --k "$k" --layout "$layout" $extra --template gemm_warp --template gemm_async \
+  warm_flags=""
+  [[ "$warm" != "-" && -f "$out/$warm/best_config.json" ]] && warm_flags="--warm-start $out/$warm"
+  echo "== $name: autotune-loop --max-evals $evals $warm_flags"
+  "$bin/autotune-loop" --m "$m" --n "$n" --k "$k" --layout "$layout" $extra $template_flags $warm_flags \
     --max-evals "$evals" --results "$dir" --progress none -q --seed 1 >"$dir.loop.txt" 2>&1 || echo "   autotune-loop exit $?"
   tail -n 3 "$dir.loop.txt"
   "$bin/bench-best" --results "$dir" --json >"$dir.bench.json" 2>"$dir.bench.err" || echo "   bench-best exit $?"
 done
+# One row per shape: the fastest re-validated entry, the fastest FFMA entry (gemm_tiled,
+# gemm_warp, gemm_async), cuBLAS/hipBLAS from the same bench-best process, % of the
+# measured copy bandwidth, and the validation status of every entry.
 python3 - "$out" "${shapes[@]}" <<'PY'
 import json, sys, os
 out = sys.argv[1]
+FFMA = {"gemm_tiled", "gemm_warp", "gemm_async"}
 rows = []
 for s in sys.argv[2:]:
     name = s.split()[0]
+    path = os.path.join(out, name + ".bench.json")
+    if not os.path.exists(path):
+        continue
     try:
-        j = json.load(open(os.path.join(out, name + ".bench.json")))
-    except Exception as e:
-        rows.append((name, "no result", "", "", "", "", "", "", "")); continue
-    best = None
-    for e in j.get("entries", []):
-        now = e.get("now") or {}
-        if now.get("outcome") == "ok" and (best is None or now["tflops"] > best[1]["tflops"]):
-            best = (e, now)
-    if best is None:
-        bad = [e.get("status") for e in j.get("entries", [])]
-        rows.append((name, "FAILED " + ",".join(bad), "", "", "", "", "", "", "")); continue
-    e, now = best
+        j = json.load(open(path))
+    except Exception:
+        rows.append((name, "no result") + ("",) * 9); continue
+    ok = [(e, e["now"]) for e in j.get("entries", []) if (e.get("now") or {}).get("outcome") == "ok"]
+    if not ok:
+        rows.append((name, "FAILED " + ",".join(e.get("status", "?") for e in j.get("entries", []))) + ("",) * 9)
+        continue
+    e, now = max(ok, key=lambda x: x[1]["tflops"])
+    ffma = [x for x in ok if x[0]["template"] in FFMA]
     v = e.get("vendor") or {}
-    ratio = v["timing"]["median_ms"] / now["timing"]["median_ms"] if v.get("outcome") == "ok" else float("nan")
+    vms = v["timing"]["median_ms"] if v.get("outcome") == "ok" else None
+    ratio = lambda n: "%.3f" % (vms / n["timing"]["median_ms"]) if vms else "-"
+    bw = j.get("measured_bandwidth_gbps")
     statuses = ",".join(sorted({x.get("status", "?") for x in j["entries"]}))
+    best_ffma = max(ffma, key=lambda x: x[1]["tflops"]) if ffma else None
     rows.append((name, e["template"], "%.4f" % now["timing"]["median_ms"], "%.2f" % now["tflops"],
-                 "%.0f" % now["gbps"], "%.1f" % now["roofline_pct"],
-                 "%.4f" % v["timing"]["median_ms"] if v else "-", "%.2f" % v["tflops"] if v else "-",
-                 "%.3f" % ratio + "  " + statuses))
-hdr = ("shape", "template", "ours_ms", "TFLOP/s", "GB/s", "roof%", "vendor_ms", "vendor_TF", "ratio  validation")
+                 "%.0f" % now["gbps"] + (" (%.0f%%)" % (100 * now["gbps"] / bw) if bw else ""),
+                 "%.4f" % vms if vms else "-", "%.2f" % v["tflops"] if vms else "-", ratio(now),
+                 "%s %.2f" % (best_ffma[0]["template"], best_ffma[1]["tflops"]) if best_ffma else "-",
+                 ratio(best_ffma[1]) if best_ffma else "-", statuses))
+hdr = ("shape", "best", "ours_ms", "TFLOP/s", "GB/s (%HBM)", "vendor_ms", "vendor_TF", "ratio", "best FFMA TF",
+       "FFMA ratio", "validation")
 w = [max(len(str(r[i])) for r in rows + [hdr]) for i in range(len(hdr))]
 for r in [hdr] + rows:
     print("  ".join(str(c).ljust(w[i]) for i, c in enumerate(r)))

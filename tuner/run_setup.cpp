@@ -5,6 +5,7 @@
 #include "tuner/fallback_proposer.h"
 #include "tuner/llm_proposer.h"
 #include "tuner/proposers/offline_proposers.h"
+#include "tuner/warm_start_proposer.h"
 
 namespace tilesmith {
 
@@ -72,6 +73,17 @@ std::string ProposerFactory::describe() const {
 
 Result<std::unique_ptr<Proposer>> ProposerFactory::make(const KernelTemplate& tmpl, const DeviceFacts& device,
                                                         const GemmProblem& problem) const {
+  TS_ASSIGN_OR_RETURN(auto proposer, make_search(tmpl, device, problem));
+  auto seeds = settings_.warm_start.find(tmpl.name());
+  if (seeds == settings_.warm_start.end() || seeds->second.empty()) return proposer;
+  WarmStartOptions wo;
+  wo.label = tmpl.name();
+  wo.on_event = settings_.on_event;
+  return std::unique_ptr<Proposer>(new WarmStartProposer(seeds->second, std::move(proposer), std::move(wo)));
+}
+
+Result<std::unique_ptr<Proposer>> ProposerFactory::make_search(const KernelTemplate& tmpl, const DeviceFacts& device,
+                                                               const GemmProblem& problem) const {
   if (!provider_) return make_offline_proposer(resolved_);
   LlmProposerOptions o;
   o.device = device;

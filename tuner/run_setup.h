@@ -1,16 +1,19 @@
 #pragma once
 // Building a run's proposers from its settings: an offline proposer by name, or the LLM
 // proposer wrapped by the circuit-breaker fallback (tuner/fallback_proposer.h) with the
-// default offline proposer behind it. One provider (one HTTP client, one llm_log.jsonl)
-// serves every template; each template gets its own proposers (they keep per-space
-// state). Not thread-safe.
+// default offline proposer behind it; either one behind the warm start
+// (tuner/warm_start_proposer.h) for a template with seeds. One provider (one HTTP client,
+// one llm_log.jsonl) serves every template; each template gets its own proposers (they
+// keep per-space state). Not thread-safe.
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "llm/provider.h"
@@ -18,6 +21,7 @@
 #include "registry/kernel_template.h"
 #include "registry/problem.h"
 #include "tuner/proposer.h"
+#include "tuner/warm_start.h"
 
 namespace tilesmith {
 
@@ -45,7 +49,10 @@ struct ProposerSettings {
   // The offline proposer behind the LLM (seeds generation 0, fills in while the
   // endpoint is down); empty: default_offline_proposer().
   std::string fallback;
-  // Lines for the loop's log from the circuit breaker.
+  // Earlier winners to evaluate first, by template name (tuner/warm_start.h); a template
+  // without seeds starts as it would without a warm start.
+  std::map<std::string, std::vector<WarmStartSeed>> warm_start;
+  // Lines for the loop's log from the circuit breaker and the warm start.
   std::function<void(const std::string&)> on_event;
 };
 
@@ -61,11 +68,15 @@ class ProposerFactory {
   const std::string& resolved() const { return resolved_; }
   // "evolve", or "llm:<model> (openai at URL) with evolve as fallback".
   std::string describe() const;
-  // A new proposer for one template.
+  // A new proposer for one template; behind the warm start when it has seeds.
   Result<std::unique_ptr<Proposer>> make(const KernelTemplate& tmpl, const DeviceFacts& device,
                                          const GemmProblem& problem) const;
 
  private:
+  // The offline proposer, or the LLM behind the fallback: what the warm start hands over to.
+  Result<std::unique_ptr<Proposer>> make_search(const KernelTemplate& tmpl, const DeviceFacts& device,
+                                                const GemmProblem& problem) const;
+
   ProposerSettings settings_;
   std::string resolved_, fallback_;
   std::shared_ptr<llm::LlmProvider> provider_;

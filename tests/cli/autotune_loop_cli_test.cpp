@@ -1,6 +1,7 @@
 // The real autotune-loop and bench-best executables, end to end on the replay backend
 // (no GPU): usage and exit codes, a run with the offline proposer, a run with an LLM
-// served by a loopback server, the history command, bench-best, config files, signals.
+// served by a loopback server, the history command, bench-best, config files, a run
+// seeded with an earlier one's winners (--warm-start), signals.
 
 #include <signal.h>
 
@@ -48,7 +49,8 @@ TEST(CliUsage, HelpExitsZeroAndExplainsTheFlags) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* flag : {"--max-evals", "--hours", "--patience", "--generations", "--candidates", "--llm-url",
                            "--llm-model", "--llm-api-key-env", "--provider", "--proposer", "--results", "--seed",
-                           "--config", "--backend", "--replay-file", "--log-file", "Examples:", "Exit codes"})
+                           "--config", "--backend", "--replay-file", "--log-file", "--warm-start PATH", "Examples:",
+                           "Exit codes"})
     EXPECT_TRUE(contains(r.out, flag)) << flag;
   auto b = run_process({bench_best_exe().string(), "--help"}, dir);
   EXPECT_EQ(b.exit_code, 0) << b.err;
@@ -381,6 +383,144 @@ TEST(CliRun, SettingsFromAConfigFileAndTheCommandLineWins) {
   EXPECT_EQ(read_csv_rows(dir / "b" / "history.csv").size(), 12u);
   json best = json::parse(slurp(dir / "b" / "best_config.json"));
   EXPECT_EQ(best["entries"][0]["metrics"]["source"], "search") << "retime = 0 keeps the search's measurement";
+}
+
+// ---------------------------------------------------------------- --warm-start
+// A second run measures the first run's winner before searching, skips seeds that do not
+// fit, resumes as if never stopped; a missing or garbage file is refused before anything
+// starts.
+
+json config_of(const CsvRow& row) { return json::parse(row.at("config")); }
+
+// The earlier run's folder, shared by the --warm-start tests (each run takes a few seconds).
+const fs::path& earlier_run() {
+  static const fs::path results = [] {
+    const fs::path dir = fresh_dir("cli_warm_first");
+    auto r = run_process(loop_args(dir / "results", {"--generations", "3", "--candidates", "8", "--seed", "3"}), dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return dir / "results";
+  }();
+  return results;
+}
+
+TEST(CliWarmStart, TheSecondRunMeasuresTheFirstRunsWinnerFirst) {
+  REQUIRE_RECORDING();
+  const json first_best = json::parse(slurp(earlier_run() / "best_config.json"));
+  ASSERT_EQ(first_best["entries"].size(), 1u);
+  const json winner = first_best["entries"][0]["config"];
+
+  const fs::path dir = fresh_dir("cli_warm_second");
+  auto r = run_process(loop_args(dir / "results", {"--generations", "3", "--candidates", "4", "--seed", "9",
+                                                   "--warm-start", earlier_run().string()}),
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "stopped, generation budget reached")) << r.out;
+  EXPECT_TRUE(contains(r.err, "warm start: 1 seed(s) for gemm_RTX_3090")) << r.err;
+
+  auto rows = read_csv_rows(dir / "results" / "history.csv");
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("proposer"), "warm-start");
+  EXPECT_EQ(rows[0].at("model"), "");
+  EXPECT_EQ(rows[0].at("generation"), "0") << "a generation of the seed alone";
+  EXPECT_EQ(rows[0].at("stage"), "evaluation");
+  EXPECT_EQ(rows[0].at("outcome"), "ok");
+  EXPECT_EQ(config_of(rows[0]), winner);
+  EXPECT_EQ(rows[0].at("rationale"),
+            "warm start: winner for 4096x4096x4096 fp32 NN in " + (earlier_run() / "best_config.json").string());
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].at("proposer"), "evolve") << "row " << i + 1;
+    EXPECT_NE(config_of(rows[i]), winner) << "row " << i + 1 << ": the seed is not measured twice";
+  }
+  EXPECT_EQ(rows.size(), 1u + 2 * 4);
+  // The summary's outcome table names the seed's source.
+  const auto table = r.out.find("Outcomes by proposer");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  EXPECT_TRUE(contains(r.out.substr(table), "warm-start")) << r.out;
+  json best = json::parse(slurp(dir / "results" / "best_config.json"));
+  ASSERT_EQ(best["entries"].size(), 1u);
+  const std::string journal = slurp(dir / "results" / "journal.jsonl");
+  EXPECT_TRUE(contains(journal, "\"warm_start\":[\"" + earlier_run().string() + "\"]")) << "the session records it";
+}
+
+// Seeds of another device come after this one's, invalid ones are skipped with a warning,
+// and a run stopped after the first seed resumes with the second, as if never stopped.
+TEST(CliWarmStart, OrderSkipsAndResume) {
+  REQUIRE_RECORDING();
+  const json first_best = json::parse(slurp(earlier_run() / "best_config.json"));
+  const json& same_device = first_best["entries"][0];
+  auto first_rows = read_csv_rows(earlier_run() / "history.csv");
+  json other_config;
+  for (const auto& row : first_rows)
+    if (row.at("outcome") == "ok" && config_of(row) != same_device["config"]) other_config = config_of(row);
+  ASSERT_FALSE(other_config.is_null());
+
+  const fs::path dir = fresh_dir("cli_warm_resume");
+  json file = first_best;
+  json other = same_device;
+  other["device"]["name"] = "AMD Instinct MI300X";
+  other["device_fingerprint"] = "AMD Instinct MI300X|gfx942";
+  other["problem"]["m"] = 8192;
+  other["config"] = other_config;
+  json invalid = same_device;
+  invalid["problem"]["m"] = 1024;
+  invalid["config"]["VWM"] = 3;
+  // Other device first in the file: the order of the seeds is this device's first anyway.
+  file["entries"] = json::array({other, invalid, same_device});
+  std::ofstream(dir / "winners.json") << file.dump(2);
+
+  const std::vector<std::string> warm{"--candidates", "1", "--seed", "4", "--retime", "0", "--warm-start",
+                                      (dir / "winners.json").string()};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  auto whole = run_process(loop_args(dir / "whole", with(warm, {"--generations", "3"})), dir);
+  ASSERT_EQ(whole.exit_code, 0) << whole.out << whole.err;
+  EXPECT_TRUE(contains(whole.err, "warm start: 1 of 3 seed(s) skipped, not valid for this problem (first: winner "
+                                  "for 1024x4096x4096 fp32 NN in"))
+      << whole.err;
+  auto rows = read_csv_rows(dir / "whole" / "history.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(config_of(rows[0]), same_device["config"]);
+  EXPECT_EQ(rows[0].at("proposer"), "warm-start");
+  EXPECT_EQ(config_of(rows[1]), other_config);
+  EXPECT_EQ(rows[1].at("proposer"), "warm-start");
+  EXPECT_TRUE(contains(rows[1].at("rationale"), "8192x4096x4096 fp32 NN on AMD Instinct MI300X in"))
+      << rows[1].at("rationale");
+  EXPECT_EQ(rows[2].at("proposer"), "evolve");
+
+  // The same run in two sessions: one generation, then the rest.
+  auto part = run_process(loop_args(dir / "parts", with(warm, {"--generations", "1"})), dir);
+  ASSERT_EQ(part.exit_code, 0) << part.out << part.err;
+  ASSERT_EQ(read_csv_rows(dir / "parts" / "history.csv").size(), 1u);
+  auto rest = run_process(loop_args(dir / "parts", with(warm, {"--generations", "3"})), dir);
+  ASSERT_EQ(rest.exit_code, 0) << rest.out << rest.err;
+  auto resumed = read_csv_rows(dir / "parts" / "history.csv");
+  ASSERT_EQ(resumed.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(resumed[i].at("config"), rows[i].at("config")) << "row " << i + 1;
+    EXPECT_EQ(resumed[i].at("proposer"), rows[i].at("proposer")) << "row " << i + 1;
+    EXPECT_EQ(resumed[i].at("generation"), rows[i].at("generation")) << "row " << i + 1;
+  }
+}
+
+TEST(CliWarmStart, AMissingOrGarbageFileIsAUsageErrorBeforeAnythingStarts) {
+  const fs::path dir = fresh_dir("cli_warm_usage");
+  const std::string exe = autotune_loop_exe().string();
+  auto r = run_process({exe, "--m", "64", "--n", "64", "--k", "64", "--results", (dir / "r").string(), "--warm-start",
+                        "/nonexistent"},
+                       dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "--warm-start: /nonexistent: no such file or folder; give the best_config.json")) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "r")) << "nothing was started: not even the results folder";
+
+  std::ofstream(dir / "garbage.json") << "not json at all";
+  auto g = run_process({exe, "--m", "64", "--n", "64", "--k", "64", "--results", (dir / "r").string(), "--warm-start",
+                        (dir / "garbage.json").string()},
+                       dir);
+  EXPECT_EQ(g.exit_code, 2) << g.out << g.err;
+  EXPECT_TRUE(contains(g.err, (dir / "garbage.json").string() + " is not valid JSON")) << g.err;
+  EXPECT_FALSE(fs::exists(dir / "r"));
 }
 
 // ---------------------------------------------------------------- signals

@@ -56,6 +56,7 @@ class GpuEvaluatorTest : public ::testing::Test {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
     return *lib.find("gemm_tiled");
   }
+  static void sample_family(const std::string& name);
   static inline std::unique_ptr<Backend> backend_;
   static inline std::unique_ptr<GpuEvaluator> evaluator_;
   static inline std::string why_;
@@ -132,9 +133,11 @@ TEST_F(GpuEvaluatorTest, VendorBaselineValidatesAndTimes) {
   EXPECT_GT(evaluator_->measured_bandwidth(), 1e11);
 }
 
-TEST_F(GpuEvaluatorTest, WarpFamilyValidatesAcrossItsSpace) {
+// Random valid configs of each fast template over odd shapes, every layout, beta, a
+// column-major C and an epilogue: all must validate (or be refused for resources).
+void GpuEvaluatorTest::sample_family(const std::string& name) {
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_warp");
+  const KernelTemplate& t = *lib.find(name);
   std::vector<GemmProblem> problems = {make(1000, 999, 1001, "NN"), make(512, 384, 640, "TN"), make(16, 4096, 4096, "NN"),
                                        make(300, 260, 1024, "TT"), make(128, 512, 2048, "NT")};
   problems[3].beta = 0.5;
@@ -149,14 +152,19 @@ TEST_F(GpuEvaluatorTest, WarpFamilyValidatesAcrossItsSpace) {
       Config c = t.space().to_config(valid[rng() % valid.size()]);
       Evaluation e = evaluator_->evaluate(t, p, c);
       EXPECT_TRUE(e.outcome == Outcome::kOk || e.outcome == Outcome::kResourceError)
-          << p.describe() << " " << config_to_json_text(c) << ": " << outcome_name(e.outcome) << " " << e.message;
+          << name << " " << p.describe() << " " << config_to_json_text(c) << ": " << outcome_name(e.outcome) << " "
+          << e.message;
       ok += e.ok();
       split += e.ok() && c.at("SPLIT_K") > 1;
     }
   }
-  std::printf("gemm_warp: %d of 40 sampled configs ran and validated (%d with split-K)\n", ok, split);
-  EXPECT_GT(ok, 30);
+  std::printf("%s: %d of 40 sampled configs ran and validated (%d with split-K)\n", name.c_str(), ok, split);
+  EXPECT_GT(ok, 30) << name;
 }
+
+TEST_F(GpuEvaluatorTest, WarpFamilyValidatesAcrossItsSpace) { sample_family("gemm_warp"); }
+TEST_F(GpuEvaluatorTest, AsyncFamilyValidatesAcrossItsSpace) { sample_family("gemm_async"); }
+TEST_F(GpuEvaluatorTest, MatrixUnitFamilyValidatesAcrossItsSpace) { sample_family("gemm_mma"); }
 
 TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {
   // 1024 threads each holding 16x16 accumulators cannot fit the register file.

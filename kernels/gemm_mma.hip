@@ -1,0 +1,291 @@
+// gemm_mma: fp32 GEMM on the matrix units, with fp32 accuracy.
+//
+// NVIDIA (sm_80+): tensor cores multiply TF32 inputs (10-bit mantissa), too coarse for an
+// fp32 result on their own. Each operand element x is split into big = tf32(x) and
+// small = tf32(x - big), which together carry 22 of fp32's 24 significand bits, and
+//   a*b ~= a_small*b_big + a_big*b_small + a_big*b_big
+// is accumulated in fp32 (a_small*b_small lies below fp32 rounding of the product), each
+// 8-deep step added to the accumulators with an fp32 add (see multiply_stage). That is
+// three mma.sync per product, still well above the FFMA rate. The CPU reference checks
+// every candidate with the same tolerance as the FFMA templates.
+// AMD CDNA (gfx908, gfx90a, gfx94x): the matrix cores have a true fp32 MFMA
+// (v_mfma_f32_16x16x4f32), one per product; no splitting.
+//
+// Each warp (wavefront) computes WARP_M x WARP_N of the block tile as 16 x MMA_N tiles.
+// Shared memory keeps each operand in its global orientation (A row-major: As[m][k],
+// column-major: As[k][m]; B likewise), so every global -> shared copy is VEC floats wide
+// (cp.async on NVIDIA, STAGES slices in flight), and rows are padded so that the
+// fragment reads of a warp hit 32 different banks.
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 16
+#endif
+#ifndef WARP_M
+#define WARP_M 64
+#endif
+#ifndef WARP_N
+#define WARP_N 32
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+#include "ts_gemm_common.h"
+
+#if defined(TS_VENDOR_AMD)
+#define MMA_N 16  // v_mfma_f32_16x16x4f32
+#define MMA_K 4
+#else
+#define MMA_N 8  // mma.sync.m16n8k8 tf32
+#define MMA_K 8
+#endif
+#define WARPS_M (BLOCK_M / WARP_M)
+#define WARPS_N (BLOCK_N / WARP_N)
+#define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
+#define TILES_M (WARP_M / 16)
+#define TILES_N (WARP_N / MMA_N)
+// Rows along K get 4 floats of padding, rows along M or N get 8: with 32 banks, a warp's
+// fragment read (8 rows x 4 columns, or 4 rows x 8 columns) then touches 32 banks.
+#define LDS_A (TS_A_ROW_MAJOR ? BLOCK_K + 4 : BLOCK_M + 8)
+#define LDS_B (TS_B_ROW_MAJOR ? BLOCK_N + 8 : BLOCK_K + 4)
+#define A_STAGE_FLOATS (TS_A_ROW_MAJOR ? BLOCK_M * LDS_A : BLOCK_K * LDS_A)
+#define B_STAGE_FLOATS (TS_B_ROW_MAJOR ? BLOCK_K * LDS_B : BLOCK_N * LDS_B)
+#define STAGE_FLOATS (A_STAGE_FLOATS + B_STAGE_FLOATS)
+#define COPIES_A (BLOCK_M * BLOCK_K / VEC / THREADS)
+#define COPIES_B (BLOCK_N * BLOCK_K / VEC / THREADS)
+
+#include "ts_async_copy.h"
+#include "ts_tile.h"
+
+__device__ __forceinline__ float a_at(const float* __restrict__ As, int m, int k) {
+  return TS_A_ROW_MAJOR ? As[m * LDS_A + k] : As[k * LDS_A + m];
+}
+__device__ __forceinline__ float b_at(const float* __restrict__ Bs, int k, int n) {
+  return TS_B_ROW_MAJOR ? Bs[k * LDS_B + n] : Bs[n * LDS_B + k];
+}
+
+__device__ __forceinline__ int clamp_valid(int left) { return left <= 0 ? 0 : (left < VEC ? left : VEC); }
+
+// Starts the copies of the K slice at k0 into one stage. Each copy is VEC floats along the
+// operand's contiguous dimension; a copy reaching past the matrix edge reads only what
+// lies inside and zero-fills the rest.
+__device__ __forceinline__ void load_stage(float* __restrict__ As, float* __restrict__ Bs,
+                                           const float* __restrict__ A, const float* __restrict__ B, int M, int N,
+                                           int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
+#pragma unroll
+  for (int i = 0; i < COPIES_A; ++i) {
+    const int idx = tid + i * THREADS;
+#if TS_A_ROW_MAJOR
+    const int m = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
+    const int gm = block_m + m, gk = k0 + k;
+    const int valid = gm < M ? clamp_valid(k_end - gk) : 0;
+    ts_copy<VEC>(As + m * LDS_A + k, valid ? A + (long long)gm * lda + gk : A, valid);
+#else
+    const int k = idx / (BLOCK_M / VEC), m = (idx % (BLOCK_M / VEC)) * VEC;
+    const int gm = block_m + m, gk = k0 + k;
+    const int valid = gk < k_end ? clamp_valid(M - gm) : 0;
+    ts_copy<VEC>(As + k * LDS_A + m, valid ? A + (long long)gk * lda + gm : A, valid);
+#endif
+  }
+#pragma unroll
+  for (int i = 0; i < COPIES_B; ++i) {
+    const int idx = tid + i * THREADS;
+#if TS_B_ROW_MAJOR
+    const int k = idx / (BLOCK_N / VEC), n = (idx % (BLOCK_N / VEC)) * VEC;
+    const int gk = k0 + k, gn = block_n + n;
+    const int valid = gk < k_end ? clamp_valid(N - gn) : 0;
+    ts_copy<VEC>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
+#else
+    const int n = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
+    const int gk = k0 + k, gn = block_n + n;
+    const int valid = gn < N ? clamp_valid(k_end - gk) : 0;
+    ts_copy<VEC>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
+#endif
+  }
+}
+
+#if defined(TS_VENDOR_AMD)
+typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
+
+// acc += As^T Bs over one slice. Lane l supplies A[l % 16][k0 + l / 16] and
+// B[k0 + l / 16][l % 16] and holds D rows 4 * (l / 16) .. +3 of column l % 16.
+__device__ __forceinline__ void multiply_stage(const float* __restrict__ As, const float* __restrict__ Bs,
+                                               int warp_m0, int warp_n0, int lane,
+                                               float (&acc)[TILES_M][TILES_N][4]) {
+  const int r = lane % 16, q = lane / 16;
+#pragma unroll
+  for (int k0 = 0; k0 < BLOCK_K; k0 += MMA_K) {
+    float a[TILES_M], b[TILES_N];
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt) a[mt] = a_at(As, warp_m0 + mt * 16 + r, k0 + q);
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt) b[nt] = b_at(Bs, k0 + q, warp_n0 + nt * 16 + r);
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TILES_N; ++nt) {
+        ts_floatx4 d = {acc[mt][nt][0], acc[mt][nt][1], acc[mt][nt][2], acc[mt][nt][3]};
+        d = __builtin_amdgcn_mfma_f32_16x16x4f32(a[mt], b[nt], d, 0, 0, 0);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[mt][nt][i] = d[i];
+      }
+  }
+}
+
+// Where accumulator element i of tile (mt, nt) sits inside the warp tile.
+__device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + 4 * (lane / 16) + i; }
+__device__ __forceinline__ int acc_col(int lane, int nt, int i) { (void)i; return nt * 16 + lane % 16; }
+
+#else  // NVIDIA tensor cores, 3xTF32
+
+// x = big + small + (what lies below fp32 rounding of a product), both TF32.
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "f"(x));
+  const float rest = x - __uint_as_float(big);
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(rest));
+}
+
+// d = a*b + c on a 16x8x8 tile (c = d when accumulating).
+__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// d = a*b, starting from zero.
+__device__ __forceinline__ void mma_tf32_first(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%10,%10,%10};\n"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+}
+
+// acc += As^T Bs over one slice. Lane (g = lane / 4, t = lane % 4) supplies
+// A[g, t], A[g+8, t], A[g, t+4], A[g+8, t+4] and B[t, g], B[t+4, g] of each 16x8x8 step.
+// The tensor cores round their fp32 accumulation toward zero, so accumulating a whole K
+// range in them adds a bias that grows with K (measured: relative error 2.9e-5 at
+// K = 4096, twenty times the FFMA kernels'). Each 16x8x8 step therefore starts from zero
+// and is added to the accumulators with an ordinary (round-to-nearest) fp32 add.
+__device__ __forceinline__ void multiply_stage(const float* __restrict__ As, const float* __restrict__ Bs,
+                                               int warp_m0, int warp_n0, int lane,
+                                               float (&acc)[TILES_M][TILES_N][4]) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int k0 = 0; k0 < BLOCK_K; k0 += MMA_K) {
+    unsigned a_big[TILES_M][4], a_small[TILES_M][4], b_big[TILES_N][2], b_small[TILES_N][2];
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt) {
+      const int m = warp_m0 + mt * 16 + g;
+      split_tf32(a_at(As, m, k0 + t), a_big[mt][0], a_small[mt][0]);
+      split_tf32(a_at(As, m + 8, k0 + t), a_big[mt][1], a_small[mt][1]);
+      split_tf32(a_at(As, m, k0 + t + 4), a_big[mt][2], a_small[mt][2]);
+      split_tf32(a_at(As, m + 8, k0 + t + 4), a_big[mt][3], a_small[mt][3]);
+    }
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt) {
+      const int n = warp_n0 + nt * 8 + g;
+      split_tf32(b_at(Bs, k0 + t, n), b_big[nt][0], b_small[nt][0]);
+      split_tf32(b_at(Bs, k0 + t + 4, n), b_big[nt][1], b_small[nt][1]);
+    }
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TILES_N; ++nt) {
+        float d[4];
+        mma_tf32_first(d, a_small[mt], b_big[nt]);
+        mma_tf32(d, a_big[mt], b_small[nt]);
+        mma_tf32(d, a_big[mt], b_big[nt]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[mt][nt][i] += d[i];
+      }
+  }
+}
+
+__device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + lane / 4 + (i / 2) * 8; }
+__device__ __forceinline__ int acc_col(int lane, int nt, int i) { return nt * 8 + (lane % 4) * 2 + i % 2; }
+#endif
+
+// Hands ts_finish_tile every accumulator inside C with its row and column.
+struct AccWalk {
+  const float (&acc)[TILES_M][TILES_N][4];
+  const TsTile& tile;
+  int lane, warp_m0, warp_n0, M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int gm = tile.block_m + warp_m0 + acc_row(lane, mt, i);
+          const int gn = tile.block_n + warp_n0 + acc_col(lane, nt, i);
+          if (gm < M && gn < N) f(gm, gn, acc[mt][nt][i]);
+        }
+  }
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+         const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
+         int ldc, float alpha, float beta, float epilogue_slope) {
+  extern __shared__ __attribute__((aligned(16))) float smem[];
+  const int tid = threadIdx.x;
+  const int warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;
+  const int warp_m0 = (warp / WARPS_N) * WARP_M, warp_n0 = (warp % WARPS_N) * WARP_N;
+  const TsTile tile = ts_tile(M, N, K);
+
+  float acc[TILES_M][TILES_N][4];
+#pragma unroll
+  for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+
+  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  // Prologue: the first STAGES-1 slices in flight, one commit group each (empty groups
+  // keep the count uniform).
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < steps) {
+      float* As = smem + s * STAGE_FLOATS;
+      load_stage(As, As + A_STAGE_FLOATS, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                 tile.k_begin + s * BLOCK_K, tid);
+    }
+    ts_commit();
+  }
+  for (int t = 0; t < steps; ++t) {
+    ts_wait<STAGES - 2>();  // slice t has landed (this thread's copies)
+    __syncthreads();        // ... and everyone's; slice t-1's stage is free again
+    const int next = t + STAGES - 1;
+    if (next < steps) {
+      float* As = smem + (next % STAGES) * STAGE_FLOATS;
+      load_stage(As, As + A_STAGE_FLOATS, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                 tile.k_begin + next * BLOCK_K, tid);
+    }
+    ts_commit();
+    const float* As = smem + (t % STAGES) * STAGE_FLOATS;
+    multiply_stage(As, As + A_STAGE_FLOATS, warp_m0, warp_n0, lane, acc);
+  }
+  ts_wait<0>();
+
+  ts_finish_tile(AccWalk{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha,
+                 beta, epilogue_slope);
+}

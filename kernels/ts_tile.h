@@ -1,0 +1,109 @@
+// Block-level pieces shared by the GEMM templates: which output tile and which share of K
+// a block computes (grouped tile order, split-K), and how a block's results reach C
+// (direct store, or a deterministic split-K reduction). The including template defines
+// BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K and THREADS first.
+#pragma once
+#include "ts_gemm_common.h"
+
+struct TsTile {
+  int tile_m, tile_n, tiles_n;
+  int block_m, block_n;  // first row and column of C
+  int k_begin, k_end;    // this block's share of K
+};
+
+// Tile order: groups of GROUP_M tile rows, column by column inside a group, so that
+// blocks running together share B (and A) in L2. blockIdx.y is the split-K index; each
+// split gets whole BLOCK_K steps.
+__device__ __forceinline__ TsTile ts_tile(int M, int N, int K) {
+  TsTile t;
+  const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M;
+  t.tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
+  const int pid = blockIdx.x;
+  const int group_size = GROUP_M * t.tiles_n;
+  const int first_m = (pid / group_size) * GROUP_M;
+  const int rows_in_group = min(tiles_m - first_m, GROUP_M);
+  t.tile_m = first_m + (pid % group_size) % rows_in_group;
+  t.tile_n = (pid % group_size) / rows_in_group;
+  t.block_m = t.tile_m * BLOCK_M;
+  t.block_n = t.tile_n * BLOCK_N;
+  const int k_per_split = ((K + SPLIT_K - 1) / SPLIT_K + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
+  t.k_begin = blockIdx.y * k_per_split;
+  t.k_end = min(K, t.k_begin + k_per_split);
+  return t;
+}
+
+// A load that reads what another block wrote (after its __threadfence), not a stale
+// cached copy: L2 on NVIDIA (ld.global.cg), a volatile load elsewhere.
+__device__ __forceinline__ float ts_load_l2(const float* p) {
+#if defined(TS_VENDOR_NVIDIA)
+  return __ldcg(p);
+#else
+  return *static_cast<const volatile float*>(p);
+#endif
+}
+// The same for four floats at a 16-byte aligned address.
+__device__ __forceinline__ float4 ts_load_l2_4(const float* p) {
+#if defined(TS_VENDOR_NVIDIA)
+  return __ldcg(reinterpret_cast<const float4*>(p));
+#else
+  const volatile float* v = p;
+  return make_float4(v[0], v[1], v[2], v[3]);
+#endif
+}
+
+// Writes the block's results, handed over by walk(f), which calls f(m, n, value) for
+// every element this thread holds inside C: straight to C, or (SPLIT_K > 1) as a partial
+// tile to the workspace, after which the last block of the tile to finish sums the
+// partials in split order 0..SPLIT_K-1 (deterministic) and stores C. The workspace holds
+// SPLIT_K*M*N partial floats, then one counter per tile, zeroed before the first launch;
+// the reducing block resets its counter for the next launch.
+template <typename Walk>
+__device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, int tid, float* __restrict__ C,
+                                               const float* __restrict__ bias, float* __restrict__ workspace,
+                                               int M, int N, int ldc, float alpha, float beta, float slope) {
+#if SPLIT_K == 1
+  (void)workspace;
+  (void)tid;
+  (void)tile;
+  walk([&](int m, int n, float v) { ts_store_c(C, m, n, ldc, v, alpha, beta, bias, slope); });
+#else
+  float* partial = workspace + (long long)blockIdx.y * M * N;
+  int* counters = reinterpret_cast<int*>(workspace + (long long)SPLIT_K * M * N);
+  walk([&](int m, int n, float v) { partial[(long long)m * N + n] = v; });
+  __threadfence();
+  __syncthreads();
+  __shared__ int arrived;
+  const int counter = tile.tile_m * tile.tiles_n + tile.tile_n;
+  if (tid == 0) arrived = atomicAdd(&counters[counter], 1);
+  __syncthreads();
+  if (arrived != SPLIT_K - 1) return;
+  __threadfence();
+  // Four neighbouring columns per step, each split's partial read straight from L2
+  // (written by other blocks: no cached copy may be used), many loads in flight per
+  // thread: this block alone sums the whole tile while most of the GPU is idle.
+  const bool vector_rows = N % 4 == 0;
+#pragma unroll 2
+  for (int e = tid * 4; e < BLOCK_M * BLOCK_N; e += THREADS * 4) {
+    const int gm = tile.block_m + e / BLOCK_N, gn = tile.block_n + e % BLOCK_N;
+    if (gm >= M || gn >= N) continue;
+    const long long at = (long long)gm * N + gn;
+    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (vector_rows) {  // gn % 4 == 0 and N % 4 == 0: 16-byte aligned, all four inside C
+#pragma unroll
+      for (int s = 0; s < SPLIT_K; ++s) {
+        const float4 v = ts_load_l2_4(workspace + (long long)s * M * N + at);
+        sum[0] += v.x;
+        sum[1] += v.y;
+        sum[2] += v.z;
+        sum[3] += v.w;
+      }
+    } else {
+      for (int j = 0; j < 4 && gn + j < N; ++j)
+#pragma unroll
+        for (int s = 0; s < SPLIT_K; ++s) sum[j] += ts_load_l2(workspace + (long long)s * M * N + at + j);
+    }
+    for (int j = 0; j < 4 && gn + j < N; ++j) ts_store_c(C, gm, gn + j, ldc, sum[j], alpha, beta, bias, slope);
+  }
+  if (tid == 0) counters[counter] = 0;  // ready for the next launch
+#endif
+}
