@@ -1,25 +1,33 @@
 #include "runtime/cuda/nvrtc_compiler.h"
 
-#include <chrono>
 #include <memory>
 
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/detail/ptxas_report.h"
+#include "runtime/detail/rtc_compile.h"
 
 namespace tilesmith::cuda {
 namespace {
 
-// Destroys an nvrtcProgram on every path.
-class ProgramGuard {
- public:
-  ProgramGuard(const NvrtcApi& api, nvrtcProgram p) : api_(api), p_(p) {}
-  ~ProgramGuard() { api_.nvrtcDestroyProgram(&p_); }
-  ProgramGuard(const ProgramGuard&) = delete;
-  ProgramGuard& operator=(const ProgramGuard&) = delete;
-
- private:
-  const NvrtcApi& api_;
-  nvrtcProgram p_;
+// NVRTC's functions for detail::compile_with.
+struct NvrtcCalls {
+  using Program = nvrtcProgram;
+  using Code = nvrtcResult;
+  static constexpr Code kSuccess = NVRTC_SUCCESS;
+  static constexpr const char* kPrefix = "nvrtc";
+  static constexpr const char* kCodeName = "cubin";
+  const NvrtcApi& api;
+  Code create(Program* p, const char* src, const char* name, int n, const char** texts,
+              const char** names) const {
+    return api.nvrtcCreateProgram(p, src, name, n, texts, names);
+  }
+  Code compile(Program p, int n, const char** argv) const { return api.nvrtcCompileProgram(p, n, argv); }
+  void log_size(Program p, size_t* n) const { api.nvrtcGetProgramLogSize(p, n); }
+  void log(Program p, char* out) const { api.nvrtcGetProgramLog(p, out); }
+  void code_size(Program p, size_t* n) const { api.nvrtcGetCUBINSize(p, n); }
+  void code(Program p, char* out) const { api.nvrtcGetCUBIN(p, out); }
+  void destroy(Program* p) const { api.nvrtcDestroyProgram(p); }
+  std::string error(Code rc) const { return api.nvrtcGetErrorString(rc); }
 };
 
 class NvrtcCompiler final : public Compiler {
@@ -50,44 +58,10 @@ class NvrtcCompiler final : public Compiler {
       out.log = target.message();
       return out;
     }
-    auto t0 = std::chrono::steady_clock::now();
-    nvrtcProgram prog = nullptr;
-    std::vector<const char*> header_texts, header_names;
-    for (const auto& [name, text] : req.headers) {
-      header_names.push_back(name.c_str());
-      header_texts.push_back(text.c_str());
-    }
-    nvrtcResult rc = api_.nvrtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
-                                           header_texts.data(), header_names.data());
-    if (rc != NVRTC_SUCCESS) {
-      out.log = std::string("nvrtcCreateProgram failed: ") + api_.nvrtcGetErrorString(rc);
-      return out;
-    }
-    ProgramGuard guard(api_, prog);
     std::vector<std::string> opts = base_options(req.arch);
     opts.insert(opts.end(), req.options.begin(), req.options.end());
-    std::vector<const char*> argv;
-    for (const auto& o : opts) argv.push_back(o.c_str());
-    rc = api_.nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-    size_t log_size = 0;
-    api_.nvrtcGetProgramLogSize(prog, &log_size);
-    if (log_size > 1) {
-      out.log.resize(log_size);
-      api_.nvrtcGetProgramLog(prog, out.log.data());
-      while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
-    }
-    if (rc == NVRTC_SUCCESS) {
-      size_t size = 0;
-      api_.nvrtcGetCUBINSize(prog, &size);
-      out.binary.resize(size);
-      if (size > 0) api_.nvrtcGetCUBIN(prog, out.binary.data());
-      out.ok = size > 0;
-      if (!out.ok) out.log += "\nNVRTC produced no cubin for " + req.arch;
-      out.resources = detail::parse_ptxas_report(out.log, req.entry);
-    } else if (out.log.empty()) {
-      out.log = std::string("nvrtcCompileProgram failed: ") + api_.nvrtcGetErrorString(rc);
-    }
-    out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out = detail::compile_with(NvrtcCalls{api_}, req, opts);
+    if (out.ok) out.resources = detail::parse_ptxas_report(out.log, req.entry);
     return out;
   }
 

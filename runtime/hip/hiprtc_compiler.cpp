@@ -1,22 +1,30 @@
 #include "runtime/hip/hiprtc_compiler.h"
 
-#include <chrono>
-
+#include "runtime/detail/rtc_compile.h"
 #include "runtime/hip/hip_api.h"
 
 namespace tilesmith::hip {
 namespace {
 
-class ProgramGuard {
- public:
-  ProgramGuard(const HiprtcApi& api, hiprtcProgram p) : api_(api), p_(p) {}
-  ~ProgramGuard() { api_.hiprtcDestroyProgram(&p_); }
-  ProgramGuard(const ProgramGuard&) = delete;
-  ProgramGuard& operator=(const ProgramGuard&) = delete;
-
- private:
-  const HiprtcApi& api_;
-  hiprtcProgram p_;
+// hipRTC's functions for detail::compile_with.
+struct HiprtcCalls {
+  using Program = hiprtcProgram;
+  using Code = hiprtcResult;
+  static constexpr Code kSuccess = HIPRTC_SUCCESS;
+  static constexpr const char* kPrefix = "hiprtc";
+  static constexpr const char* kCodeName = "code object";
+  const HiprtcApi& api;
+  Code create(Program* p, const char* src, const char* name, int n, const char** texts,
+              const char** names) const {
+    return api.hiprtcCreateProgram(p, src, name, n, texts, names);
+  }
+  Code compile(Program p, int n, const char** argv) const { return api.hiprtcCompileProgram(p, n, argv); }
+  void log_size(Program p, size_t* n) const { api.hiprtcGetProgramLogSize(p, n); }
+  void log(Program p, char* out) const { api.hiprtcGetProgramLog(p, out); }
+  void code_size(Program p, size_t* n) const { api.hiprtcGetCodeSize(p, n); }
+  void code(Program p, char* out) const { api.hiprtcGetCode(p, out); }
+  void destroy(Program* p) const { api.hiprtcDestroyProgram(p); }
+  std::string error(Code rc) const { return api.hiprtcGetErrorString(rc); }
 };
 
 class HiprtcCompiler final : public Compiler {
@@ -53,43 +61,9 @@ class HiprtcCompiler final : public Compiler {
       out.log = t.message();
       return out;
     }
-    auto t0 = std::chrono::steady_clock::now();
-    hiprtcProgram prog = nullptr;
-    std::vector<const char*> header_texts, header_names;
-    for (const auto& [name, text] : req.headers) {
-      header_names.push_back(name.c_str());
-      header_texts.push_back(text.c_str());
-    }
-    hiprtcResult rc = api_.hiprtcCreateProgram(&prog, req.source.c_str(), req.name.c_str(), static_cast<int>(req.headers.size()),
-                                           header_texts.data(), header_names.data());
-    if (rc != HIPRTC_SUCCESS) {
-      out.log = std::string("hiprtcCreateProgram failed: ") + api_.hiprtcGetErrorString(rc);
-      return out;
-    }
-    ProgramGuard guard(api_, prog);
     std::vector<std::string> opts = base_options(req.arch);
     opts.insert(opts.end(), req.options.begin(), req.options.end());
-    std::vector<const char*> argv;
-    for (const auto& o : opts) argv.push_back(o.c_str());
-    rc = api_.hiprtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-    size_t log_size = 0;
-    api_.hiprtcGetProgramLogSize(prog, &log_size);
-    if (log_size > 1) {
-      out.log.resize(log_size);
-      api_.hiprtcGetProgramLog(prog, out.log.data());
-      while (!out.log.empty() && out.log.back() == '\0') out.log.pop_back();
-    }
-    if (rc == HIPRTC_SUCCESS) {
-      size_t size = 0;
-      api_.hiprtcGetCodeSize(prog, &size);
-      out.binary.resize(size);
-      if (size > 0) api_.hiprtcGetCode(prog, out.binary.data());
-      out.ok = size > 0;
-      if (!out.ok) out.log += "\nhipRTC produced no code object for " + req.arch;
-    } else if (out.log.empty()) {
-      out.log = std::string("hiprtcCompileProgram failed: ") + api_.hiprtcGetErrorString(rc);
-    }
-    out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out = detail::compile_with(HiprtcCalls{api_}, req, opts);
     return out;
   }
 
