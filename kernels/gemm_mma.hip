@@ -5,7 +5,7 @@
 // small = tf32(x - big), which together carry 22 of fp32's 24 significand bits, and
 //   a*b ~= a_small*b_big + a_big*b_small + a_big*b_big
 // is accumulated in fp32 (a_small*b_small lies below fp32 rounding of the product), each
-// 8-deep step added to the accumulators with an fp32 add (see multiply_stage). That is
+// chain of CHAIN 8-deep steps added to the accumulators with an fp32 add (see multiply_stage). That is
 // three mma.sync per product, still well above the FFMA rate. The CPU reference checks
 // every candidate with the same tolerance as the FFMA templates.
 // AMD CDNA (gfx908, gfx90a, gfx94x): the matrix cores have a true fp32 MFMA
@@ -45,6 +45,9 @@
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
+#endif
+#ifndef CHAIN
+#define CHAIN 1
 #endif
 #include "ts_gemm_common.h"
 
@@ -155,10 +158,16 @@ __device__ __forceinline__ int acc_col(int lane, int nt, int i) { (void)i; retur
 #else  // NVIDIA tensor cores, 3xTF32
 
 // x = big + small + (what lies below fp32 rounding of a product), both TF32.
+// The tensor cores read a TF32 operand from the top 19 bits of its register and ignore
+// the low 13, so neither part needs a conversion instruction: big is x rounded to nearest
+// at TF32 precision by adding half of the dropped range (the carry reaches the kept bits
+// exactly when rounding up), and small, the exact remainder x - big, is truncated by the
+// hardware (error below 2^-21 |x|). Three integer/fp32 operations instead of two cvt.
+// Should a GPU not ignore those bits, every candidate fails validation rather than
+// passing with a wrong result.
 __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(big) : "f"(x));
-  const float rest = x - __uint_as_float(big);
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(small) : "f"(rest));
+  big = __float_as_uint(x) + 0x1000u;
+  small = __float_as_uint(x - __uint_as_float(big & 0xffffe000u));
 }
 
 // d = a*b + c on a 16x8x8 tile (c = d when accumulating).
@@ -179,41 +188,55 @@ __device__ __forceinline__ void mma_tf32_first(float (&d)[4], const unsigned (&a
 // acc += As^T Bs over one slice. Lane (g = lane / 4, t = lane % 4) supplies
 // A[g, t], A[g+8, t], A[g, t+4], A[g+8, t+4] and B[t, g], B[t+4, g] of each 16x8x8 step.
 // The tensor cores round their fp32 accumulation toward zero, so accumulating a whole K
-// range in them adds a bias that grows with K (measured: relative error 2.9e-5 at
-// K = 4096, twenty times the FFMA kernels'). Each 16x8x8 step therefore starts from zero
-// and is added to the accumulators with an ordinary (round-to-nearest) fp32 add.
+// range in them adds a bias that grows with the chain's length (measured: relative error
+// 2.9e-5 at K = 4096, twenty times the FFMA kernels'). A chain of CHAIN 8-deep steps
+// therefore starts from zero and is added to the accumulators with an ordinary
+// (round-to-nearest) fp32 add: the bias stays that of a CHAIN*8-deep sum whatever K is.
+// A longer chain means fewer fp32 adds (which compete with the mma.sync for issue slots)
+// but keeps the A fragments of the whole chain in registers: the column tiles are the
+// outer loop, so each B fragment is split once and each chain needs one small partial.
 __device__ __forceinline__ void multiply_stage(const float* __restrict__ As, const float* __restrict__ Bs,
                                                int warp_m0, int warp_n0, int lane,
                                                float (&acc)[TILES_M][TILES_N][4]) {
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int k0 = 0; k0 < BLOCK_K; k0 += MMA_K) {
-    unsigned a_big[TILES_M][4], a_small[TILES_M][4], b_big[TILES_N][2], b_small[TILES_N][2];
+  for (int k0 = 0; k0 < BLOCK_K; k0 += CHAIN * MMA_K) {
+    unsigned a_big[CHAIN][TILES_M][4], a_small[CHAIN][TILES_M][4];
 #pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt) {
-      const int m = warp_m0 + mt * 16 + g;
-      split_tf32(a_at(As, m, k0 + t), a_big[mt][0], a_small[mt][0]);
-      split_tf32(a_at(As, m + 8, k0 + t), a_big[mt][1], a_small[mt][1]);
-      split_tf32(a_at(As, m, k0 + t + 4), a_big[mt][2], a_small[mt][2]);
-      split_tf32(a_at(As, m + 8, k0 + t + 4), a_big[mt][3], a_small[mt][3]);
-    }
+    for (int c = 0; c < CHAIN; ++c)
+#pragma unroll
+      for (int mt = 0; mt < TILES_M; ++mt) {
+        const int m = warp_m0 + mt * 16 + g, k = k0 + c * MMA_K + t;
+        split_tf32(a_at(As, m, k), a_big[c][mt][0], a_small[c][mt][0]);
+        split_tf32(a_at(As, m + 8, k), a_big[c][mt][1], a_small[c][mt][1]);
+        split_tf32(a_at(As, m, k + 4), a_big[c][mt][2], a_small[c][mt][2]);
+        split_tf32(a_at(As, m + 8, k + 4), a_big[c][mt][3], a_small[c][mt][3]);
+      }
 #pragma unroll
     for (int nt = 0; nt < TILES_N; ++nt) {
+      unsigned b_big[CHAIN][2], b_small[CHAIN][2];
       const int n = warp_n0 + nt * 8 + g;
-      split_tf32(b_at(Bs, k0 + t, n), b_big[nt][0], b_small[nt][0]);
-      split_tf32(b_at(Bs, k0 + t + 4, n), b_big[nt][1], b_small[nt][1]);
-    }
 #pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
+      for (int c = 0; c < CHAIN; ++c) {
+        split_tf32(b_at(Bs, k0 + c * MMA_K + t, n), b_big[c][0], b_small[c][0]);
+        split_tf32(b_at(Bs, k0 + c * MMA_K + t + 4, n), b_big[c][1], b_small[c][1]);
+      }
 #pragma unroll
-      for (int nt = 0; nt < TILES_N; ++nt) {
+      for (int mt = 0; mt < TILES_M; ++mt) {
         float d[4];
-        mma_tf32_first(d, a_small[mt], b_big[nt]);
-        mma_tf32(d, a_big[mt], b_small[nt]);
-        mma_tf32(d, a_big[mt], b_big[nt]);
+        mma_tf32_first(d, a_small[0][mt], b_big[0]);
+        mma_tf32(d, a_big[0][mt], b_small[0]);
+        mma_tf32(d, a_big[0][mt], b_big[0]);
+#pragma unroll
+        for (int c = 1; c < CHAIN; ++c) {
+          mma_tf32(d, a_small[c][mt], b_big[c]);
+          mma_tf32(d, a_big[c][mt], b_small[c]);
+          mma_tf32(d, a_big[c][mt], b_big[c]);
+        }
 #pragma unroll
         for (int i = 0; i < 4; ++i) acc[mt][nt][i] += d[i];
       }
+    }
   }
 }
 
