@@ -78,31 +78,57 @@ __device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, in
   __syncthreads();
   if (arrived != SPLIT_K - 1) return;
   __threadfence();
-  // Four neighbouring columns per step, each split's partial read straight from L2
-  // (written by other blocks: no cached copy may be used), many loads in flight per
-  // thread: this block alone sums the whole tile while most of the GPU is idle.
-  const bool vector_rows = N % 4 == 0;
-#pragma unroll 2
-  for (int e = tid * 4; e < BLOCK_M * BLOCK_N; e += THREADS * 4) {
-    const int gm = tile.block_m + e / BLOCK_N, gn = tile.block_n + e % BLOCK_N;
-    if (gm >= M || gn >= N) continue;
-    const long long at = (long long)gm * N + gn;
-    float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (vector_rows) {  // gn % 4 == 0 and N % 4 == 0: 16-byte aligned, all four inside C
+  // Four neighbouring columns per element group, each split's partial read straight from
+  // L2 (written by other blocks: no cached copy may be used). This block alone sums the
+  // whole tile while most of the GPU may be idle (a small problem is one wave), so the sum
+  // is latency-bound: each thread first issues the loads of several groups, 16 float4 in
+  // flight, and only then adds them up.
+  constexpr int kStride = THREADS * 4;
+  constexpr int kBatch = SPLIT_K >= 16 ? 1 : 16 / SPLIT_K;
+  if (N % 4 == 0) {  // every group is 16-byte aligned and lies wholly inside C or outside
+    for (int e0 = tid * 4; e0 < BLOCK_M * BLOCK_N; e0 += kStride * kBatch) {
+      float4 part[kBatch][SPLIT_K];
 #pragma unroll
-      for (int s = 0; s < SPLIT_K; ++s) {
-        const float4 v = ts_load_l2_4(workspace + (long long)s * M * N + at);
-        sum[0] += v.x;
-        sum[1] += v.y;
-        sum[2] += v.z;
-        sum[3] += v.w;
+      for (int b = 0; b < kBatch; ++b) {
+        const int e = e0 + b * kStride;
+        const int gm = tile.block_m + e / BLOCK_N, gn = tile.block_n + e % BLOCK_N;
+        if (e < BLOCK_M * BLOCK_N && gm < M && gn < N) {
+#pragma unroll
+          for (int s = 0; s < SPLIT_K; ++s)
+            part[b][s] = ts_load_l2_4(workspace + (long long)s * M * N + (long long)gm * N + gn);
+        }
       }
-    } else {
-      for (int j = 0; j < 4 && gn + j < N; ++j)
 #pragma unroll
-        for (int s = 0; s < SPLIT_K; ++s) sum[j] += ts_load_l2(workspace + (long long)s * M * N + at + j);
+      for (int b = 0; b < kBatch; ++b) {
+        const int e = e0 + b * kStride;
+        const int gm = tile.block_m + e / BLOCK_N, gn = tile.block_n + e % BLOCK_N;
+        if (e >= BLOCK_M * BLOCK_N || gm >= M || gn >= N) continue;
+        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int s = 0; s < SPLIT_K; ++s) {  // split order 0..SPLIT_K-1: deterministic
+          sum.x += part[b][s].x;
+          sum.y += part[b][s].y;
+          sum.z += part[b][s].z;
+          sum.w += part[b][s].w;
+        }
+        ts_store_c(C, gm, gn, ldc, sum.x, alpha, beta, bias, slope);
+        ts_store_c(C, gm, gn + 1, ldc, sum.y, alpha, beta, bias, slope);
+        ts_store_c(C, gm, gn + 2, ldc, sum.z, alpha, beta, bias, slope);
+        ts_store_c(C, gm, gn + 3, ldc, sum.w, alpha, beta, bias, slope);
+      }
     }
-    for (int j = 0; j < 4 && gn + j < N; ++j) ts_store_c(C, gm, gn + j, ldc, sum[j], alpha, beta, bias, slope);
+  } else {
+    for (int e = tid * 4; e < BLOCK_M * BLOCK_N; e += kStride) {
+      const int gm = tile.block_m + e / BLOCK_N, gn = tile.block_n + e % BLOCK_N;
+      if (gm >= M || gn >= N) continue;
+      const long long at = (long long)gm * N + gn;
+      for (int j = 0; j < 4 && gn + j < N; ++j) {
+        float sum = 0.0f;
+#pragma unroll
+        for (int s = 0; s < SPLIT_K; ++s) sum += ts_load_l2(workspace + (long long)s * M * N + at + j);
+        ts_store_c(C, gm, gn + j, ldc, sum, alpha, beta, bias, slope);
+      }
+    }
   }
   if (tid == 0) counters[counter] = 0;  // ready for the next launch
 #endif
