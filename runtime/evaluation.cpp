@@ -2,7 +2,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/stats.h"
+
 namespace tilesmith {
+
+TimingStats summarize_timing(std::vector<double> samples_ms) {
+  const analysis::SampleSummary s = analysis::summarize(std::move(samples_ms));
+  TimingStats t;
+  t.samples = s.count;
+  t.median_ms = s.median;
+  t.min_ms = s.min;
+  t.p20_ms = s.p20;
+  t.p80_ms = s.p80;
+  t.mean_ms = s.mean;
+  t.cv = s.cv;
+  return t;
+}
 
 void to_json(nlohmann::json& j, const Evaluation& e) {
   j = nlohmann::json{

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -28,6 +29,10 @@ struct TimingStats {
   double warmup_ms = 0;
   bool l2_flushed = false;
 };
+
+// The statistics of a non-empty sample of kernel times (milliseconds); warmup_ms and
+// l2_flushed are left for the caller, who knows how the sample was taken.
+TimingStats summarize_timing(std::vector<double> samples_ms);
 
 struct AccuracyStats {
   bool checked = false;

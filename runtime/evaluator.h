@@ -5,6 +5,7 @@
 // from other threads at the same time (compile-ahead): implementations keep it free of
 // GPU work and thread-safe.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,15 @@
 #include "runtime/evaluation.h"
 
 namespace tilesmith {
+
+// One candidate handed to a queue of evaluations (a worker pool, the tuner's runners):
+// what to evaluate, and the caller's tag that comes back with its result.
+struct CandidateJob {
+  const KernelTemplate* tmpl = nullptr;  // must outlive the candidate's result
+  GemmProblem problem;
+  Config config;
+  std::uint64_t tag = 0;
+};
 
 class Evaluator {
  public:

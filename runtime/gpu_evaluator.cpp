@@ -113,14 +113,9 @@ struct GpuEvaluator::State {
       auto s = analysis::summarize(samples);
       if (s.cv <= t.target_cv || n >= t.max_samples || ms_since(s0) >= t.max_sampling_ms) break;
     }
-    auto s = analysis::summarize(samples);
-    st.samples = s.count;
-    st.median_ms = s.median;
-    st.min_ms = s.min;
-    st.p20_ms = s.p20;
-    st.p80_ms = s.p80;
-    st.mean_ms = s.mean;
-    st.cv = s.cv;
+    const double warmup_ms = st.warmup_ms;
+    st = summarize_timing(std::move(samples));
+    st.warmup_ms = warmup_ms;
     st.l2_flushed = flush_l2;
     return st;
   }

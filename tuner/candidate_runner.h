@@ -28,12 +28,7 @@
 
 namespace tilesmith {
 
-struct RunnerCandidate {
-  const KernelTemplate* tmpl = nullptr;  // must outlive the candidate's result
-  GemmProblem problem;
-  Config config;
-  std::uint64_t tag = 0;  // the caller's, returned with the result
-};
+using RunnerCandidate = CandidateJob;
 
 struct RunnerResult {
   std::uint64_t tag = 0;

@@ -99,13 +99,8 @@ void WorkerRunner::on_started(std::uint64_t ticket, std::size_t device) {
 }
 
 void WorkerRunner::submit(RunnerCandidate candidate, OnSend on_send) {
-  worker::PoolCandidate pc;
-  pc.tmpl = candidate.tmpl;
-  pc.problem = std::move(candidate.problem);
-  pc.config = std::move(candidate.config);
-  pc.tag = candidate.tag;
   std::lock_guard lock(mu_);
-  const std::uint64_t ticket = pool_->submit(pc);
+  const std::uint64_t ticket = pool_->submit(candidate);
   pending_[ticket] = Pending{candidate.tag, std::move(on_send)};
 }
 

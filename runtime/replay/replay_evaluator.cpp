@@ -2,7 +2,6 @@
 
 #include <random>
 
-#include "analysis/stats.h"
 #include "base/hash.h"
 
 namespace tilesmith::replay {
@@ -82,20 +81,13 @@ Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProbl
     sample.reserve(r->times_ms.size());
     for (size_t i = 0; i < r->times_ms.size(); ++i) sample.push_back(r->times_ms[pick(rng)]);
   }
-  analysis::SampleSummary s = analysis::summarize(std::move(sample));
-  e.timing.samples = s.count;
-  e.timing.median_ms = s.median;
-  e.timing.min_ms = s.min;
-  e.timing.p20_ms = s.p20;
-  e.timing.p80_ms = s.p80;
-  e.timing.mean_ms = s.mean;
-  e.timing.cv = s.cv;
+  e.timing = summarize_timing(std::move(sample));
   const GemmProblem recorded = recording_->problem();
   GemmProblem sized = recorded;
   if (problem.k > 0) sized.k = problem.k;
-  if (s.median > 0) {
-    e.tflops = sized.flops() / (s.median * 1e-3) / 1e12;
-    e.gbps = sized.min_bytes() / (s.median * 1e-3) / 1e9;
+  if (const double median = e.timing.median_ms; median > 0) {
+    e.tflops = sized.flops() / (median * 1e-3) / 1e12;
+    e.gbps = sized.min_bytes() / (median * 1e-3) / 1e9;
   }
   return e;
 }

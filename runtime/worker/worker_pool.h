@@ -34,12 +34,7 @@ struct PoolOptions {
   std::function<void(std::uint64_t ticket, std::size_t device)> on_started;
 };
 
-struct PoolCandidate {
-  const KernelTemplate* tmpl = nullptr;  // must outlive the candidate's result
-  GemmProblem problem;
-  Config config;
-  std::uint64_t tag = 0;  // the caller's, returned with the result
-};
+using PoolCandidate = CandidateJob;
 
 struct PoolResult {
   std::uint64_t ticket = 0;  // from submit()

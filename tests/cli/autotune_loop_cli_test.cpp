@@ -25,19 +25,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace tilesmith::testing;
 
-#define REQUIRE_RECORDING()                                                                              \
-  if (!fs::exists(rtx3090_recording()))                                                                   \
-  GTEST_SKIP() << "the Kernel Tuner recording is not at " << rtx3090_recording()                         \
-               << " (set TILESMITH_KT_DATA to the folder holding gemm_RTX_3090.json.gz)"
-
 std::vector<std::string> loop_args(const fs::path& results, std::vector<std::string> extra) {
   std::vector<std::string> a{autotune_loop_exe().string(), "--backend", "replay", "--replay-file",
                              rtx3090_recording().string(), "--results", results.string(), "--progress", "plain"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 double num(const CsvRow& r, const std::string& col) { return std::stod(r.at(col)); }
 

@@ -37,6 +37,14 @@ inline std::filesystem::path recordings_dir() {
 }
 inline std::filesystem::path rtx3090_recording() { return recordings_dir() / "gemm_RTX_3090.json.gz"; }
 
+// Skips the calling test (gtest) when the recording the replay runs need is not there.
+#define REQUIRE_RECORDING()                                                                              \
+  if (!std::filesystem::exists(::tilesmith::testing::rtx3090_recording()))                              \
+  GTEST_SKIP() << "the Kernel Tuner recording is not at " << ::tilesmith::testing::rtx3090_recording()  \
+               << " (set TILESMITH_KT_DATA to the folder holding gemm_RTX_3090.json.gz)"
+
+inline bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream ss;

@@ -21,11 +21,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace tilesmith::testing;
 
-#define REQUIRE_RECORDING()                                                                              \
-  if (!fs::exists(rtx3090_recording()))                                                                   \
-  GTEST_SKIP() << "the Kernel Tuner recording is not at " << rtx3090_recording()                         \
-               << " (set TILESMITH_KT_DATA to the folder holding gemm_RTX_3090.json.gz)"
-
 std::vector<std::string> args(const fs::path& results, int max_evals, const std::string& proposer = "auto") {
   return {autotune_loop_exe().string(), "--backend", "replay", "--replay-file", rtx3090_recording().string(),
           "--results", results.string(), "--max-evals", std::to_string(max_evals), "--seed", "11",

@@ -30,13 +30,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace tilesmith::testing;
 
-#define REQUIRE_RECORDING()                                                                              \
-  if (!fs::exists(rtx3090_recording()))                                                                   \
-  GTEST_SKIP() << "the Kernel Tuner recording is not at " << rtx3090_recording()                         \
-               << " (set TILESMITH_KT_DATA to the folder holding gemm_RTX_3090.json.gz)"
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
 // ---------------------------------------------------------------- processes
 
 struct ProcInfo {
