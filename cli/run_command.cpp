@@ -276,7 +276,6 @@ int run_tuning(const RunFlags& f) {
         for (const auto& n : library->names()) known += " " + n;
         return usage("no template named '" + name + "' (known:" + known + ")");
       }
-      if (Status st = t->supports(*problem); !st.ok()) return usage(st.message());
     }
   }
 
@@ -345,16 +344,27 @@ int run_tuning(const RunFlags& f) {
       if (name != t.name())
         return usage("--template " + name + ": the replay backend has only the recording's template '" + t.name() + "'");
     templates.push_back(&t);
-  } else if (!f.templates.empty()) {
-    for (const auto& name : f.templates) templates.push_back(library->find(name));
   } else {
-    std::vector<std::string> reasons;
-    templates = library->supporting(*problem, &reasons);
-    if (templates.empty()) {
-      std::string why;
-      for (const auto& r : reasons) why += "\n  " + r;
-      return usage("no template supports " + problem->describe() + ":" + why);
+    // The named templates, or every one; those that cannot serve this problem on this GPU
+    // (layout, epilogue, or no valid configuration, e.g. a Hopper-only template elsewhere)
+    // are left out with the reason, and the run needs at least one.
+    std::vector<const KernelTemplate*> candidates;
+    if (f.templates.empty())
+      for (const auto& t : library->templates()) candidates.push_back(&t);
+    else
+      for (const auto& name : f.templates) candidates.push_back(library->find(name));
+    std::string why;
+    for (const KernelTemplate* t : candidates) {
+      Status st = t->can_serve(*problem, evaluator.device());
+      if (st.ok()) {
+        templates.push_back(t);
+      } else {
+        why += "\n  " + st.message();
+        if (candidates.size() > 1) spdlog::warn("leaving out {}: {}", t->name(), st.message());
+      }
     }
+    if (templates.empty())
+      return usage("no template can serve " + problem->describe() + " on " + evaluator.device().name + ":" + why);
   }
 
   if (!warm_start.empty()) {

@@ -182,6 +182,20 @@ SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* de
   return ctx;
 }
 
+Status KernelTemplate::can_serve(const GemmProblem& problem, const DeviceFacts& device) const {
+  TS_RETURN_IF_ERROR(supports(problem));
+  SpaceContext ctx = context(problem, &device);
+  bool any = false;
+  space_.for_each_valid(ctx, [&](const PointValues&) {
+    any = true;
+    return false;  // one is enough
+  });
+  if (any) return {};
+  Status defaults = space_.validate(defaults_, ctx);
+  return Status::invalid(name_ + " has no valid configuration for " + problem.describe() + " on " + device.arch +
+                         (defaults.ok() ? "" : " (its defaults: " + defaults.message() + ")"));
+}
+
 Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const Config& config,
                                               const DeviceFacts& device) const {
   if (is_recorded()) return Status::failed_precondition(name_ + " is a recorded space with no source");

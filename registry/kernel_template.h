@@ -76,6 +76,10 @@ class KernelTemplate {
 
   // ok, or invalid_argument saying why this template cannot serve the problem.
   Status supports(const GemmProblem& problem) const;
+  // supports(), and at least one configuration of the space valid for the problem on this
+  // device (a space may rule out a whole GPU family or an unaligned leading dimension);
+  // otherwise invalid_argument saying why, with the rule its defaults break.
+  Status can_serve(const GemmProblem& problem, const DeviceFacts& device) const;
   // Constants for expressions: M, N, K, LDA, LDB, LDC, A_ROW_MAJOR, B_ROW_MAJOR, C_ROW_MAJOR,
   // DTYPE_BYTES, HAS_BETA, WARP_SIZE, NVIDIA_SM (80, 90, ...; 0 elsewhere), AMD_CDNA (0/1),
   // NUM_SMS (with a device), and the device's limits.

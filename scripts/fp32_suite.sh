@@ -10,14 +10,15 @@
 # EVALS_SCALE multiplies every shape's evaluation budget (default 1).
 # TILESMITH_SUITE_ONLY: names of the shapes to run (default all); the table covers what is
 # under OUT_DIR, so two calls with different names and the same OUT_DIR make one table.
-# TILESMITH_SUITE_TEMPLATES: the templates searched (default "gemm_warp gemm_async gemm_mma";
-# gemm_warp and gemm_async are FFMA kernels, gemm_mma runs on the matrix units).
+# TILESMITH_SUITE_TEMPLATES: the templates searched (default "gemm_warp gemm_async gemm_mma
+# gemm_wgmma"; gemm_warp and gemm_async are FFMA kernels, gemm_mma and gemm_wgmma run on the
+# matrix units; templates that cannot serve a shape or GPU are left out by autotune-loop).
 set -uo pipefail
 bin=${TILESMITH_BIN:-build/cli}
 out=${1:-results/fp32-suite}
 scale=${2:-1}
 template_flags=""
-for t in ${TILESMITH_SUITE_TEMPLATES:-gemm_warp gemm_async gemm_mma}; do template_flags+=" --template $t"; done
+for t in ${TILESMITH_SUITE_TEMPLATES:-gemm_warp gemm_async gemm_mma gemm_wgmma}; do template_flags+=" --template $t"; done
 mkdir -p "$out"
 # name m n k layout evals warm-from extra-flags. warm-from: "-", or an earlier shape whose
 # results seed this search (autotune-loop --warm-start): its winners are measured first.

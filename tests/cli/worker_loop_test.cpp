@@ -490,6 +490,47 @@ TEST_F(WorkerLoop, CandidatesThatCrashOrHangEachCostOneCandidate) {
   EXPECT_TRUE(contains(r.out, "worker fault injector (fault:1): ")) << r.out;
 }
 
+// ---------------------------------------------------------------- which templates run
+
+// Of several templates, one that cannot serve the problem on this device (here a space
+// that asks for a Hopper, as gemm_wgmma's does, on the fault worker, which is no NVIDIA
+// GPU; another that does not take the layout) is left out with the rule named, and the
+// run goes on with the rest; named alone, it is a usage error that says why.
+TEST_F(WorkerLoop, TemplatesThatCannotServeTheDeviceAreLeftOutWithTheReason) {
+  const fs::path dir = fresh_dir("worker_serving");
+  const fs::path kernels = fault_kernels(dir, {0}, {0}, 3);
+  json j = json::parse(slurp(kernels / "fault_loop.json"));
+  j["name"] = "fault_hopper";
+  j["space"]["constraints"] = json::array({"NVIDIA_SM == 90"});
+  std::ofstream(kernels / "fault_hopper.json") << j.dump(2);
+  fs::copy_file(kernels / "fault_loop.hip", kernels / "fault_hopper.hip");
+  j["name"] = "fault_nt_only";
+  j["space"]["constraints"] = json::array();
+  j["supports"]["layouts"] = json::array({"NT"});
+  std::ofstream(kernels / "fault_nt_only.json") << j.dump(2);
+  fs::copy_file(kernels / "fault_loop.hip", kernels / "fault_nt_only.hip");
+
+  auto args = fault_loop_args(dir / "results", kernels, "0",
+                              {"--template", "fault_hopper", "--template", "fault_nt_only", "--proposer",
+                               "exhaustive", "--max-evals", "3"});
+  auto r = run_process(args, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "leaving out fault_hopper: fault_hopper has no valid configuration")) << r.err;
+  EXPECT_TRUE(contains(r.err, "NVIDIA_SM == 90")) << r.err;
+  EXPECT_TRUE(contains(r.err, "leaving out fault_nt_only: fault_nt_only does not support layout NN")) << r.err;
+  const auto rows = read_csv_rows(dir / "results" / "history.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto& row : rows) EXPECT_EQ(row.at("template"), "fault_loop");
+
+  auto alone = fault_loop_args(dir / "alone", kernels, "0", {"--max-evals", "3"});
+  alone[std::find(alone.begin(), alone.end(), "fault_loop") - alone.begin()] = "fault_hopper";
+  auto a = run_process(alone, dir);
+  EXPECT_EQ(a.exit_code, 2) << a.err;
+  EXPECT_TRUE(contains(a.err, "no template can serve")) << a.err;
+  EXPECT_TRUE(contains(a.err, "NVIDIA_SM == 90")) << a.err;
+  EXPECT_FALSE(fs::exists(dir / "alone" / "history.csv")) << "nothing started";
+}
+
 // ---------------------------------------------------------------- bench-best, usage
 
 TEST_F(WorkerLoop, BenchBestEvaluatesInAWorker) {

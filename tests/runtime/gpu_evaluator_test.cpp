@@ -56,7 +56,9 @@ class GpuEvaluatorTest : public ::testing::Test {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
     return *lib.find("gemm_tiled");
   }
-  static void sample_family(const std::string& name);
+  // Samples 8 valid configs per problem (default problems: odd shapes, every layout, beta,
+  // column-major C, an epilogue).
+  static void sample_family(const std::string& name, std::vector<GemmProblem> problems = {});
   static inline std::unique_ptr<Backend> backend_;
   static inline std::unique_ptr<GpuEvaluator> evaluator_;
   static inline std::string why_;
@@ -135,14 +137,16 @@ TEST_F(GpuEvaluatorTest, VendorBaselineValidatesAndTimes) {
 
 // Random valid configs of each fast template over odd shapes, every layout, beta, a
 // column-major C and an epilogue: all must validate (or be refused for resources).
-void GpuEvaluatorTest::sample_family(const std::string& name) {
+void GpuEvaluatorTest::sample_family(const std::string& name, std::vector<GemmProblem> problems) {
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate& t = *lib.find(name);
-  std::vector<GemmProblem> problems = {make(1000, 999, 1001, "NN"), make(512, 384, 640, "TN"), make(16, 4096, 4096, "NN"),
-                                       make(300, 260, 1024, "TT"), make(128, 512, 2048, "NT")};
-  problems[3].beta = 0.5;
-  problems[4].epilogue = Epilogue::kGelu;
-  problems[4].c_layout = Layout::kColMajor;
+  if (problems.empty()) {
+    problems = {make(1000, 999, 1001, "NN"), make(512, 384, 640, "TN"), make(16, 4096, 4096, "NN"),
+                make(300, 260, 1024, "TT"), make(128, 512, 2048, "NT")};
+    problems[3].beta = 0.5;
+    problems[4].epilogue = Epilogue::kGelu;
+    problems[4].c_layout = Layout::kColMajor;
+  }
   std::mt19937_64 rng(42);
   int ok = 0, split = 0;
   for (const auto& p : problems) {
@@ -158,13 +162,26 @@ void GpuEvaluatorTest::sample_family(const std::string& name) {
       split += e.ok() && c.at("SPLIT_K") > 1;
     }
   }
-  std::printf("%s: %d of 40 sampled configs ran and validated (%d with split-K)\n", name.c_str(), ok, split);
-  EXPECT_GT(ok, 30) << name;
+  const int sampled = 8 * int(problems.size());
+  std::printf("%s: %d of %d sampled configs ran and validated (%d with split-K)\n", name.c_str(), ok, sampled, split);
+  EXPECT_GT(ok, sampled * 3 / 4) << name;
 }
 
 TEST_F(GpuEvaluatorTest, WarpFamilyValidatesAcrossItsSpace) { sample_family("gemm_warp"); }
 TEST_F(GpuEvaluatorTest, AsyncFamilyValidatesAcrossItsSpace) { sample_family("gemm_async"); }
 TEST_F(GpuEvaluatorTest, MatrixUnitFamilyValidatesAcrossItsSpace) { sample_family("gemm_mma"); }
+// gemm_wgmma serves A row-major (NN, NT) with lda and ldb divisible by 4, on sm_90 only.
+TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_wgmma needs sm_90, this is " << evaluator_->device().arch;
+  std::vector<GemmProblem> problems = {make(1000, 996, 1004, "NN"), make(16, 4096, 4096, "NN"), make(300, 260, 1024, "NT"),
+                                       make(128, 512, 2048, "NT"), make(72, 200, 36, "NN")};
+  problems[2].beta = 0.5;
+  problems[3].epilogue = Epilogue::kGelu;
+  problems[3].c_layout = Layout::kColMajor;
+  problems[4].alpha = -1.5;
+  problems[4].epilogue = Epilogue::kBiasRow;
+  sample_family("gemm_wgmma", problems);
+}
 
 TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {
   // 1024 threads each holding 16x16 accumulators cannot fit the register file.

@@ -1,0 +1,355 @@
+// gemm_wgmma: fp32 GEMM on Hopper's warpgroup tensor-core instruction (wgmma, sm_90a) with
+// fp32 accuracy, for A row-major (NN, NT).
+//
+// Why the operands swap roles. wgmma reads its second operand from shared memory and, for
+// TF32, only K-major (K contiguous); the first operand may come from registers in any
+// layout the kernel loads. A row-major A is K-major, a row-major B is not. So the kernel
+// computes C^T = B^T A^T: the wgmma "M" side (64 per warpgroup) is our N, taken from B
+// through registers, and the wgmma "N" side is our BLOCK_M rows of A, read by the tensor
+// cores from shared memory in the 128-byte swizzled K-major layout (one 32-float K slice
+// per 128-byte row, 16-byte chunk c of row r stored at chunk c ^ (r % 8)).
+//
+// fp32 accuracy (3xTF32, as gemm_mma): each element x is split into big = x rounded to
+// TF32 and small = x - big, and a*b ~= a_small*b_big + a_big*b_small + a_big*b_big.
+// A is split once per block: after a K slice lands in shared memory (cp.async), the
+// block rewrites it in place as big and writes small beside it, so every warpgroup's
+// wgmma reads both. B is split in registers as its fragments are loaded. Both bigs are
+// masked to TF32 explicitly, so the result does not depend on how the tensor cores treat
+// the low 13 bits of an operand; smalls keep them (truncated or not, below 2^-21 |x|).
+// The tensor cores round their accumulation toward zero, so, as in gemm_mma, each chain
+// of CHAIN 8-deep steps starts from zero in a separate accumulator and is added to the
+// result with an fp32 add: the bias stays that of a CHAIN*8-deep sum whatever K is.
+//
+// AMD CDNA (gfx908, gfx90a, gfx94x) has no wgmma; the same block structure runs each
+// wavefront's 16 columns of B^T on the fp32 MFMA (v_mfma_f32_16x16x4f32) with A from the
+// same swizzled shared memory, no split. That path is compile-checked only.
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef WARPGROUPS
+#define WARPGROUPS 2
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef CHAIN
+#define CHAIN 4
+#endif
+#include "ts_gemm_common.h"
+
+#define BLOCK_K 32  // one 128-byte swizzle row of floats
+#define BLOCK_N (64 * WARPGROUPS)
+#define WARPGROUP_THREADS (4 * TS_WARP_SIZE)
+#define THREADS (WARPGROUPS * WARPGROUP_THREADS)
+#define ACC (BLOCK_M / 2)  // accumulator floats per thread (NVIDIA: wgmma m64nBLOCK_Mk8)
+// Shared memory of one stage, in bytes, every part 1024-byte aligned (the swizzle repeats
+// every 8 rows of 128 bytes): A as big, A's small part, then B (row-major B as Bs[k][n],
+// column-major as Bs[n][k], rows padded so that a warp's fragment reads hit 32 banks).
+#define A_TILE_BYTES (BLOCK_M * BLOCK_K * 4)
+#define LDS_B (TS_B_ROW_MAJOR ? BLOCK_N + 8 : BLOCK_K + 4)
+#define B_TILE_BYTES ((TS_B_ROW_MAJOR ? BLOCK_K : BLOCK_N) * LDS_B * 4)
+// AMD keeps A as loaded (no split), so its stages hold no small part.
+#if defined(TS_VENDOR_AMD)
+#define A_PARTS 1
+#else
+#define A_PARTS 2
+#endif
+#define B_OFFSET (A_PARTS * A_TILE_BYTES)
+#define STAGE_BYTES (B_OFFSET + B_TILE_BYTES)
+#define A_CHUNKS (BLOCK_M * BLOCK_K / 4)  // 16-byte copies per stage
+#define B_CHUNKS (BLOCK_N * BLOCK_K / 4)
+
+#include "ts_async_copy.h"
+#include "ts_tile.h"
+
+__device__ __forceinline__ int clamp4(int left) { return left <= 0 ? 0 : (left < 4 ? left : 4); }
+
+// Byte offset of A's 16-byte chunk c (of 8) in row m of a stage's A tile.
+__device__ __forceinline__ int a_chunk_offset(int m, int c) { return m * 128 + ((c ^ (m % 8)) * 16); }
+
+__device__ __forceinline__ float b_at(const float* __restrict__ Bs, int k, int n) {
+  return TS_B_ROW_MAJOR ? Bs[k * LDS_B + n] : Bs[n * LDS_B + k];
+}
+
+// Starts the 16-byte copies of the K slice at k0 into one stage; a copy reaching past the
+// matrix edge reads only what lies inside and zero-fills the rest.
+__device__ __forceinline__ void load_stage(char* stage, const float* __restrict__ A, const float* __restrict__ B,
+                                           int M, int N, int k_end, int lda, int ldb, int block_m, int block_n,
+                                           int k0, int tid) {
+#pragma unroll
+  for (int i = 0; i < (A_CHUNKS + THREADS - 1) / THREADS; ++i) {
+    const int idx = tid + i * THREADS;
+    if (A_CHUNKS % THREADS == 0 || idx < A_CHUNKS) {
+      const int m = idx / 8, c = idx % 8;
+      const int gm = block_m + m, gk = k0 + c * 4;
+      const int valid = gm < M ? clamp4(k_end - gk) : 0;
+      ts_copy<4>(reinterpret_cast<float*>(stage + a_chunk_offset(m, c)), valid ? A + (long long)gm * lda + gk : A,
+                 valid);
+    }
+  }
+  float* Bs = reinterpret_cast<float*>(stage + B_OFFSET);
+#pragma unroll
+  for (int i = 0; i < B_CHUNKS / THREADS; ++i) {
+    const int idx = tid + i * THREADS;
+#if TS_B_ROW_MAJOR
+    const int k = idx / (BLOCK_N / 4), n = (idx % (BLOCK_N / 4)) * 4;
+    const int gk = k0 + k, gn = block_n + n;
+    const int valid = gk < k_end ? clamp4(N - gn) : 0;
+    ts_copy<4>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
+#else
+    const int n = idx / (BLOCK_K / 4), k = (idx % (BLOCK_K / 4)) * 4;
+    const int gk = k0 + k, gn = block_n + n;
+    const int valid = gn < N ? clamp4(k_end - gk) : 0;
+    ts_copy<4>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
+#endif
+  }
+}
+
+#if defined(TS_VENDOR_AMD)
+typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
+#define M_TILES (BLOCK_M / 16)
+
+__device__ __forceinline__ float a_at(const char* stage, int m, int k) {
+  return *reinterpret_cast<const float*>(stage + a_chunk_offset(m, k / 4) + (k % 4) * 4);
+}
+
+// acc += (B^T A^T) over one slice for this wavefront's 16 columns n0.. of B^T. Lane l
+// supplies B^T[n0 + l % 16][k + l / 16] and A[m + l % 16][k + l / 16] and holds rows
+// 4 * (l / 16) .. +3 (columns of C) of column l % 16 (a row of C) of each 16x16 tile.
+__device__ __forceinline__ void multiply_stage(const char* stage, int n0, int lane, float (&acc)[M_TILES][4]) {
+  const float* Bs = reinterpret_cast<const float*>(stage + B_OFFSET);
+  const int r = lane % 16, q = lane / 16;
+#pragma unroll
+  for (int k = 0; k < BLOCK_K; k += 4) {
+    const float bt = b_at(Bs, k + q, n0 + r);
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt) {
+      ts_floatx4 d = {acc[mt][0], acc[mt][1], acc[mt][2], acc[mt][3]};
+      d = __builtin_amdgcn_mfma_f32_16x16x4f32(bt, a_at(stage, mt * 16 + r, k + q), d, 0, 0, 0);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mt][i] = d[i];
+    }
+  }
+}
+
+// Hands ts_finish_tile every accumulator inside C with its row and column.
+struct AccWalk {
+  const float (&acc)[M_TILES][4];
+  const TsTile& tile;
+  int lane, n0, M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int gm = tile.block_m + mt * 16 + lane % 16;
+        const int gn = tile.block_n + n0 + 4 * (lane / 16) + i;
+        if (gm < M && gn < N) f(gm, gn, acc[mt][i]);
+      }
+  }
+};
+
+#else  // NVIDIA Hopper
+
+// big = x rounded to nearest at TF32 precision and masked to it; small = x - big, exact.
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
+  big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  small = __float_as_uint(x - __uint_as_float(big));
+}
+
+// Rewrites a landed stage's A tile as its big parts and writes the small parts after it.
+// Each thread touches its own 16-byte chunks, so no barrier is needed among the writes;
+// the tensor cores read through the async proxy, hence the proxy fence before the barrier
+// that publishes the tile.
+__device__ __forceinline__ void split_a_tile(char* stage, int tid) {
+#pragma unroll
+  for (int i = 0; i < (A_CHUNKS + THREADS - 1) / THREADS; ++i) {
+    const int idx = tid + i * THREADS;
+    if (A_CHUNKS % THREADS == 0 || idx < A_CHUNKS) {
+      uint4* big = reinterpret_cast<uint4*>(stage) + idx;
+      uint4* small = reinterpret_cast<uint4*>(stage + A_TILE_BYTES) + idx;
+      const float4 x = *reinterpret_cast<const float4*>(big);
+      uint4 b, s;
+      split_tf32(x.x, b.x, s.x);
+      split_tf32(x.y, b.y, s.y);
+      split_tf32(x.z, b.z, s.z);
+      split_tf32(x.w, b.w, s.w);
+      *big = b;
+      *small = s;
+    }
+  }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Shared-memory matrix descriptor of a K-major, 128-byte swizzled operand: start address,
+// leading byte offset (unused with this swizzle: 1), stride byte offset between 8-row
+// groups (1024), swizzle mode 1 (128 B) in the top bits. Addresses are in 16-byte units.
+__device__ __forceinline__ unsigned long long smem_descriptor(const void* p) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  return (unsigned long long)((addr & 0x3ffff) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) |
+         (1ull << 62);
+}
+
+#define TS_F8(d, i)                                                                                     \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
+
+// d = (accumulate ? d : 0) + a * B, a 64x8 TF32 fragment from registers, B 8 x BLOCK_M
+// from shared memory; asynchronous until wgmma_wait.
+__device__ __forceinline__ void wgmma_tf32(float (&d)[ACC], const unsigned (&a)[4], unsigned long long desc,
+                                           int accumulate) {
+#if BLOCK_M == 64
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
+      "%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"
+      : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+#elif BLOCK_M == 128
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
+      "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,"
+      "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
+      : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24), TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48),
+        TS_F8(d, 56)
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+#else
+#error "gemm_wgmma: BLOCK_M must be 64 or 128"
+#endif
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all(float (&d)[ACC]) {
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  // The accumulators pass through an (empty) asm after the wait, so that no read of them
+  // moves above it.
+#pragma unroll
+  for (int i = 0; i < ACC; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// acc += (B^T A^T) over one slice for this warpgroup's 64 columns n0.. of B^T. Warp w of
+// the warpgroup, lane (g = lane / 4, t = lane % 4), supplies B^T[n0 + 16w + g (+8)][k + t
+// (+4)] of each 8-deep step; the tensor cores read A's big and small parts from shared
+// memory, 32 bytes further along each 128-byte row per step.
+__device__ __forceinline__ void multiply_stage(const char* stage, int n0, int lane, float (&acc)[ACC]) {
+  const float* Bs = reinterpret_cast<const float*>(stage + B_OFFSET);
+  const unsigned long long big_desc = smem_descriptor(stage);
+  const unsigned long long small_desc = smem_descriptor(stage + A_TILE_BYTES);
+  const int n = n0 + lane / 4, t = lane % 4;
+#pragma unroll
+  for (int k0 = 0; k0 < BLOCK_K; k0 += 8 * CHAIN) {
+    unsigned b_big[CHAIN][4], b_small[CHAIN][4];
+#pragma unroll
+    for (int c = 0; c < CHAIN; ++c) {
+      const int k = k0 + 8 * c + t;
+      split_tf32(b_at(Bs, k, n), b_big[c][0], b_small[c][0]);
+      split_tf32(b_at(Bs, k, n + 8), b_big[c][1], b_small[c][1]);
+      split_tf32(b_at(Bs, k + 4, n), b_big[c][2], b_small[c][2]);
+      split_tf32(b_at(Bs, k + 4, n + 8), b_big[c][3], b_small[c][3]);
+    }
+    float d[ACC];
+    wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < CHAIN; ++c) {
+      // Descriptor start addresses are in 16-byte units: 8 floats further is +2.
+      const unsigned long long step = (unsigned long long)((k0 + 8 * c) * 4 / 16);
+      wgmma_tf32(d, b_small[c], big_desc + step, c > 0);
+      wgmma_tf32(d, b_big[c], small_desc + step, 1);
+      wgmma_tf32(d, b_big[c], big_desc + step, 1);
+    }
+    wgmma_commit();
+    wgmma_wait_all(d);
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] += d[i];
+  }
+}
+
+// Hands ts_finish_tile every accumulator inside C with its row and column. Element
+// 4j + q of a thread of warp w (lane g, t) is B^T row 16w + g + 8(q / 2), A row
+// 8j + 2t + q % 2, i.e. C[block_m + 8j + 2t + q % 2][block_n + n0 + 16w + g + 8(q / 2)].
+struct AccWalk {
+  const float (&acc)[ACC];
+  const TsTile& tile;
+  int lane, n0, M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+#pragma unroll
+    for (int j = 0; j < ACC; ++j) {
+      const int gm = tile.block_m + 8 * (j / 4) + 2 * (lane % 4) + j % 2;
+      const int gn = tile.block_n + n0 + lane / 4 + 8 * ((j % 4) / 2);
+      if (gm < M && gn < N) f(gm, gn, acc[j]);
+    }
+  }
+};
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_wgmma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
+           const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
+           int ldc, float alpha, float beta, float epilogue_slope) {
+  extern __shared__ __attribute__((aligned(16))) char smem_raw[];
+#if defined(TS_VENDOR_AMD)
+  char* smem = smem_raw;  // the swizzle is the kernel's own layout there: any alignment
+#else
+  // The tensor cores anchor the swizzle pattern to 1024-byte boundaries of the shared
+  // address space.
+  const unsigned raw_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw));
+  char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
+#endif
+  const int tid = threadIdx.x;
+  const int warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;
+  const TsTile tile = ts_tile(M, N, K);
+
+#if defined(TS_VENDOR_AMD)
+  const int n0 = warp * 16;  // each wavefront: 16 columns of B^T
+  float acc[M_TILES][4];
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
+#else
+  const int n0 = (warp / 4) * 64 + (warp % 4) * 16;  // warpgroup's 64 columns, this warp's 16
+  float acc[ACC];
+#pragma unroll
+  for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
+#endif
+
+  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < steps)
+      load_stage(smem + s * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                 tile.k_begin + s * BLOCK_K, tid);
+    ts_commit();
+  }
+  for (int t = 0; t < steps; ++t) {
+    ts_wait<STAGES - 2>();  // slice t has landed (this thread's copies)
+    __syncthreads();        // ... and everyone's; every warp is done with slice t-1's stage
+    const int next = t + STAGES - 1;
+    if (next < steps)
+      load_stage(smem + (next % STAGES) * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m,
+                 tile.block_n, tile.k_begin + next * BLOCK_K, tid);
+    ts_commit();
+    char* stage = smem + (t % STAGES) * STAGE_BYTES;
+#if !defined(TS_VENDOR_AMD)
+    split_a_tile(stage, tid);
+    __syncthreads();
+#endif
+    multiply_stage(stage, n0, lane, acc);
+  }
+  ts_wait<0>();
+
+  ts_finish_tile(AccWalk{acc, tile, lane, n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha, beta,
+                 epilogue_slope);
+}
