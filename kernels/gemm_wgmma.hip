@@ -1,19 +1,21 @@
 // gemm_wgmma: fp32 GEMM on Hopper's warpgroup tensor-core instruction (wgmma, sm_90a) with
-// fp32 accuracy, for A row-major (NN, NT).
+// fp32 accuracy.
 //
 // Why the operands swap roles. wgmma reads its second operand from shared memory and, for
 // TF32, only K-major (K contiguous); the first operand may come from registers in any
 // layout the kernel loads. A row-major A is K-major, a row-major B is not. So the kernel
 // computes C^T = B^T A^T: the wgmma "M" side (64 per warpgroup) is our N, taken from B
-// through registers, and the wgmma "N" side is our BLOCK_M rows of A, read by the tensor
-// cores from shared memory in the 128-byte swizzled K-major layout (one 32-float K slice
-// per 128-byte row, 16-byte chunk c of row r stored at chunk c ^ (r % 8)).
+// (either layout) through registers, and the wgmma "N" side is our BLOCK_M rows of A, read
+// by the tensor cores from shared memory in the 128-byte swizzled K-major layout (one
+// 32-float K slice per 128-byte row, 16-byte chunk c of row r stored at chunk c ^ (r % 8)).
+// A column-major A lands in a staging tile [k][m] first and the split pass below writes it
+// transposed into that layout.
 //
 // fp32 accuracy (3xTF32, as gemm_mma): each element x is split into big = x rounded to
 // TF32 and small = x - big, and a*b ~= a_small*b_big + a_big*b_small + a_big*b_big.
 // A is split once per block: after a K slice lands in shared memory (cp.async), the
-// block rewrites it in place as big and writes small beside it, so every warpgroup's
-// wgmma reads both. B is split in registers as its fragments are loaded. Both bigs are
+// block rewrites it as big (in place, or from the staging tile) and writes small beside it,
+// so every warpgroup's wgmma reads both. B is split in registers as its fragments are loaded. Both bigs are
 // masked to TF32 explicitly, so the result does not depend on how the tensor cores treat
 // the low 13 bits of an operand; smalls keep them (truncated or not, below 2^-21 |x|).
 // The tensor cores round their accumulation toward zero, so, as in gemm_mma, each chain
@@ -49,19 +51,26 @@
 #define THREADS (WARPGROUPS * WARPGROUP_THREADS)
 #define ACC (BLOCK_M / 2)  // accumulator floats per thread (NVIDIA: wgmma m64nBLOCK_Mk8)
 // Shared memory of one stage, in bytes, every part 1024-byte aligned (the swizzle repeats
-// every 8 rows of 128 bytes): A as big, A's small part, then B (row-major B as Bs[k][n],
-// column-major as Bs[n][k], rows padded so that a warp's fragment reads hit 32 banks).
+// every 8 rows of 128 bytes): A as big (swizzled), A's small part, B (row-major B as
+// Bs[k][n], column-major as Bs[n][k], rows padded so that a warp's fragment reads hit 32
+// banks), then, for a column-major A, its staging tile As[k][m].
 #define A_TILE_BYTES (BLOCK_M * BLOCK_K * 4)
 #define LDS_B (TS_B_ROW_MAJOR ? BLOCK_N + 8 : BLOCK_K + 4)
 #define B_TILE_BYTES ((TS_B_ROW_MAJOR ? BLOCK_K : BLOCK_N) * LDS_B * 4)
-// AMD keeps A as loaded (no split), so its stages hold no small part.
-#if defined(TS_VENDOR_AMD)
+#define LDS_A_STAGING (BLOCK_M + 8)
+#define A_STAGING_BYTES (TS_A_ROW_MAJOR ? 0 : BLOCK_K * LDS_A_STAGING * 4)
+// AMD multiplies A as loaded (no split): a row-major A in the swizzled tile, a column-major
+// one straight from its staging tile.
+#if !defined(TS_VENDOR_AMD)
+#define A_PARTS 2
+#elif TS_A_ROW_MAJOR
 #define A_PARTS 1
 #else
-#define A_PARTS 2
+#define A_PARTS 0
 #endif
 #define B_OFFSET (A_PARTS * A_TILE_BYTES)
-#define STAGE_BYTES (B_OFFSET + B_TILE_BYTES)
+#define A_STAGING_OFFSET (B_OFFSET + B_TILE_BYTES)
+#define STAGE_BYTES (A_STAGING_OFFSET + A_STAGING_BYTES)
 #define A_CHUNKS (BLOCK_M * BLOCK_K / 4)  // 16-byte copies per stage
 #define B_CHUNKS (BLOCK_N * BLOCK_K / 4)
 
@@ -86,11 +95,19 @@ __device__ __forceinline__ void load_stage(char* stage, const float* __restrict_
   for (int i = 0; i < (A_CHUNKS + THREADS - 1) / THREADS; ++i) {
     const int idx = tid + i * THREADS;
     if (A_CHUNKS % THREADS == 0 || idx < A_CHUNKS) {
+#if TS_A_ROW_MAJOR
       const int m = idx / 8, c = idx % 8;
       const int gm = block_m + m, gk = k0 + c * 4;
       const int valid = gm < M ? clamp4(k_end - gk) : 0;
       ts_copy<4>(reinterpret_cast<float*>(stage + a_chunk_offset(m, c)), valid ? A + (long long)gm * lda + gk : A,
                  valid);
+#else
+      const int k = idx / (BLOCK_M / 4), m = (idx % (BLOCK_M / 4)) * 4;
+      const int gm = block_m + m, gk = k0 + k;
+      const int valid = gk < k_end ? clamp4(M - gm) : 0;
+      ts_copy<4>(reinterpret_cast<float*>(stage + A_STAGING_OFFSET) + k * LDS_A_STAGING + m,
+                 valid ? A + (long long)gk * lda + gm : A, valid);
+#endif
     }
   }
   float* Bs = reinterpret_cast<float*>(stage + B_OFFSET);
@@ -116,7 +133,11 @@ typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
 #define M_TILES (BLOCK_M / 16)
 
 __device__ __forceinline__ float a_at(const char* stage, int m, int k) {
+#if TS_A_ROW_MAJOR
   return *reinterpret_cast<const float*>(stage + a_chunk_offset(m, k / 4) + (k % 4) * 4);
+#else
+  return reinterpret_cast<const float*>(stage + A_STAGING_OFFSET)[k * LDS_A_STAGING + m];
+#endif
 }
 
 // acc += (B^T A^T) over one slice for this wavefront's 16 columns n0.. of B^T. Lane l
@@ -164,18 +185,29 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& sma
   small = __float_as_uint(x - __uint_as_float(big));
 }
 
-// Rewrites a landed stage's A tile as its big parts and writes the small parts after it.
-// Each thread touches its own 16-byte chunks, so no barrier is needed among the writes;
-// the tensor cores read through the async proxy, hence the proxy fence before the barrier
-// that publishes the tile.
+// Writes a landed stage's A tile as its big parts and, after them, its small parts: in
+// place for a row-major A (each thread rewrites its own 16-byte chunks, so no barrier is
+// needed among the writes), from the staging tile for a column-major one (a warp reads 32
+// consecutive m of one k and writes their chunks, 8 rows apart in the swizzle: no bank
+// conflicts either way). The tensor cores read through the async proxy, hence the proxy
+// fence before the barrier that publishes the tile.
 __device__ __forceinline__ void split_a_tile(char* stage, int tid) {
 #pragma unroll
   for (int i = 0; i < (A_CHUNKS + THREADS - 1) / THREADS; ++i) {
     const int idx = tid + i * THREADS;
     if (A_CHUNKS % THREADS == 0 || idx < A_CHUNKS) {
-      uint4* big = reinterpret_cast<uint4*>(stage) + idx;
-      uint4* small = reinterpret_cast<uint4*>(stage + A_TILE_BYTES) + idx;
-      const float4 x = *reinterpret_cast<const float4*>(big);
+#if TS_A_ROW_MAJOR
+      const int at = idx * 16;
+      const float4 x = *reinterpret_cast<const float4*>(stage + at);
+#else
+      const int m = idx % BLOCK_M, c = idx / BLOCK_M;
+      const float* staged = reinterpret_cast<const float*>(stage + A_STAGING_OFFSET) + 4 * c * LDS_A_STAGING + m;
+      const float4 x = make_float4(staged[0], staged[LDS_A_STAGING], staged[2 * LDS_A_STAGING],
+                                   staged[3 * LDS_A_STAGING]);
+      const int at = a_chunk_offset(m, c);
+#endif
+      uint4* big = reinterpret_cast<uint4*>(stage + at);
+      uint4* small = reinterpret_cast<uint4*>(stage + A_TILE_BYTES + at);
       uint4 b, s;
       split_tf32(x.x, b.x, s.x);
       split_tf32(x.y, b.y, s.y);
