@@ -14,22 +14,24 @@
 // fp32 accuracy (3xTF32, as gemm_mma): each element x is split into big = x rounded to
 // TF32 and small = x - big, and a*b ~= a_small*b_big + a_big*b_small + a_big*b_big.
 // A is split once per block: after a K slice lands in shared memory (cp.async), the
-// block rewrites it as big (in place, or from the staging tile) and writes small beside it,
-// so every warpgroup's wgmma reads both. B is split in registers as its fragments are loaded. Both bigs are
-// masked to TF32 explicitly, so the result does not depend on how the tensor cores treat
-// the low 13 bits of an operand; smalls keep them (truncated or not, below 2^-21 |x|).
+// block rewrites it as big (in place, or from the staging tile) and writes small beside
+// it, so every warpgroup's wgmma reads both. B is split in registers as its fragments are
+// loaded. Both bigs are masked to TF32 explicitly, so the result does not depend on how
+// the tensor cores treat the low 13 bits of an operand; smalls keep them (truncated or
+// not, below 2^-21 |x|).
 // The tensor cores round their accumulation toward zero, so, as in gemm_mma, each chain
 // of CHAIN 8-deep steps starts from zero in a separate accumulator and is added to the
 // result with an fp32 add: the bias stays that of a CHAIN*8-deep sum whatever K is.
 //
 // AMD CDNA (gfx908, gfx90a, gfx94x) has no wgmma; the same block structure runs each
-// wavefront's 16 columns of B^T on the fp32 MFMA (v_mfma_f32_16x16x4f32) with A from the
-// same swizzled shared memory, no split. That path is compile-checked only.
+// wavefront's 16 columns of B^T on the fp32 MFMA (v_mfma_f32_16x16x4f32) with A read from
+// shared memory as loaded (the swizzled tile, or a column-major A's staging tile), no
+// split. That path is compile-checked only.
 #ifndef BLOCK_M
 #define BLOCK_M 128
 #endif
 #ifndef WARPGROUPS
-#define WARPGROUPS 2
+#define WARPGROUPS 1
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
@@ -38,7 +40,7 @@
 #define SPLIT_K 1
 #endif
 #ifndef STAGES
-#define STAGES 3
+#define STAGES 2
 #endif
 #ifndef CHAIN
 #define CHAIN 4
