@@ -110,30 +110,16 @@ gemm_async(const float* __restrict__ A, const float* __restrict__ B, float* __re
     for (int j = 0; j < ACC_N; ++j) acc[i][j] = 0.0f;
 
   const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
-  // Prologue: the first STAGES-1 slices in flight, one commit group each (empty
-  // groups keep the count uniform).
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < steps) {
-      float* As = smem + s * STAGE_FLOATS;
-      load_stage(As, As + BLOCK_K * LDS_A, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
-                 tile.k_begin + s * BLOCK_K, tid);
-    }
-    ts_commit();
-  }
-  for (int t = 0; t < steps; ++t) {
-    ts_wait<STAGES - 2>();  // slice t has landed (this thread's copies)
-    __syncthreads();        // ... and everyone's; slice t-1's stage is free again
-    const int next = t + STAGES - 1;
-    if (next < steps) {
-      float* As = smem + (next % STAGES) * STAGE_FLOATS;
-      load_stage(As, As + BLOCK_K * LDS_A, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
-                 tile.k_begin + next * BLOCK_K, tid);
-    }
-    ts_commit();
-    const float* As = smem + (t % STAGES) * STAGE_FLOATS;
-    ts_multiply_stage(As, As + BLOCK_K * LDS_A, th, acc);
-  }
-  ts_wait<0>();
+  ts_pipeline<STAGES>(
+      steps,
+      [&](int slot, int step) {
+        float* As = smem + slot * STAGE_FLOATS;
+        load_stage(As, As + BLOCK_K * LDS_A, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                   tile.k_begin + step * BLOCK_K, tid);
+      },
+      [&](int slot, int) {
+        const float* As = smem + slot * STAGE_FLOATS;
+        ts_multiply_stage(As, As + BLOCK_K * LDS_A, th, acc);
+      });
   ts_finish(acc, tile, th, tid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);
 }

@@ -83,8 +83,6 @@ __device__ __forceinline__ float b_at(const float* __restrict__ Bs, int k, int n
   return TS_B_ROW_MAJOR ? Bs[k * LDS_B + n] : Bs[n * LDS_B + k];
 }
 
-__device__ __forceinline__ int clamp_valid(int left) { return left <= 0 ? 0 : (left < VEC ? left : VEC); }
-
 // Starts the copies of the K slice at k0 into one stage. Each copy is VEC floats along the
 // operand's contiguous dimension; a copy reaching past the matrix edge reads only what
 // lies inside and zero-fills the rest.
@@ -97,12 +95,12 @@ __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __rest
 #if TS_A_ROW_MAJOR
     const int m = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
     const int gm = block_m + m, gk = k0 + k;
-    const int valid = gm < M ? clamp_valid(k_end - gk) : 0;
+    const int valid = gm < M ? ts_inside(k_end - gk, VEC) : 0;
     ts_copy<VEC>(As + m * LDS_A + k, valid ? A + (long long)gm * lda + gk : A, valid);
 #else
     const int k = idx / (BLOCK_M / VEC), m = (idx % (BLOCK_M / VEC)) * VEC;
     const int gm = block_m + m, gk = k0 + k;
-    const int valid = gk < k_end ? clamp_valid(M - gm) : 0;
+    const int valid = gk < k_end ? ts_inside(M - gm, VEC) : 0;
     ts_copy<VEC>(As + k * LDS_A + m, valid ? A + (long long)gk * lda + gm : A, valid);
 #endif
   }
@@ -112,12 +110,12 @@ __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __rest
 #if TS_B_ROW_MAJOR
     const int k = idx / (BLOCK_N / VEC), n = (idx % (BLOCK_N / VEC)) * VEC;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? clamp_valid(N - gn) : 0;
+    const int valid = gk < k_end ? ts_inside(N - gn, VEC) : 0;
     ts_copy<VEC>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
 #else
     const int n = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? clamp_valid(k_end - gk) : 0;
+    const int valid = gn < N ? ts_inside(k_end - gk, VEC) : 0;
     ts_copy<VEC>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
 #endif
   }
@@ -283,31 +281,17 @@ gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __rest
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
   const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
-  // Prologue: the first STAGES-1 slices in flight, one commit group each (empty groups
-  // keep the count uniform).
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < steps) {
-      float* As = smem + s * STAGE_FLOATS;
-      load_stage(As, As + A_STAGE_FLOATS, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
-                 tile.k_begin + s * BLOCK_K, tid);
-    }
-    ts_commit();
-  }
-  for (int t = 0; t < steps; ++t) {
-    ts_wait<STAGES - 2>();  // slice t has landed (this thread's copies)
-    __syncthreads();        // ... and everyone's; slice t-1's stage is free again
-    const int next = t + STAGES - 1;
-    if (next < steps) {
-      float* As = smem + (next % STAGES) * STAGE_FLOATS;
-      load_stage(As, As + A_STAGE_FLOATS, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
-                 tile.k_begin + next * BLOCK_K, tid);
-    }
-    ts_commit();
-    const float* As = smem + (t % STAGES) * STAGE_FLOATS;
-    multiply_stage(As, As + A_STAGE_FLOATS, warp_m0, warp_n0, lane, acc);
-  }
-  ts_wait<0>();
+  ts_pipeline<STAGES>(
+      steps,
+      [&](int slot, int step) {
+        float* As = smem + slot * STAGE_FLOATS;
+        load_stage(As, As + A_STAGE_FLOATS, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                   tile.k_begin + step * BLOCK_K, tid);
+      },
+      [&](int slot, int) {
+        const float* As = smem + slot * STAGE_FLOATS;
+        multiply_stage(As, As + A_STAGE_FLOATS, warp_m0, warp_n0, lane, acc);
+      });
 
   ts_finish_tile(AccWalk{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha,
                  beta, epilogue_slope);

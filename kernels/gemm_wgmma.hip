@@ -79,8 +79,6 @@
 #include "ts_async_copy.h"
 #include "ts_tile.h"
 
-__device__ __forceinline__ int clamp4(int left) { return left <= 0 ? 0 : (left < 4 ? left : 4); }
-
 // Byte offset of A's 16-byte chunk c (of 8) in row m of a stage's A tile.
 __device__ __forceinline__ int a_chunk_offset(int m, int c) { return m * 128 + ((c ^ (m % 8)) * 16); }
 
@@ -100,13 +98,13 @@ __device__ __forceinline__ void load_stage(char* stage, const float* __restrict_
 #if TS_A_ROW_MAJOR
       const int m = idx / 8, c = idx % 8;
       const int gm = block_m + m, gk = k0 + c * 4;
-      const int valid = gm < M ? clamp4(k_end - gk) : 0;
+      const int valid = gm < M ? ts_inside(k_end - gk, 4) : 0;
       ts_copy<4>(reinterpret_cast<float*>(stage + a_chunk_offset(m, c)), valid ? A + (long long)gm * lda + gk : A,
                  valid);
 #else
       const int k = idx / (BLOCK_M / 4), m = (idx % (BLOCK_M / 4)) * 4;
       const int gm = block_m + m, gk = k0 + k;
-      const int valid = gk < k_end ? clamp4(M - gm) : 0;
+      const int valid = gk < k_end ? ts_inside(M - gm, 4) : 0;
       ts_copy<4>(reinterpret_cast<float*>(stage + A_STAGING_OFFSET) + k * LDS_A_STAGING + m,
                  valid ? A + (long long)gk * lda + gm : A, valid);
 #endif
@@ -119,12 +117,12 @@ __device__ __forceinline__ void load_stage(char* stage, const float* __restrict_
 #if TS_B_ROW_MAJOR
     const int k = idx / (BLOCK_N / 4), n = (idx % (BLOCK_N / 4)) * 4;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? clamp4(N - gn) : 0;
+    const int valid = gk < k_end ? ts_inside(N - gn, 4) : 0;
     ts_copy<4>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
 #else
     const int n = idx / (BLOCK_K / 4), k = (idx % (BLOCK_K / 4)) * 4;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? clamp4(k_end - gk) : 0;
+    const int valid = gn < N ? ts_inside(k_end - gk, 4) : 0;
     ts_copy<4>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
 #endif
   }
@@ -360,29 +358,20 @@ gemm_wgmma(const float* __restrict__ A, const float* __restrict__ B, float* __re
 #endif
 
   const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < steps)
-      load_stage(smem + s * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
-                 tile.k_begin + s * BLOCK_K, tid);
-    ts_commit();
-  }
-  for (int t = 0; t < steps; ++t) {
-    ts_wait<STAGES - 2>();  // slice t has landed (this thread's copies)
-    __syncthreads();        // ... and everyone's; every warp is done with slice t-1's stage
-    const int next = t + STAGES - 1;
-    if (next < steps)
-      load_stage(smem + (next % STAGES) * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m,
-                 tile.block_n, tile.k_begin + next * BLOCK_K, tid);
-    ts_commit();
-    char* stage = smem + (t % STAGES) * STAGE_BYTES;
+  ts_pipeline<STAGES>(
+      steps,
+      [&](int slot, int step) {
+        load_stage(smem + slot * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+                   tile.k_begin + step * BLOCK_K, tid);
+      },
+      [&](int slot, int) {
+        char* stage = smem + slot * STAGE_BYTES;
 #if !defined(TS_VENDOR_AMD)
-    split_a_tile(stage, tid);
-    __syncthreads();
+        split_a_tile(stage, tid);
+        __syncthreads();  // the split tile is the tensor cores' operand for every warpgroup
 #endif
-    multiply_stage(stage, n0, lane, acc);
-  }
-  ts_wait<0>();
+        multiply_stage(stage, n0, lane, acc);
+      });
 
   ts_finish_tile(AccWalk{acc, tile, lane, n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha, beta,
                  epilogue_slope);

@@ -42,3 +42,30 @@ __device__ __forceinline__ void ts_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
 #endif
 }
+
+// How many of a copy's `elems` floats lie inside the matrix, `left` being the distance
+// from the copy's first element to the edge.
+__device__ __forceinline__ int ts_inside(int left, int elems) { return left <= 0 ? 0 : (left < elems ? left : elems); }
+
+// The K loop of a pipelined template: `stages` slots of shared memory, `stages`-1 K steps
+// in flight ahead of the one multiplied. load(slot, step) starts the copies of K step
+// `step` into slot `slot`; multiply(slot, step) consumes a step once every thread's copies
+// have landed. Each step is one commit group (empty groups keep the count uniform), and
+// the barrier before each multiply also frees the slot that the next load reuses.
+template <int stages, typename Load, typename Multiply>
+__device__ __forceinline__ void ts_pipeline(int steps, Load&& load, Multiply&& multiply) {
+#pragma unroll
+  for (int s = 0; s < stages - 1; ++s) {
+    if (s < steps) load(s, s);
+    ts_commit();
+  }
+  for (int t = 0; t < steps; ++t) {
+    ts_wait<stages - 2>();  // step t has landed (this thread's copies)
+    __syncthreads();        // ... and everyone's; every warp is done with step t-1's slot
+    const int next = t + stages - 1;
+    if (next < steps) load(next % stages, next);
+    ts_commit();
+    multiply(t % stages, t);
+  }
+  ts_wait<0>();
+}
