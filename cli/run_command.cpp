@@ -37,8 +37,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->group(problem_group);
 
   const std::string kernel_group = "Kernels and where they run";
-  app.add_option("--template", f.templates, "tune only this template (repeat for several; default: every template "
-                                            "that supports the problem)")
+  app.add_option("--template", f.templates, "tune only this template (repeat for several; default: every template). "
+                                            "One that cannot serve the problem on this GPU (layout, epilogue, no "
+                                            "valid config) is left out with the reason")
       ->group(kernel_group);
   app.add_option("--kernels-dir", f.kernels_dir, "load templates (NAME.hip + NAME.json) from this folder instead of "
                                                  "the built-in ones")
