@@ -75,9 +75,11 @@ void WorkerPool::device_loop(std::size_t device) {
     };
     auto r =
         ev.try_evaluate(*job.candidate.tmpl, job.candidate.problem, job.candidate.config, on_send);
-    result.finished = Clock::now();
     {
       std::lock_guard<std::mutex> lock(mu_);
+      // Stamped under the lock that appends to done_, so completion order and the
+      // `finished` times agree even when two devices finish in the same microsecond.
+      result.finished = Clock::now();
       --in_flight_;
       if (r.ok()) {
         result.evaluation = std::move(r).value();
