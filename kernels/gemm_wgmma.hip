@@ -45,6 +45,9 @@
 #ifndef CHAIN
 #define CHAIN 4
 #endif
+#ifndef VEC
+#define VEC 4
+#endif
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 32  // one 128-byte swizzle row of floats
@@ -73,7 +76,7 @@
 #define B_OFFSET (A_PARTS * A_TILE_BYTES)
 #define A_STAGING_OFFSET (B_OFFSET + B_TILE_BYTES)
 #define STAGE_BYTES (A_STAGING_OFFSET + A_STAGING_BYTES)
-#define A_CHUNKS (BLOCK_M * BLOCK_K / 4)  // 16-byte copies per stage
+#define A_CHUNKS (BLOCK_M * BLOCK_K / 4)  // groups of 4 floats per stage
 #define B_CHUNKS (BLOCK_N * BLOCK_K / 4)
 
 #include "ts_async_copy.h"
@@ -86,46 +89,65 @@ __device__ __forceinline__ float b_at(const float* __restrict__ Bs, int k, int n
   return TS_B_ROW_MAJOR ? Bs[k * LDS_B + n] : Bs[n * LDS_B + k];
 }
 
-// Starts the 16-byte copies of the K slice at k0 into one stage; a copy reaching past the
-// matrix edge reads only what lies inside and zero-fills the rest.
+// Runs copy(group, e) for every copy of one operand's stage: `groups` groups of 4 floats,
+// each taken as 4 / VEC copies of VEC floats starting at float e of the group (a group
+// starts 16-byte aligned only when the leading dimension is a multiple of 4; otherwise
+// VEC is 1). A warp takes WARP_SIZE consecutive groups per round, and copy j
+// of its lanes covers floats j * WARP_SIZE * VEC .. of them: with VEC < 4 the lanes of one
+// copy still read consecutive floats of one row and write distinct banks.
+template <typename Copy>
+__device__ __forceinline__ void for_each_copy(int groups, int tid, Copy&& copy) {
+  const int lane = tid % TS_WARP_SIZE, warp_first = tid - lane;
+#pragma unroll
+  for (int i = 0; i < (groups + THREADS - 1) / THREADS; ++i)
+#pragma unroll
+    for (int j = 0; j < 4 / VEC; ++j) {
+      const int at = (j * TS_WARP_SIZE + lane) * VEC;  // float offset in the warp's groups
+      const int group = warp_first + i * THREADS + at / 4;
+      if (groups % THREADS == 0 || group < groups) copy(group, at % 4);
+    }
+}
+
+// Starts the copies of the K slice at k0 into one stage; a copy reaching past the matrix
+// edge reads only what lies inside and zero-fills the rest.
 __device__ __forceinline__ void load_stage(char* stage, const float* __restrict__ A, const float* __restrict__ B,
                                            int M, int N, int k_end, int lda, int ldb, int block_m, int block_n,
                                            int k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < (A_CHUNKS + THREADS - 1) / THREADS; ++i) {
-    const int idx = tid + i * THREADS;
-    if (A_CHUNKS % THREADS == 0 || idx < A_CHUNKS) {
+#if !defined(TS_VENDOR_AMD)
+  // With VEC < 4 a thread makes 4 / VEC times as many copies, and NVCC would keep every
+  // copy's address live across the K loop (it does not depend on k0) and spill. An opaque
+  // thread index makes it recompute them at each step, a few integer ops per copy.
+  if (VEC < 4) asm volatile("" : "+r"(tid));
+#endif
+  for_each_copy(A_CHUNKS, tid, [&](int g, int e) {
 #if TS_A_ROW_MAJOR
-      const int m = idx / 8, c = idx % 8;
-      const int gm = block_m + m, gk = k0 + c * 4;
-      const int valid = gm < M ? ts_inside(k_end - gk, 4) : 0;
-      ts_copy<4>(reinterpret_cast<float*>(stage + a_chunk_offset(m, c)), valid ? A + (long long)gm * lda + gk : A,
-                 valid);
+    const int m = g / 8, c = g % 8;  // row m, chunk c of the swizzled tile
+    const int gm = block_m + m, gk = k0 + c * 4 + e;
+    const int valid = gm < M ? ts_inside(k_end - gk, VEC) : 0;
+    ts_copy<VEC>(reinterpret_cast<float*>(stage + a_chunk_offset(m, c)) + e,
+                 valid ? A + (long long)gm * lda + gk : A, valid);
 #else
-      const int k = idx / (BLOCK_M / 4), m = (idx % (BLOCK_M / 4)) * 4;
-      const int gm = block_m + m, gk = k0 + k;
-      const int valid = gk < k_end ? ts_inside(M - gm, 4) : 0;
-      ts_copy<4>(reinterpret_cast<float*>(stage + A_STAGING_OFFSET) + k * LDS_A_STAGING + m,
+    const int k = g / (BLOCK_M / 4), m = (g % (BLOCK_M / 4)) * 4 + e;
+    const int gm = block_m + m, gk = k0 + k;
+    const int valid = gk < k_end ? ts_inside(M - gm, VEC) : 0;
+    ts_copy<VEC>(reinterpret_cast<float*>(stage + A_STAGING_OFFSET) + k * LDS_A_STAGING + m,
                  valid ? A + (long long)gk * lda + gm : A, valid);
 #endif
-    }
-  }
+  });
   float* Bs = reinterpret_cast<float*>(stage + B_OFFSET);
-#pragma unroll
-  for (int i = 0; i < B_CHUNKS / THREADS; ++i) {
-    const int idx = tid + i * THREADS;
+  for_each_copy(B_CHUNKS, tid, [&](int g, int e) {
 #if TS_B_ROW_MAJOR
-    const int k = idx / (BLOCK_N / 4), n = (idx % (BLOCK_N / 4)) * 4;
+    const int k = g / (BLOCK_N / 4), n = (g % (BLOCK_N / 4)) * 4 + e;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? ts_inside(N - gn, 4) : 0;
-    ts_copy<4>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
+    const int valid = gk < k_end ? ts_inside(N - gn, VEC) : 0;
+    ts_copy<VEC>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
 #else
-    const int n = idx / (BLOCK_K / 4), k = (idx % (BLOCK_K / 4)) * 4;
+    const int n = g / (BLOCK_K / 4), k = (g % (BLOCK_K / 4)) * 4 + e;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? ts_inside(k_end - gk, 4) : 0;
-    ts_copy<4>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
+    const int valid = gn < N ? ts_inside(k_end - gk, VEC) : 0;
+    ts_copy<VEC>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
 #endif
-  }
+  });
 }
 
 #if defined(TS_VENDOR_AMD)

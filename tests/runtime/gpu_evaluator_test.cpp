@@ -170,16 +170,19 @@ void GpuEvaluatorTest::sample_family(const std::string& name, std::vector<GemmPr
 TEST_F(GpuEvaluatorTest, WarpFamilyValidatesAcrossItsSpace) { sample_family("gemm_warp"); }
 TEST_F(GpuEvaluatorTest, AsyncFamilyValidatesAcrossItsSpace) { sample_family("gemm_async"); }
 TEST_F(GpuEvaluatorTest, MatrixUnitFamilyValidatesAcrossItsSpace) { sample_family("gemm_mma"); }
-// gemm_wgmma serves lda and ldb divisible by 4, on sm_90 only.
+// gemm_wgmma runs on sm_90 only; odd leading dimensions (1000x999x1001, TN 517x383x639)
+// take its 4-byte copies (VEC 1), the other problems its 16-byte ones.
 TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_wgmma needs sm_90, this is " << evaluator_->device().arch;
   std::vector<GemmProblem> problems = {make(1000, 996, 1004, "NN"), make(16, 4096, 4096, "NN"), make(300, 260, 1024, "TT"),
-                                       make(128, 512, 2048, "NT"), make(72, 200, 36, "NN"),    make(516, 384, 640, "TN")};
+                                       make(128, 512, 2048, "NT"),  make(72, 200, 36, "NN"),    make(516, 384, 640, "TN"),
+                                       make(1000, 999, 1001, "NN"), make(517, 383, 639, "TN")};
   problems[2].beta = 0.5;
   problems[3].epilogue = Epilogue::kGelu;
   problems[3].c_layout = Layout::kColMajor;
   problems[4].alpha = -1.5;
   problems[4].epilogue = Epilogue::kBiasRow;
+  problems[7].epilogue = Epilogue::kBiasCol;
   sample_family("gemm_wgmma", problems);
 }
 

@@ -100,7 +100,8 @@ TEST(Templates, UnsupportedProblemsAreRefusedWithTheReason) {
 }
 
 // The wgmma template is compiled for sm_90a (wgmma exists only there), is refused with the
-// rule's text on other NVIDIA parts and for unaligned leading dimensions, and keeps a
+// rule's text on other NVIDIA parts and where the copy width does not match the leading
+// dimensions (16-byte copies where both are multiples of 4, else 4-byte ones), and keeps a
 // 64-wide wavefront path for AMD CDNA.
 TEST(Templates, WgmmaTargetsSm90aAndNamesWhatItCannotServe) {
   auto lib = TemplateLibrary::embedded();
@@ -112,14 +113,24 @@ TEST(Templates, WgmmaTargetsSm90aAndNamesWhatItCannotServe) {
   auto ampere = t.render(problem(1024, 1024, 1024), t.defaults(), nominal_facts_for_arch("sm_80"));
   ASSERT_FALSE(ampere.ok());
   EXPECT_NE(ampere.status().message().find("NVIDIA_SM == 90"), std::string::npos) << ampere.status().message();
+  ASSERT_EQ(t.defaults().at("VEC"), 4);
   auto odd_lda = t.render(problem(1024, 1024, 1023), t.defaults(), nominal_facts_for_arch("sm_90"));
   ASSERT_FALSE(odd_lda.ok());
-  EXPECT_NE(odd_lda.status().message().find("LDA % 4 == 0"), std::string::npos) << odd_lda.status().message();
+  EXPECT_NE(odd_lda.status().message().find("LDA % VEC == 0"), std::string::npos) << odd_lda.status().message();
+  Config narrow = t.defaults();
+  narrow["VEC"] = 1;
+  EXPECT_TRUE(t.render(problem(1024, 1024, 1023), narrow, nominal_facts_for_arch("sm_90")).ok());
+  // 4-byte copies where 16-byte ones fit are slower, never a candidate.
+  auto needless = t.render(problem(1024, 1024, 1024), narrow, nominal_facts_for_arch("sm_90"));
+  ASSERT_FALSE(needless.ok());
+  EXPECT_NE(needless.status().message().find("VEC == 4 or LDA % 4 != 0 or LDB % 4 != 0"), std::string::npos)
+      << needless.status().message();
   // Whole problems and devices: served where some config is valid, else the reason.
   EXPECT_TRUE(t.can_serve(problem(128, 4096, 4096), nominal_facts_for_arch("sm_90")).ok());
-  Status unaligned = t.can_serve(problem(1000, 999, 1001), nominal_facts_for_arch("sm_90"));
-  EXPECT_NE(unaligned.message().find("no valid configuration for"), std::string::npos) << unaligned.message();
-  EXPECT_FALSE(t.can_serve(problem(1024, 1024, 1024), nominal_facts_for_arch("sm_80")).ok());
+  EXPECT_TRUE(t.can_serve(problem(1000, 999, 1001), nominal_facts_for_arch("sm_90")).ok());
+  Status elsewhere = t.can_serve(problem(1024, 1024, 1024), nominal_facts_for_arch("sm_80"));
+  EXPECT_NE(elsewhere.message().find("no valid configuration for"), std::string::npos) << elsewhere.message();
+  EXPECT_NE(elsewhere.message().find("NVIDIA_SM == 90"), std::string::npos) << elsewhere.message();
   EXPECT_TRUE(t.can_serve(problem(1024, 1024, 1024, "TT"), nominal_facts_for_arch("sm_90")).ok());
   auto amd = t.render(problem(1024, 1024, 1024), t.defaults(), nominal_facts_for_arch("gfx90a"));
   ASSERT_TRUE(amd.ok()) << amd.status().to_string();
