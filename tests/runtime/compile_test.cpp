@@ -79,6 +79,31 @@ TEST(Compile, SampledValidConfigsCompileOnBothCompilers) {
   }
 }
 
+// Leading dimensions that are not multiples of 4 take the narrow-copy paths (VEC 1), which
+// a square problem never samples; A in both layouts, on both compilers.
+TEST(Compile, OddLeadingDimensionsCompileOnBothCompilers) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto hiprtc = compiler_or_skip("hip");
+  auto lib = TemplateLibrary::embedded();
+  for (const auto& t : lib->templates())
+    for (const char* arch : {"sm_90", "gfx90a"})
+      for (Layout a : {Layout::kRowMajor, Layout::kColMajor}) {
+        if (arch[0] == 'g' && !hiprtc) continue;
+        Compiler& c = arch[0] == 's' ? *nvrtc : *hiprtc;
+        DeviceFacts dev = nominal_facts_for_arch(arch);
+        GemmProblem odd;
+        odd.m = 1000, odd.n = 999, odd.k = 1001;
+        odd.a_layout = a;
+        auto valid = t.space().enumerate_valid(t.context(odd, &dev));
+        ASSERT_FALSE(valid.empty()) << t.name() << " " << arch << " " << odd.describe();
+        std::mt19937_64 rng(11);
+        Config cfg = t.space().to_config(valid[rng() % valid.size()]);
+        auto cc = compile_candidate(c, t, odd, cfg, dev);
+        EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << arch << " " << odd.describe() << " "
+                                                       << config_to_json_text(cfg) << ": " << cc.evaluation.message;
+      }
+}
+
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   CompileRequest req{"broken.hip", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n", {},
