@@ -36,13 +36,14 @@ struct Row {
 
 void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p, const std::vector<Row>& rows,
                  const std::optional<double>& ratio) {
+  const std::string peak_name = p.a_type == DType::kF32 ? "FP32" : std::string(dtype_name(p.a_type));
   if (dev.multiprocessors > 0 && bandwidth > 0)
-    std::printf("device   %s (%s, %d SMs, FP32 peak %.1f TFLOP/s, measured copy bandwidth %.2f TB/s)\n",
-                dev.name.c_str(), dev.arch.c_str(), dev.multiprocessors, dev.fp32_peak_flops() / 1e12,
-                bandwidth / 1e12);
+    std::printf("device   %s (%s, %d SMs, %s peak %.1f TFLOP/s, measured copy bandwidth %.2f TB/s)\n",
+                dev.name.c_str(), dev.arch.c_str(), dev.multiprocessors, peak_name.c_str(),
+                dev.peak_flops(p.a_type) / 1e12, bandwidth / 1e12);
   else if (dev.multiprocessors > 0)  // no bandwidth was measured
-    std::printf("device   %s (%s, %d SMs, FP32 peak %.1f TFLOP/s)\n", dev.name.c_str(), dev.arch.c_str(),
-                dev.multiprocessors, dev.fp32_peak_flops() / 1e12);
+    std::printf("device   %s (%s, %d SMs, %s peak %.1f TFLOP/s)\n", dev.name.c_str(), dev.arch.c_str(),
+                dev.multiprocessors, peak_name.c_str(), dev.peak_flops(p.a_type) / 1e12);
   else  // a replayed recording: only its name is known
     std::printf("device   %s (%s) [%s]\n", dev.name.c_str(), dev.arch.c_str(), dev.backend.c_str());
   std::printf("problem  %s  (%.3g GFLOP, %.1f MB minimum traffic)\n\n", p.describe().c_str(), p.flops() / 1e9,
@@ -55,7 +56,7 @@ void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p,
                 outcome_name(e.outcome), e.timing.median_ms, e.timing.min_ms, e.timing.p20_ms, e.timing.p80_ms,
                 e.timing.cv * 100, e.timing.samples, e.tflops, e.gbps, e.roofline_pct, e.accuracy.max_abs_error,
                 e.accuracy.rel_error_norm);
-    if (e.outcome != Outcome::kOk && !e.message.empty()) std::printf("    %s\n", e.message.c_str());
+    if (!e.message.empty()) std::printf("    %s\n", e.message.c_str());  // a failure, or how the vendor ran
   }
   if (ratio) std::printf("\nratio (ours / vendor throughput): %.3f\n", *ratio);
 }

@@ -18,7 +18,11 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
     n->required();
     k->required();
   }
-  app.add_option("--dtype", f.dtype, "element type of A, B and C")->check(CLI::IsMember({"fp32", "fp16", "bf16"}))->capture_default_str();
+  app.add_option("--dtype", f.dtype, "element type of A and B (and of C unless --c-dtype); accumulation is fp32")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--c-dtype", f.c_dtype, "element type of C and the bias (default: --dtype), e.g. bf16 inputs with fp32 C")
+      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
   app.add_option("--layout", f.layout, "A and B storage: N = row-major, T = column-major")
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
       ->capture_default_str();
@@ -40,6 +44,9 @@ Result<GemmProblem> to_problem(const ProblemFlags& f) {
   p.k = f.k;
   TS_ASSIGN_OR_RETURN(p.a_type, parse_dtype(f.dtype));
   p.b_type = p.c_type = p.a_type;
+  if (!f.c_dtype.empty()) {
+    TS_ASSIGN_OR_RETURN(p.c_type, parse_dtype(f.c_dtype));
+  }
   TS_RETURN_IF_ERROR(apply_layout_code(f.layout, p));
   p.c_layout = f.c_layout == "col" ? Layout::kColMajor : Layout::kRowMajor;
   p.alpha = f.alpha;

@@ -19,6 +19,7 @@ namespace tilesmith::cli {
 struct ProblemFlags {
   std::int64_t m = 0, n = 0, k = 0;
   std::string dtype = "fp32";
+  std::string c_dtype;  // empty: dtype
   std::string layout = "NN";
   std::string c_layout = "row";
   double alpha = 1.0, beta = 0.0;
@@ -26,7 +27,7 @@ struct ProblemFlags {
   double slope = 0.01;
 };
 
-// --m --n --k (required when `required`), --dtype, --layout, --c-layout, --alpha, --beta,
+// --m --n --k (required when `required`), --dtype, --c-dtype, --layout, --c-layout, --alpha, --beta,
 // --epilogue, --leaky-slope.
 void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required);
 Result<GemmProblem> to_problem(const ProblemFlags& f);

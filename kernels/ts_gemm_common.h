@@ -21,13 +21,15 @@
 #ifndef TS_EPILOGUE
 #define TS_EPILOGUE 0
 #endif
+#include "ts_dtype.h"
 
-// Applied to alpha*AB + beta*C before the store. m, n index the bias.
-__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const float* __restrict__ bias, float slope) {
+// Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
+// m, n index the bias, which has C's element type.
+__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {
 #if TS_EPILOGUE == 1
-  v += bias[m];
+  v += ts_c_to_float(bias[m]);
 #elif TS_EPILOGUE == 2
-  v += bias[n];
+  v += ts_c_to_float(bias[n]);
 #elif TS_EPILOGUE == 3
   v = v > 0.0f ? v : 0.0f;
 #elif TS_EPILOGUE == 4
@@ -50,14 +52,14 @@ __device__ __forceinline__ long long ts_c_index(int m, int n, int ldc) {
 #endif
 }
 
-// C[m, n] = epilogue(alpha * acc + beta * C[m, n]).
-__device__ __forceinline__ void ts_store_c(float* __restrict__ C, int m, int n, int ldc, float acc, float alpha,
-                                           float beta, const float* __restrict__ bias, float slope) {
+// C[m, n] = epilogue(alpha * acc + beta * C[m, n]), in fp32, rounded once to C's type.
+__device__ __forceinline__ void ts_store_c(ts_c_t* __restrict__ C, int m, int n, int ldc, float acc, float alpha,
+                                           float beta, const ts_c_t* __restrict__ bias, float slope) {
   const long long idx = ts_c_index(m, n, ldc);
   float v = alpha * acc;
 #if TS_HAS_BETA
-  v += beta * C[idx];
+  v += beta * ts_c_to_float(C[idx]);
 #endif
   (void)beta;
-  C[idx] = ts_epilogue(v, m, n, bias, slope);
+  C[idx] = ts_c_from_float(ts_epilogue(v, m, n, bias, slope));
 }

@@ -58,8 +58,8 @@ __device__ __forceinline__ float4 ts_load_l2_4(const float* p) {
 // SPLIT_K*M*N partial floats, then one counter per tile, zeroed before the first launch;
 // the reducing block resets its counter for the next launch.
 template <typename Walk>
-__device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, int tid, float* __restrict__ C,
-                                               const float* __restrict__ bias, float* __restrict__ workspace,
+__device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, int tid, ts_c_t* __restrict__ C,
+                                               const ts_c_t* __restrict__ bias, float* __restrict__ workspace,
                                                int M, int N, int ldc, float alpha, float beta, float slope) {
 #if SPLIT_K == 1
   (void)workspace;

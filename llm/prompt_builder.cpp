@@ -100,6 +100,8 @@ std::string device_section(const DeviceFacts& d) {
   if (d.l2_bytes > 0) s += "- L2 cache: " + bytes_text(double(d.l2_bytes)) + "\n";
   if (d.global_memory_bytes > 0) s += "- global memory: " + bytes_text(double(d.global_memory_bytes)) + "\n";
   if (double peak = d.fp32_peak_flops(); peak > 0) s += "- peak FP32: " + si(peak, "FLOP/s") + "\n";
+  if (double peak = d.peak_flops(DType::kBF16); peak > d.fp32_peak_flops())
+    s += "- peak fp16/bf16 on the matrix units (fp32 accumulation): " + si(peak, "FLOP/s") + "\n";
   if (double bw = d.theoretical_bandwidth(); bw > 0)
     s += "- memory bandwidth (theoretical): " + si(bw, "B/s") + "\n";
   return s;
@@ -150,7 +152,7 @@ std::string problem_section(const GemmProblem& p, const DeviceFacts& d) {
   s += "- work: " + si(p.flops(), "FLOP") + "; minimum memory traffic " + si(bytes, "B");
   if (bytes > 0) s += "; arithmetic intensity " + fmt("%.1f", p.flops() / bytes) + " FLOP/byte";
   s += "\n";
-  double peak = d.fp32_peak_flops(), bw = d.theoretical_bandwidth();
+  double peak = d.peak_flops(p.a_type), bw = d.theoretical_bandwidth();
   if (peak > 0 && bw > 0) {
     double floor_ms = std::max(p.flops() / peak, bytes / bw) * 1e3;
     s += "- roofline lower bound on this device: " + fmt("%.4g", floor_ms) + " ms\n";
@@ -163,7 +165,9 @@ std::string perf_text(double ms, const GemmProblem& p, const DeviceFacts& d) {
   if (ms > 0) {
     double flops = p.flops() / (ms * 1e-3);
     s += ", " + si(flops, "FLOP/s");
-    if (double peak = d.fp32_peak_flops(); peak > 0) s += " (" + fmt("%.0f", 100.0 * flops / peak) + "% of FP32 peak)";
+    if (double peak = d.peak_flops(p.a_type); peak > 0)
+      s += " (" + fmt("%.0f", 100.0 * flops / peak) + "% of " + (p.a_type == DType::kF32 ? "FP32" : dtype_name(p.a_type)) +
+           " peak)";
   }
   return s;
 }

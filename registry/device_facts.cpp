@@ -23,6 +23,31 @@ int fp32_lanes_for_arch(const std::string& arch) {
   return 0;
 }
 
+int half_matrix_flops_per_clock(const std::string& arch) {
+  // Dense fp16/bf16 matrix FLOPs (fp32 accumulation) per clock per SM / CU, from the
+  // vendors' datasheets: A100 312 TFLOP/s at 108 SMs x 1.41 GHz is 2048; H100 4096; GA10x
+  // and AD10x professional parts 512; MI100 512, MI250X 1024, MI300X 2048.
+  if (arch.rfind("sm_", 0) == 0) {
+    int sm = std::atoi(arch.c_str() + 3);
+    if (sm == 90) return 4096;
+    if (sm == 80) return 2048;
+    if (sm == 86 || sm == 89) return 512;
+    if (sm == 87) return 1024;
+    return 0;
+  }
+  if (arch.rfind("gfx908", 0) == 0) return 512;
+  if (arch.rfind("gfx90a", 0) == 0) return 1024;
+  if (arch.rfind("gfx94", 0) == 0) return 2048;
+  return 0;
+}
+
+double DeviceFacts::peak_flops(DType input) const {
+  if (input == DType::kF32) return fp32_peak_flops();
+  int per_clock = half_matrix_flops_per_clock(arch);
+  if (per_clock == 0) return fp32_peak_flops();
+  return double(multiprocessors) * per_clock * double(clock_khz) * 1e3;
+}
+
 double DeviceFacts::fp32_peak_flops() const {
   int lanes = fp32_lanes_per_multiprocessor ? fp32_lanes_per_multiprocessor : fp32_lanes_for_arch(arch);
   return double(multiprocessors) * lanes * 2.0 * double(clock_khz) * 1e3;

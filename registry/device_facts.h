@@ -7,6 +7,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "registry/dtype.h"
+
 namespace tilesmith {
 
 struct DeviceFacts {
@@ -32,6 +34,10 @@ struct DeviceFacts {
 
   // FP32 FMA peak in FLOP/s: SMs * lanes * 2 * clock. 0 when unknown.
   double fp32_peak_flops() const;
+  // The peak for a GEMM with inputs of this type: fp32_peak_flops() for fp32; the dense
+  // matrix-unit peak (fp32 accumulation) for fp16/bf16 where the architecture is known,
+  // else fp32_peak_flops().
+  double peak_flops(DType input) const;
   // From memory clock and bus width (DDR); a lead only: the evaluator measures bandwidth.
   double theoretical_bandwidth() const;
   // name|arch|driver|runtime: what results are keyed by.
@@ -40,6 +46,8 @@ struct DeviceFacts {
 
 // FP32 lanes per multiprocessor for an architecture string; 0 when unknown.
 int fp32_lanes_for_arch(const std::string& arch);
+// Dense fp16/bf16 matrix FLOPs per clock per multiprocessor; 0 when unknown.
+int half_matrix_flops_per_clock(const std::string& arch);
 
 // Facts for compiling without a device ("sm_90", "gfx90a"): backend, arch, warp size
 // (64 on GCN/CDNA gfx9, 32 elsewhere) and the architecture's usual limits.

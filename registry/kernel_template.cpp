@@ -75,6 +75,11 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     t.nvidia_arch_suffix_ = j.value("nvidia_arch_suffix", std::string());
     const json& sup = j.value("supports", json::object());
     TS_ASSIGN_OR_RETURN(t.dtypes_, string_list(sup, "dtypes", {"fp32"}));
+    // Without c_dtypes, C has the input type.
+    TS_ASSIGN_OR_RETURN(t.c_dtypes_, string_list(sup, "c_dtypes", {}));
+    for (const auto& list : {t.dtypes_, t.c_dtypes_})
+      for (const std::string& d : list)
+        if (!parse_dtype(d).ok()) return Status::parse_error(origin + ": " + parse_dtype(d).status().message());
     TS_ASSIGN_OR_RETURN(t.layouts_, string_list(sup, "layouts", {"NN", "NT", "TN", "TT"}));
     TS_ASSIGN_OR_RETURN(t.c_layouts_, string_list(sup, "c_layouts", {"row"}));
     TS_ASSIGN_OR_RETURN(t.epilogues_, string_list(sup, "epilogues", {"none"}));
@@ -136,8 +141,13 @@ Status KernelTemplate::supports(const GemmProblem& p) const {
   if (!contains(dtypes_, dtype_name(p.a_type)))
     return Status::invalid(name_ + " does not support data type " + dtype_name(p.a_type) +
                            " (supports " + join(dtypes_) + ")");
-  if (p.c_type != p.a_type || p.accumulate != DType::kF32)
-    return Status::invalid(name_ + " needs C in the input type and an fp32 accumulator");
+  if (p.b_type != p.a_type)
+    return Status::invalid(name_ + " needs A and B of one type (A is " + dtype_name(p.a_type) + ", B " +
+                           dtype_name(p.b_type) + ")");
+  if (p.accumulate != DType::kF32) return Status::invalid(name_ + " accumulates in fp32 only");
+  if (c_dtypes_.empty() ? p.c_type != p.a_type : !contains(c_dtypes_, dtype_name(p.c_type)))
+    return Status::invalid(name_ + " does not support C of type " + dtype_name(p.c_type) + " (supports " +
+                           (c_dtypes_.empty() ? std::string("C in the input type") : join(c_dtypes_)) + ")");
   if (!contains(layouts_, p.layout_code()))
     return Status::invalid(name_ + " does not support layout " + p.layout_code() + " (supports " +
                            join(layouts_) + ")");
@@ -157,6 +167,7 @@ SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* de
                    {"N", double(p.n)},
                    {"K", double(p.k)},
                    {"DTYPE_BYTES", double(dtype_bytes(p.a_type))},
+                   {"C_DTYPE_BYTES", double(dtype_bytes(p.c_type))},
                    {"HAS_BETA", p.beta != 0.0 ? 1.0 : 0.0},
                    {"WARP_SIZE", double(device ? device->warp_size : 32)},
                    {"LDA", double(p.lda())},
@@ -236,6 +247,8 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
   flag("TS_C_ROW_MAJOR", problem.c_layout == Layout::kRowMajor);
   flag("TS_HAS_BETA", problem.beta != 0.0);
   flag("TS_EPILOGUE", static_cast<int>(problem.epilogue));
+  flag("TS_AB_DTYPE", dtype_info(problem.a_type).kernel_code);
+  flag("TS_C_DTYPE", dtype_info(problem.c_type).kernel_code);
   flag("TS_WARP_SIZE", device.warp_size);
   flag(device.backend == "hip" ? "TS_VENDOR_AMD" : "TS_VENDOR_NVIDIA", 1);
   return r;

@@ -5,12 +5,15 @@
 // read from a user's folder. A template with no source is a recorded space (replay only).
 //
 // Every GEMM template's entry point has this signature (the kernel ABI):
-//   extern "C" __global__ void ENTRY(const T* A, const T* B, T* C, const float* bias,
-//       float* workspace, int M, int N, int K, int lda, int ldb, int ldc,
-//       float alpha, float beta, float epilogue_slope)
+//   extern "C" __global__ void ENTRY(const ts_ab_t* A, const ts_ab_t* B, ts_c_t* C,
+//       const ts_c_t* bias, float* workspace, int M, int N, int K, int lda, int ldb,
+//       int ldc, float alpha, float beta, float epilogue_slope)
 // and reads these macros, besides its parameters: TS_A_ROW_MAJOR, TS_B_ROW_MAJOR,
 // TS_C_ROW_MAJOR (0/1), TS_HAS_BETA (0/1), TS_EPILOGUE (0 none, 1 bias_row, 2 bias_col,
-// 3 relu, 4 leaky_relu, 5 gelu), TS_WARP_SIZE, TS_VENDOR_NVIDIA or TS_VENDOR_AMD.
+// 3 relu, 4 leaky_relu, 5 gelu), TS_AB_DTYPE and TS_C_DTYPE (0 fp32, 1 fp16, 2 bf16; the
+// element types ts_ab_t and ts_c_t of kernels/ts_dtype.h), TS_WARP_SIZE, TS_VENDOR_NVIDIA
+// or TS_VENDOR_AMD. A template lists the input types it serves in "supports.dtypes" and the
+// C types in "supports.c_dtypes" (without it, C has the input type).
 //
 // Immutable after loading; const methods are thread-safe.
 
@@ -81,7 +84,7 @@ class KernelTemplate {
   // otherwise invalid_argument saying why, with the rule its defaults break.
   Status can_serve(const GemmProblem& problem, const DeviceFacts& device) const;
   // Constants for expressions: M, N, K, LDA, LDB, LDC, A_ROW_MAJOR, B_ROW_MAJOR, C_ROW_MAJOR,
-  // DTYPE_BYTES, HAS_BETA, WARP_SIZE, NVIDIA_SM (80, 90, ...; 0 elsewhere), AMD_CDNA (0/1),
+  // DTYPE_BYTES (A and B), C_DTYPE_BYTES, HAS_BETA, WARP_SIZE, NVIDIA_SM (80, 90, ...; 0 elsewhere), AMD_CDNA (0/1),
   // NUM_SMS (with a device), and the device's limits.
   SpaceContext context(const GemmProblem& problem, const DeviceFacts* device) const;
   // Validates the config (domains, constraints, device limits) and the problem, then
@@ -94,7 +97,7 @@ class KernelTemplate {
   ParamSpace space_;
   std::shared_ptr<const KernelHeaders> headers_;
   Config defaults_;
-  std::vector<std::string> dtypes_, layouts_, epilogues_, c_layouts_;
+  std::vector<std::string> dtypes_, c_dtypes_, layouts_, epilogues_, c_layouts_;
   bool supports_beta_ = true;
   std::array<std::string, 3> grid_exprs_, block_exprs_;
   std::string shared_expr_ = "0", workspace_expr_ = "0";

@@ -7,24 +7,6 @@
 
 namespace tilesmith {
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::kF32: return "fp32";
-    case DType::kF16: return "fp16";
-    case DType::kBF16: return "bf16";
-  }
-  return "?";
-}
-
-Result<DType> parse_dtype(const std::string& s) {
-  if (s == "fp32" || s == "f32" || s == "float") return DType::kF32;
-  if (s == "fp16" || s == "f16" || s == "half") return DType::kF16;
-  if (s == "bf16") return DType::kBF16;
-  return Status::invalid("unknown data type '" + s + "' (expected fp32, fp16 or bf16)");
-}
-
-int dtype_bytes(DType t) { return t == DType::kF32 ? 4 : 2; }
-
 const char* epilogue_name(Epilogue e) {
   switch (e) {
     case Epilogue::kNone: return "none";
@@ -69,6 +51,7 @@ double GemmProblem::min_bytes() const {
 std::string GemmProblem::describe() const {
   std::string s = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
                   dtype_name(a_type) + " " + layout_code();
+  if (c_type != a_type) s += std::string(" C:") + dtype_name(c_type);
   if (c_layout == Layout::kColMajor) s += " C:col";
   char buf[64];
   if (alpha != 1.0 || beta != 0.0) {

@@ -9,16 +9,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "base/status.h"
+#include "registry/dtype.h"
 
 namespace tilesmith {
 
-enum class DType { kF32, kF16, kBF16 };
 enum class Layout { kRowMajor, kColMajor };
 enum class Epilogue { kNone, kBiasRow, kBiasCol, kRelu, kLeakyRelu, kGelu };
 
-const char* dtype_name(DType t);       // "fp32", "fp16", "bf16"
-Result<DType> parse_dtype(const std::string& s);
-int dtype_bytes(DType t);
 const char* epilogue_name(Epilogue e);  // "none", "bias_row", ...
 Result<Epilogue> parse_epilogue(const std::string& s);
 
@@ -46,7 +43,8 @@ struct GemmProblem {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
   // The fewest bytes a GEMM must move: A and B once, C written once (and read when beta != 0).
   double min_bytes() const;
-  // "4096x4096x4096 fp32 NN" plus non-default alpha/beta/epilogue.
+  // "4096x4096x4096 fp32 NN" plus C's type where it differs ("C:fp32"), C's layout and
+  // non-default alpha/beta/epilogue.
   std::string describe() const;
   // Stable key over every field that changes the answer or the kernel (for caches, best_config).
   std::string key() const;

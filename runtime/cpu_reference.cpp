@@ -21,19 +21,12 @@ struct SplitMix {
   float uniform() { return float(std::int64_t(next() >> 40) - (1 << 23)) / float(1 << 23); }
 };
 
-void fill(std::vector<float>& v, std::size_t n, std::uint64_t seed) {
+// Seeded values of type t (rounded from the same fp32 draws for every type, so one seed
+// gives the same problem in each precision, up to rounding).
+void fill(std::vector<float>& v, std::size_t n, std::uint64_t seed, DType t) {
   v.resize(n);
   SplitMix rng{seed};
-  for (auto& x : v) x = rng.uniform();
-}
-
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::kF32: return std::ldexp(1.0, -24);
-    case DType::kF16: return std::ldexp(1.0, -11);
-    case DType::kBF16: return std::ldexp(1.0, -8);
-  }
-  return std::ldexp(1.0, -24);
+  for (auto& x : v) x = round_to(t, rng.uniform());
 }
 
 }  // namespace
@@ -41,11 +34,11 @@ double unit_roundoff(DType t) {
 ProblemData make_problem_data(const GemmProblem& p, std::uint64_t seed) {
   ProblemData d;
   d.seed = seed;
-  fill(d.a, std::size_t(p.m) * p.k, seed * 4 + 1);
-  fill(d.b, std::size_t(p.k) * p.n, seed * 4 + 2);
-  if (p.beta != 0.0) fill(d.c0, std::size_t(p.m) * p.n, seed * 4 + 3);
-  if (p.epilogue == Epilogue::kBiasRow) fill(d.bias, std::size_t(p.m), seed * 4 + 4);
-  if (p.epilogue == Epilogue::kBiasCol) fill(d.bias, std::size_t(p.n), seed * 4 + 4);
+  fill(d.a, std::size_t(p.m) * p.k, seed * 4 + 1, p.a_type);
+  fill(d.b, std::size_t(p.k) * p.n, seed * 4 + 2, p.b_type);
+  if (p.beta != 0.0) fill(d.c0, std::size_t(p.m) * p.n, seed * 4 + 3, p.c_type);
+  if (p.epilogue == Epilogue::kBiasRow) fill(d.bias, std::size_t(p.m), seed * 4 + 4, p.c_type);
+  if (p.epilogue == Epilogue::kBiasCol) fill(d.bias, std::size_t(p.n), seed * 4 + 4, p.c_type);
   return d;
 }
 

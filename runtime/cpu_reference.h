@@ -1,7 +1,8 @@
 #pragma once
 // Inputs and the CPU reference for one GEMM problem. Inputs are seeded uniform random
-// values in [-1, 1) (never zeros, so unwritten or skipped work shows). The reference is
-// computed in double precision with OpenBLAS, once per problem, together with a
+// values in [-1, 1) (never all zeros, so unwritten or skipped work shows), rounded to the
+// operand's type (A, B: a_type; C0 and bias: c_type); the reference is computed from those
+// rounded values in double precision with OpenBLAS, once per problem, together with a
 // per-element tolerance (see docs/timing-and-tolerances.md):
 //   |C - ref| <= 16 * u_acc * sqrt(K) * (|alpha| (|A||B|) + |beta| |C0| + |bias|)
 //                + 8 * u_out * (|ref| + |pre-epilogue value|)
@@ -19,6 +20,8 @@ namespace tilesmith {
 
 struct ProblemData {
   // Stored in the problem's layouts, densely packed (leading dimensions from GemmProblem).
+  // Held as fp32 values that the element type represents exactly; encode_elements
+  // (registry/dtype.h) gives the bytes a kernel reads.
   std::vector<float> a, b, c0, bias;  // c0: C before the GEMM (read when beta != 0)
   std::uint64_t seed = 0;
 };

@@ -69,9 +69,13 @@ class GpuDevice {
   // Milliseconds between two recorded events (waits for `end`).
   virtual float elapsed_ms(GpuEvent& start, GpuEvent& end) = 0;
 
-  // The vendor BLAS, for the baseline: C = alpha*op(A)*op(B) + beta*C on the stream, for
-  // the problem's types and layouts (no epilogue). unavailable when there is none.
-  virtual Status vendor_gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c) = 0;
+  // The vendor BLAS, for the baseline: C = epilogue(alpha*op(A)*op(B) + beta*C) on the
+  // stream, for the problem's types and layouts, with fp32 accumulation. Buffers hold the
+  // problem's element types (registry/dtype.h); bias (C's type, M or N entries) is 0 when
+  // the problem has none. Where the library fuses the problem's epilogue it is fused, so
+  // fused is compared with fused; invalid_argument (saying so) where it cannot be, so the
+  // caller can time the plain GEMM instead; unavailable when there is no library.
+  virtual Status vendor_gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) = 0;
   virtual std::string vendor_name() const = 0;
 };
 

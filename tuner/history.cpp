@@ -151,6 +151,12 @@ const std::vector<Column>& columns() {
          return {};
        }},
       TS_TEXT_COLUMN(dtype),
+      {"c_dtype", [](const HistoryRow& r) { return text(r.c_dtype); },
+       [](HistoryRow& r, const std::string& s) -> Status {
+         r.c_dtype = s;
+         return {};
+       },
+       3},
       TS_TEXT_COLUMN(layout),
       TS_TEXT_COLUMN(c_layout),
       {"alpha", [](const HistoryRow& r) { return format_number(r.alpha); },
@@ -305,6 +311,7 @@ Result<Scan> scan(const fs::path& path, std::string_view contents) {
                                  "; the file was changed by hand or damaged (a crash only ever cuts the last row)");
     auto row = history_row_from_fields(rec.fields, version);
     if (!row.ok()) return row.status().with_context(where + " line " + std::to_string(rec.line));
+    if (row->c_dtype.empty()) row->c_dtype = row->dtype;  // before version 3, C had the input type
     s.rows.push_back(std::move(row).value());
   }
   s.complete_bytes = complete;

@@ -26,7 +26,7 @@
 
 namespace tilesmith {
 
-inline constexpr int kHistorySchemaVersion = 2;
+inline constexpr int kHistorySchemaVersion = 3;
 // The oldest version still read (and appended to, in its own format).
 inline constexpr int kHistoryOldestSchemaVersion = 1;
 inline constexpr const char* kHistoryFileName = "history.csv";
@@ -48,7 +48,9 @@ struct HistoryRow {
   std::string template_hash;
   // The problem.
   std::int64_t m = 0, n = 0, k = 0;
-  std::string dtype, layout, c_layout, epilogue;
+  std::string dtype;    // A and B
+  std::string c_dtype;  // C and the bias (schema 3; read as dtype from older files)
+  std::string layout, c_layout, epilogue;
   double alpha = 1, beta = 0;
   std::string problem_key;   // GemmProblem::key(): every field that changes the answer
   std::string config;        // canonical JSON; for a proposal that did not parse, its text

@@ -51,7 +51,7 @@ constexpr int kMaxEmptyGenerations = 3;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string describe_row_problem(const HistoryRow& r) {
-  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k) + " " + r.dtype + " " + r.layout;
+  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k) + " " + r.dtype + (r.c_dtype.empty() || r.c_dtype == r.dtype ? "" : "->" + r.c_dtype) + " " + r.layout;
 }
 
 // The folder lock: one loop per results folder. flock is dropped by the kernel when the

@@ -17,6 +17,7 @@ HistoryRow RowMaker::base(int generation, const std::string& template_name, cons
   r.n = p.n;
   r.k = p.k;
   r.dtype = dtype_name(p.a_type);
+  r.c_dtype = dtype_name(p.c_type);
   r.layout = p.layout_code();
   r.c_layout = p.c_layout == Layout::kRowMajor ? "row" : "col";
   r.alpha = p.alpha;

@@ -181,7 +181,8 @@ class CudaDevice final : public GpuDevice {
     return ms;
   }
 
-  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) override {
+  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
+    (void)bias;
     TS_RETURN_IF_ERROR(ensure_blas());
     if (p.a_type != DType::kF32 || p.c_type != DType::kF32)
       return Status::invalid("the cuBLAS baseline covers fp32 problems so far");

@@ -163,7 +163,8 @@ class HipDevice final : public GpuDevice {
     return ms;
   }
 
-  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) override {
+  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
+    (void)bias;
     if (!blas_) {
       TS_ASSIGN_OR_RETURN(hipblas_, hipblas_api());
       if (hipblas_->hipblasCreate(&blas_) != 0) {

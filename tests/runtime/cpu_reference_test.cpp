@@ -16,8 +16,11 @@ double elem(const std::vector<float>& v, Layout l, std::int64_t r, std::int64_t 
   return l == Layout::kRowMajor ? v[r * cols + c] : v[c * rows + r];
 }
 
-// fp32 accumulation in a chosen order, as a kernel would; `round_inputs` mimics TF32.
-std::vector<float> simulate_kernel(const GemmProblem& p, const ProblemData& d, bool tf32, std::int64_t k_limit) {
+// fp32 accumulation in a chosen order, as a kernel would; `tf32` mimics TF32 inputs,
+// `round_every` > 0 rounds the accumulator to bf16 every so many steps (a half-precision
+// accumulator); the result is rounded once to C's type.
+std::vector<float> simulate_kernel(const GemmProblem& p, const ProblemData& d, bool tf32, std::int64_t k_limit,
+                                   int round_every = 0) {
   auto tf = [&](float x) {
     if (!tf32) return x;
     std::uint32_t u;
@@ -30,12 +33,14 @@ std::vector<float> simulate_kernel(const GemmProblem& p, const ProblemData& d, b
   for (std::int64_t m = 0; m < p.m; ++m)
     for (std::int64_t n = 0; n < p.n; ++n) {
       float acc = 0;
-      for (std::int64_t k = 0; k < k_limit; ++k)
+      for (std::int64_t k = 0; k < k_limit; ++k) {
         acc += tf(float(elem(d.a, p.a_layout, m, k, p.m, p.k))) * tf(float(elem(d.b, p.b_layout, k, n, p.k, p.n)));
+        if (round_every > 0 && (k + 1) % round_every == 0) acc = round_to(DType::kBF16, acc);
+      }
       std::size_t i = p.c_layout == Layout::kRowMajor ? std::size_t(m) * p.n + n : std::size_t(n) * p.m + m;
       float v = float(p.alpha) * acc;
       if (p.beta != 0) v += float(p.beta) * d.c0[i];
-      c[i] = float(apply_epilogue(p, d.bias, v, m, n));
+      c[i] = round_to(p.c_type, float(apply_epilogue(p, d.bias, v, m, n)));
     }
   return c;
 }
@@ -105,6 +110,64 @@ TEST(CpuReference, ToleranceCatchesTf32SkippedTilesAndUnwrittenOutput) {
   AccuracyStats u = compare_with_reference(ref, unwritten.data(), unwritten.size());
   EXPECT_FALSE(accuracy_passes(u));
   EXPECT_EQ(u.non_finite, 1);
+}
+
+TEST(CpuReference, HalfInputsAreRoundedFromTheSameDrawsAsFp32) {
+  GemmProblem p32 = make(40, 24, 72, "NN");
+  p32.beta = 0.5;
+  p32.epilogue = Epilogue::kBiasCol;
+  auto d32 = make_problem_data(p32, 9);
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    GemmProblem p = p32;
+    p.a_type = p.b_type = p.c_type = t;
+    auto d = make_problem_data(p, 9);
+    ASSERT_EQ(d.a.size(), d32.a.size());
+    for (const auto* pair : {&d.a, &d.b, &d.c0, &d.bias}) {
+      const auto& v = *pair;
+      const auto& v32 = pair == &d.a ? d32.a : pair == &d.b ? d32.b : pair == &d.c0 ? d32.c0 : d32.bias;
+      ASSERT_EQ(v.size(), v32.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        EXPECT_EQ(round_to(t, v[i]), v[i]) << dtype_name(t) << " value not representable";
+        EXPECT_LE(std::fabs(v[i] - v32[i]), unit_roundoff(t) * std::fabs(v32[i]) + 1e-7) << dtype_name(t);
+      }
+    }
+  }
+}
+
+// Half inputs, fp32 accumulation, the epilogue in fp32 and one rounding to C's type: passes
+// with a margin in every layout, C type and epilogue; a skipped K tile, a bf16 accumulator
+// (with C in fp32) and an unwritten element fail.
+TEST(CpuReference, HalfPrecisionToleranceIsDerivedFromTheOutputTypeAndK) {
+  for (DType in : {DType::kF16, DType::kBF16})
+    for (DType out : {DType::kF32, DType::kF16, DType::kBF16})
+      for (const char* layout : {"NN", "NT", "TN", "TT"})
+        for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu, Epilogue::kLeakyRelu}) {
+          GemmProblem p = make(24, 20, 777, layout);
+          p.a_type = p.b_type = in;
+          p.c_type = out;
+          p.beta = epi == Epilogue::kNone ? 0.75 : 0.0;
+          p.epilogue = epi;
+          auto d = make_problem_data(p, 4);
+          Reference ref = compute_reference(p, d);
+          auto honest = simulate_kernel(p, d, false, p.k);
+          AccuracyStats s = compare_with_reference(ref, honest.data(), honest.size());
+          EXPECT_TRUE(accuracy_passes(s)) << p.describe() << " rel " << s.rel_error_norm << " worst ratio "
+                                          << s.worst_tolerance_ratio;
+          EXPECT_LT(s.worst_tolerance_ratio, 0.3) << p.describe() << ": too little margin for honest rounding";
+          auto skipped = simulate_kernel(p, d, false, p.k - 16);
+          EXPECT_FALSE(accuracy_passes(compare_with_reference(ref, skipped.data(), skipped.size()))) << p.describe();
+        }
+  GemmProblem p = make(32, 32, 4096, "NN");
+  p.a_type = p.b_type = DType::kBF16;
+  p.c_type = DType::kF32;
+  auto d = make_problem_data(p, 2);
+  Reference ref = compute_reference(p, d);
+  auto half_acc = simulate_kernel(p, d, false, p.k, 64);
+  AccuracyStats h = compare_with_reference(ref, half_acc.data(), half_acc.size());
+  EXPECT_FALSE(accuracy_passes(h)) << "a bf16 accumulator passed an fp32 C: rel " << h.rel_error_norm;
+  auto unwritten = simulate_kernel(p, d, false, p.k);
+  unwritten[9] = std::nanf("");
+  EXPECT_FALSE(accuracy_passes(compare_with_reference(ref, unwritten.data(), unwritten.size())));
 }
 
 }  // namespace

@@ -89,22 +89,27 @@ TEST_F(GpuEvaluatorTest, BetaColumnMajorCAndEpiloguesValidate) {
   }
 }
 
+// In fp32 and in bf16, whose tolerance is looser (C rounded to 8 significand bits): a
+// skipped K tile (16 of 640) must still be far outside it.
 TEST_F(GpuEvaluatorTest, SkippedTileAndSkippedKSliceAreWrongResults) {
   auto lib = TemplateLibrary::from_directory(testing::test_kernels_dir());
   ASSERT_TRUE(lib.ok()) << lib.status().to_string();
   const KernelTemplate& faulty = *lib->find("gemm_faulty");
-  GemmProblem p = make(512, 384, 640);
-  Evaluation control = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 0}});
-  EXPECT_EQ(control.outcome, Outcome::kOk) << control.message;
-  Evaluation tile = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 1}});
-  EXPECT_EQ(tile.outcome, Outcome::kWrongResult);
-  EXPECT_EQ(tile.accuracy.non_finite, 16 * 16) << tile.message;
-  std::printf("skipped tile: %s\n", tile.message.c_str());
-  Evaluation kslice = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 2}});
-  EXPECT_EQ(kslice.outcome, Outcome::kWrongResult);
-  EXPECT_EQ(kslice.accuracy.non_finite, 0);
-  EXPECT_GT(kslice.accuracy.over_tolerance, 0) << kslice.message;
-  std::printf("skipped K slice: %s\n", kslice.message.c_str());
+  for (DType type : {DType::kF32, DType::kBF16}) {
+    GemmProblem p = make(512, 384, 640);
+    p.a_type = p.b_type = p.c_type = type;
+    Evaluation control = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 0}});
+    EXPECT_EQ(control.outcome, Outcome::kOk) << dtype_name(type) << ": " << control.message;
+    Evaluation tile = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 1}});
+    EXPECT_EQ(tile.outcome, Outcome::kWrongResult) << dtype_name(type);
+    EXPECT_EQ(tile.accuracy.non_finite, 16 * 16) << dtype_name(type) << ": " << tile.message;
+    std::printf("%s skipped tile: %s\n", dtype_name(type), tile.message.c_str());
+    Evaluation kslice = evaluator_->evaluate(faulty, p, {{"TILE", 16}, {"FAULT", 2}});
+    EXPECT_EQ(kslice.outcome, Outcome::kWrongResult) << dtype_name(type);
+    EXPECT_EQ(kslice.accuracy.non_finite, 0) << dtype_name(type);
+    EXPECT_GT(kslice.accuracy.over_tolerance, 0) << dtype_name(type) << ": " << kslice.message;
+    std::printf("%s skipped K slice: %s\n", dtype_name(type), kslice.message.c_str());
+  }
 }
 
 TEST_F(GpuEvaluatorTest, SameConfigTimedTwiceAgreesWithinTheSpread) {
@@ -184,6 +189,85 @@ TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
   problems[4].epilogue = Epilogue::kBiasRow;
   problems[7].epilogue = Epilogue::kBiasCol;
   sample_family("gemm_wgmma", problems);
+}
+
+// Every input type x layout x epilogue a half-precision template claims, each with a
+// random valid config, C's type, C's layout and beta cycling through what it serves; one
+// odd shape per problem (sizes off the tiles and, for some, odd leading dimensions).
+void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int64_t m_small) {
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate* t = lib.find(name);
+  ASSERT_NE(t, nullptr) << name;
+  std::mt19937_64 rng(7);
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol,
+                                Epilogue::kRelu, Epilogue::kLeakyRelu, Epilogue::kGelu};
+  const DType c_types[] = {DType::kF32, DType::kF16, DType::kBF16};
+  int ok = 0, tried = 0, served = 0, i = 0;
+  for (DType in : {DType::kF16, DType::kBF16})
+    for (const char* layout : {"NN", "NT", "TN", "TT"})
+      for (Epilogue epi : epilogues) {
+        GemmProblem p;
+        p.m = i % 3 == 0 ? m_small : m_small + 3 + i % 5;
+        p.n = i % 4 == 1 ? 1000 : 1024 - 8 * (i % 3);
+        p.k = i % 5 == 2 ? 1001 : 768 + 8 * (i % 4);
+        EXPECT_TRUE(apply_layout_code(layout, p).ok());
+        p.a_type = p.b_type = in;
+        p.c_type = c_types[i % 3];
+        p.c_layout = i % 2 ? Layout::kColMajor : Layout::kRowMajor;
+        p.alpha = i % 4 == 3 ? -1.5 : 1.0;
+        p.beta = i % 6 == 1 ? 0.5 : 0.0;
+        p.epilogue = epi;
+        ++i;
+        if (!t->can_serve(p, ev.device()).ok()) continue;
+        ++served;
+        auto valid = t->space().enumerate_valid(t->context(p, &ev.device()));
+        ASSERT_FALSE(valid.empty()) << p.describe();
+        Config c = t->space().to_config(valid[rng() % valid.size()]);
+        Evaluation e = ev.evaluate(*t, p, c);
+        ++tried;
+        EXPECT_TRUE(e.outcome == Outcome::kOk || e.outcome == Outcome::kResourceError)
+            << name << " " << p.describe() << " " << config_to_json_text(c) << ": " << outcome_name(e.outcome) << " "
+            << e.message;
+        ok += e.ok();
+      }
+  std::printf("%s: %d of %d type x layout x epilogue combinations served; %d of %d ran and validated\n", name.c_str(),
+              served, i, ok, tried);
+  EXPECT_EQ(served, i) << name << " should serve every combination it claims";
+  EXPECT_GT(ok, tried * 9 / 10) << name;
+}
+
+TEST_F(GpuEvaluatorTest, HalfTensorCoreTemplateValidatesEveryTypeLayoutAndEpilogue) {
+  if (evaluator_->device().backend == "cuda" && std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
+    GTEST_SKIP() << "gemm_hmma needs sm_80+";
+  cover_half_combinations(*evaluator_, "gemm_hmma", 200);
+}
+TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
+  if (evaluator_->device().backend == "cuda" && std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
+    GTEST_SKIP() << "gemm_decode needs sm_80+";
+  cover_half_combinations(*evaluator_, "gemm_decode", 16);
+}
+
+// The vendor line in half precision: every layout, C in each type, and the epilogues it
+// fuses (bias, ReLU, GELU) or, for LeakyReLU, the plain GEMM with the reason.
+TEST_F(GpuEvaluatorTest, VendorBaselineInHalfPrecisionValidatesFusedAndPlain) {
+  int i = 0;
+  for (DType in : {DType::kF16, DType::kBF16})
+    for (const char* layout : {"NN", "NT", "TN", "TT"})
+      for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kRelu, Epilogue::kGelu,
+                           Epilogue::kLeakyRelu}) {
+        GemmProblem p = make(300, 260 + 8 * (i % 2), 1001, layout);
+        p.a_type = p.b_type = in;
+        p.c_type = i % 3 == 0 ? DType::kF32 : in;
+        p.c_layout = i % 2 ? Layout::kColMajor : Layout::kRowMajor;
+        p.beta = i % 5 == 0 ? 0.5 : 0.0;
+        p.epilogue = epi;
+        ++i;
+        auto v = evaluator_->vendor_baseline(p);
+        ASSERT_TRUE(v.ok()) << p.describe() << ": " << v.status().to_string();
+        EXPECT_EQ(v->outcome, Outcome::kOk) << p.describe() << ": " << v->message;
+        if (epi == Epilogue::kLeakyRelu) EXPECT_NE(v->message.find("plain GEMM"), std::string::npos) << v->message;
+        if (i % 12 == 1) std::printf("vendor %s: %.2f TFLOP/s %s\n", p.describe().c_str(), v->tflops, v->message.c_str());
+      }
 }
 
 TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {

@@ -99,6 +99,47 @@ TEST(Templates, UnsupportedProblemsAreRefusedWithTheReason) {
   EXPECT_FALSE(TemplateLibrary::from_directory("/nonexistent/kernels").ok());
 }
 
+// Input and output types: a template lists what it serves; without c_dtypes C must have
+// the input type; the types reach the kernel as TS_AB_DTYPE / TS_C_DTYPE; an unknown type
+// name in a template's JSON is a load error naming it.
+TEST(Templates, DataTypesAreDeclaredCheckedAndPassedToTheKernel) {
+  auto lib = TemplateLibrary::from_directory(testing::test_kernels_dir());
+  ASSERT_TRUE(lib.ok()) << lib.status().to_string();
+  const KernelTemplate& faulty = *lib->find("gemm_faulty");  // fp32 and bf16, C in the input type
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  GemmProblem p = problem(64, 64, 64);
+  p.a_type = p.b_type = p.c_type = DType::kBF16;
+  auto r = faulty.render(p, faulty.defaults(), dev);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  auto has = [&](const std::string& o) { return std::find(r->options.begin(), r->options.end(), o) != r->options.end(); };
+  EXPECT_TRUE(has("-DTS_AB_DTYPE=2"));
+  EXPECT_TRUE(has("-DTS_C_DTYPE=2"));
+  p.c_type = DType::kF32;
+  Status c32 = faulty.supports(p);
+  ASSERT_FALSE(c32.ok());
+  EXPECT_NE(c32.message().find("C of type fp32"), std::string::npos) << c32.message();
+  p.a_type = p.b_type = p.c_type = DType::kF16;
+  Status f16 = faulty.supports(p);
+  ASSERT_FALSE(f16.ok());
+  EXPECT_NE(f16.message().find("does not support data type fp16 (supports fp32, bf16)"), std::string::npos) << f16.message();
+
+  const std::string json = R"({"name": "t", "supports": {"dtypes": ["bf16"], "c_dtypes": ["fp32", "bf16"]},
+    "space": {"parameters": [{"name": "X", "values": [1], "default": 1}]},
+    "launch": {"grid": ["1", "1", "1"], "block": ["32", "1", "1"]}})";
+  auto t = KernelTemplate::from_text(json, "// source", "t.json");
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  p.a_type = p.b_type = DType::kBF16;
+  p.c_type = DType::kF32;
+  EXPECT_TRUE(t->supports(p).ok());
+  p.c_type = DType::kF16;
+  EXPECT_FALSE(t->supports(p).ok());
+  std::string bad = json;
+  bad.replace(bad.find("\"fp32\""), 6, "\"fp8\"");
+  auto b = KernelTemplate::from_text(bad, "// source", "bad.json");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("fp8"), std::string::npos) << b.status().message();
+}
+
 // The wgmma template is compiled for sm_90a (wgmma exists only there), is refused with the
 // rule's text on other NVIDIA parts and where the copy width does not match the leading
 // dimensions (16-byte copies where both are multiples of 4, else 4-byte ones), and keeps a

@@ -141,12 +141,19 @@ TEST(History, HeaderIsTheDocumentedSchema) {
   // change (bump kHistorySchemaVersion and document it).
   EXPECT_EQ(history_header_line(),
             "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
+            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
+            "eval_ms,backend,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+  EXPECT_EQ(kHistorySchemaVersion, 3);
+  // Version 2, still read: the same without `c_dtype`.
+  EXPECT_EQ(history_header_line(2),
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
             "dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
             "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
             "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
             "eval_ms,backend,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
-  EXPECT_EQ(kHistorySchemaVersion, 2);
-  // Version 1, still read: the same without `device`.
+  // Version 1, still read: version 2 without `device`.
   EXPECT_EQ(history_header_line(1),
             "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
             "dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
@@ -175,6 +182,7 @@ TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
   ASSERT_EQ(read->rows.size(), 3u);
   EXPECT_EQ(read->rows[2].device_name, sample_row(2).device_name);
   EXPECT_EQ(read->rows[2].device, "");
+  EXPECT_EQ(read->rows[2].c_dtype, read->rows[2].dtype) << "before version 3, C had the input type";
 
   auto f = HistoryFile::open(path);
   ASSERT_TRUE(f.ok()) << f.status().to_string();
@@ -194,16 +202,19 @@ TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
   EXPECT_EQ(again->rows[3].row, 4);
   EXPECT_EQ(again->rows[3].schema_version, 1);
 
-  // A new file is version 2 and keeps the device.
+  // A new file is version 3 and keeps the device and C's type.
   auto fresh = HistoryFile::open(dir / "new.csv");
   ASSERT_TRUE(fresh.ok());
-  EXPECT_EQ(fresh->schema_version(), 2);
+  EXPECT_EQ(fresh->schema_version(), 3);
+  more.dtype = "bf16";
+  more.c_dtype = "fp32";
   ASSERT_TRUE(fresh->append(more).ok());
   auto back = read_history(dir / "new.csv");
   ASSERT_TRUE(back.ok());
   ASSERT_EQ(back->rows.size(), 1u);
   EXPECT_EQ(back->rows[0].device, "cuda:1");
-  EXPECT_EQ(back->rows[0].schema_version, 2);
+  EXPECT_EQ(back->rows[0].c_dtype, "fp32");
+  EXPECT_EQ(back->rows[0].schema_version, 3);
 
   // A row claiming another version than its file's header is damage, not a version.
   std::string mixed = history_header_line(2);
@@ -349,7 +360,7 @@ TEST(History, DamageBeforeTheLastRowIsAnErrorNotARepair) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(f->append(sample_row(i)).ok());
   }
   std::string text = slurp(path);
-  const std::size_t second = text.find("\n2,run-1,1,2,") + 1;
+  const std::size_t second = text.find("\n3,run-1,1,2,") + 1;
   text.insert(second, "garbage,row\n");
   {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
@@ -369,7 +380,7 @@ TEST(History, ForeignFileIsRefusedWithAClearMessage) {
   }
   auto f = HistoryFile::open(path);
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("versions 1 to 2"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("versions 1 to 3"), std::string::npos) << f.status().message();
   EXPECT_NE(f.status().message().find("--results"), std::string::npos);
 }
 

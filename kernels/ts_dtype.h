@@ -1,0 +1,69 @@
+// Element types of the GEMM operands, chosen by the problem: TS_AB_DTYPE for A and B,
+// TS_C_DTYPE for C and the bias (0 fp32, 1 fp16, 2 bf16; registry/dtype.h is the host's
+// side of the same table). Half types are carried as their 16 raw bits (unsigned short),
+// so no vendor half header is needed under NVRTC or hipRTC; the conversions below are
+// the only place that knows their encodings. Accumulation is always fp32.
+#pragma once
+
+#ifndef TS_AB_DTYPE
+#define TS_AB_DTYPE 0
+#endif
+#ifndef TS_C_DTYPE
+#define TS_C_DTYPE 0
+#endif
+
+#define TS_DTYPE_F32 0
+#define TS_DTYPE_F16 1
+#define TS_DTYPE_BF16 2
+
+typedef unsigned short ts_bits16;
+
+// fp16/bf16 raw bits -> fp32 (exact).
+__device__ __forceinline__ float ts_bf16_to_float(ts_bits16 x) { return __uint_as_float(((unsigned)x) << 16); }
+__device__ __forceinline__ float ts_f16_to_float(ts_bits16 x) {
+#if defined(TS_VENDOR_AMD)
+  return (float)__builtin_bit_cast(_Float16, x);
+#else
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x));
+  return f;
+#endif
+}
+// fp32 -> fp16/bf16 raw bits, rounded to nearest even (NaN stays NaN).
+__device__ __forceinline__ ts_bits16 ts_float_to_bf16(float f) {
+  unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ts_bits16)0x7fc0;
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (ts_bits16)(u >> 16);
+}
+__device__ __forceinline__ ts_bits16 ts_float_to_f16(float f) {
+#if defined(TS_VENDOR_AMD)
+  return __builtin_bit_cast(ts_bits16, (_Float16)f);
+#else
+  ts_bits16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#endif
+}
+
+// The storage type of one dtype code, and its conversions to and from fp32.
+#define TS_STORAGE_T(code) ts_storage_of<code>::type
+template <int Code> struct ts_storage_of { typedef ts_bits16 type; };
+template <> struct ts_storage_of<TS_DTYPE_F32> { typedef float type; };
+
+template <int Code> __device__ __forceinline__ float ts_to_float(typename ts_storage_of<Code>::type x);
+template <> __device__ __forceinline__ float ts_to_float<TS_DTYPE_F32>(float x) { return x; }
+template <> __device__ __forceinline__ float ts_to_float<TS_DTYPE_F16>(ts_bits16 x) { return ts_f16_to_float(x); }
+template <> __device__ __forceinline__ float ts_to_float<TS_DTYPE_BF16>(ts_bits16 x) { return ts_bf16_to_float(x); }
+
+template <int Code> __device__ __forceinline__ typename ts_storage_of<Code>::type ts_from_float(float x);
+template <> __device__ __forceinline__ float ts_from_float<TS_DTYPE_F32>(float x) { return x; }
+template <> __device__ __forceinline__ ts_bits16 ts_from_float<TS_DTYPE_F16>(float x) { return ts_float_to_f16(x); }
+template <> __device__ __forceinline__ ts_bits16 ts_from_float<TS_DTYPE_BF16>(float x) { return ts_float_to_bf16(x); }
+
+// The problem's types: A and B elements (ts_ab_t), C and bias elements (ts_c_t).
+typedef TS_STORAGE_T(TS_AB_DTYPE) ts_ab_t;
+typedef TS_STORAGE_T(TS_C_DTYPE) ts_c_t;
+__device__ __forceinline__ float ts_ab_to_float(ts_ab_t x) { return ts_to_float<TS_AB_DTYPE>(x); }
+__device__ __forceinline__ float ts_c_to_float(ts_c_t x) { return ts_to_float<TS_C_DTYPE>(x); }
+__device__ __forceinline__ ts_c_t ts_c_from_float(float x) { return ts_from_float<TS_C_DTYPE>(x); }
