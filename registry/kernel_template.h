@@ -77,6 +77,10 @@ class KernelTemplate {
   // "" or a suffix the NVIDIA target needs ("a" turns sm_90 into sm_90a).
   const std::string& nvidia_arch_suffix() const { return nvidia_arch_suffix_; }
 
+  // Input types (A and B) and C types it serves, by name ("fp32", "bf16", ...); c_dtypes()
+  // empty means C has the input type.
+  const std::vector<std::string>& dtypes() const { return dtypes_; }
+  const std::vector<std::string>& c_dtypes() const { return c_dtypes_; }
   // ok, or invalid_argument saying why this template cannot serve the problem.
   Status supports(const GemmProblem& problem) const;
   // supports(), and at least one configuration of the space valid for the problem on this

@@ -18,6 +18,7 @@
 #include "tests/cli/process.h"
 #include "tests/llm/loopback_server.h"
 #include "tests/llm/test_support.h"
+#include "tests/test_paths.h"
 
 namespace tilesmith {
 namespace {
@@ -84,6 +85,15 @@ TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
       {{exe, "--m", "64", "--n", "64", "--k", "64", "--template", "nope"}, 2, "no template named 'nope'"},
       {{exe, "--m", "64", "--n", "64", "--k", "64", "--candidates", "0"}, 2, "candidates"},
       {{exe, "--no-such-flag"}, 2, "no-such-flag"},
+      {{exe, "--m", "64", "--n", "64", "--k", "64", "--c-dtype", "int8"}, 2, "--c-dtype: int8 not in {fp32,fp16,bf16}"},
+      {{exe, "compile", "--template", "gemm_tiled", "--dtype", "bf16", "--arch", "sm_90", "--m", "64", "--n", "64",
+        "--k", "64"},
+       2,
+       "gemm_tiled does not support data type bf16 (supports fp32)"},
+      {{exe, "compile", "--kernels-dir", test_kernels_dir().string(), "--template", "gemm_faulty", "--dtype", "bf16",
+        "--c-dtype", "fp32", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"},
+       2,
+       "gemm_faulty does not support C of type fp32"},
       {{exe, "history", "--results", (dir / "absent").string()}, 2, "does not exist"},
       {{bench_best_exe().string()}, 2, "give a config"},
       {{bench_best_exe().string(), "--results", (dir / "absent").string()}, 2, "does not exist"},

@@ -100,6 +100,23 @@ TEST(PromptBuilder, ContainsTheDeviceTemplateParametersConstraintsProblemAndTask
   EXPECT_EQ(p->estimated_tokens, estimate_tokens(p->system) + estimate_tokens(p->user));
 }
 
+// A half-precision problem: its input and output types, and the matrix units' peak (the
+// one its throughput is measured against) reach the prompt.
+TEST(PromptBuilder, HalfPrecisionProblemNamesItsTypesAndTheMatrixPeak) {
+  ParamSpace space = tilesmith::testing::small_space();
+  History h;
+  h.add({{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"THREAD_M", 8}}, Outcome::kOk, 0.25);
+  h.finish();
+  PromptInputs in = inputs(space, h);
+  in.problem.a_type = in.problem.b_type = DType::kBF16;
+  in.problem.c_type = DType::kF32;
+  auto p = build_prompt(in);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  for (const char* want : {"4096x4096x4096 bf16 NN C:fp32", "inputs bf16, accumulate fp32, output fp32",
+                           "peak fp16/bf16 on the matrix units (fp32 accumulation): 1.07 PFLOP/s", "% of bf16 peak"})
+    EXPECT_NE(p->user.find(want), std::string::npos) << "missing: " << want << "\n" << p->user;
+}
+
 TEST(PromptBuilder, StaysWithinTheBudgetWith100kTrials) {
   ParamSpace space = tilesmith::testing::small_space();
   History h;

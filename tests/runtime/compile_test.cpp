@@ -33,11 +33,28 @@ GemmProblem square(std::int64_t n) {
   return p;
 }
 
+// An n-sized problem the template serves on `dev`: square, or with M = 16 for templates
+// made for small M, in the template's first input type.
+GemmProblem served(const KernelTemplate& t, std::int64_t n, const DeviceFacts& dev, Layout a = Layout::kRowMajor,
+                   std::int64_t k = 0) {
+  for (std::int64_t m : {n, std::int64_t(16)}) {
+    GemmProblem p = square(n);
+    p.m = m;
+    if (k) p.k = k;
+    p.a_layout = a;
+    p.a_type = p.b_type = p.c_type = *parse_dtype(t.dtypes().front());
+    if (t.can_serve(p, dev).ok()) return p;
+  }
+  ADD_FAILURE() << t.name() << " serves neither " << n << "^3 nor 16x" << n << "x" << n << " on " << dev.arch;
+  return square(n);
+}
+
 TEST(Compile, EveryTemplateCompilesWithDefaultsForSm90) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
   for (const auto& t : lib->templates()) {
-    auto cc = compile_candidate(*nvrtc, t, square(1024), t.defaults(), nominal_facts_for_arch("sm_90"));
+    DeviceFacts dev = nominal_facts_for_arch("sm_90");
+    auto cc = compile_candidate(*nvrtc, t, served(t, 1024, dev), t.defaults(), dev);
     EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << t.name() << ": " << cc.evaluation.message;
     EXPECT_FALSE(cc.compiled.binary.empty());
     EXPECT_GT(cc.evaluation.resources.registers, 0) << "ptxas report not parsed:\n" << cc.compiled.log;
@@ -51,7 +68,7 @@ TEST(Compile, EveryTemplateCompilesForGfx90aWithTheWavefrontPath) {
   DeviceFacts amd = nominal_facts_for_arch("gfx90a");
   for (const auto& t : lib->templates()) {
     // The defaults must be valid for a 64-wide wavefront too.
-    auto cc = compile_candidate(*hiprtc, t, square(1024), t.defaults(), amd);
+    auto cc = compile_candidate(*hiprtc, t, served(t, 1024, amd), t.defaults(), amd);
     EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << t.name() << ": " << cc.evaluation.message << "\n"
                                                    << cc.compiled.log;
     EXPECT_FALSE(cc.compiled.binary.empty());
@@ -67,12 +84,13 @@ TEST(Compile, SampledValidConfigsCompileOnBothCompilers) {
     if (arch[0] == 'g' && !hiprtc) continue;
     Compiler& c = arch[0] == 's' ? *nvrtc : *hiprtc;
     DeviceFacts dev = nominal_facts_for_arch(arch);
-    auto valid = t.space().enumerate_valid(t.context(square(2048), &dev));
+    const GemmProblem p = served(t, 2048, dev);
+    auto valid = t.space().enumerate_valid(t.context(p, &dev));
     ASSERT_GT(valid.size(), 10u);
     std::mt19937_64 rng(7);
     for (int i = 0; i < 3; ++i) {
       Config cfg = t.space().to_config(valid[rng() % valid.size()]);
-      auto cc = compile_candidate(c, t, square(2048), cfg, dev);
+      auto cc = compile_candidate(c, t, p, cfg, dev);
       EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << arch << " " << config_to_json_text(cfg) << ": "
                                                      << cc.evaluation.message;
     }
@@ -91,9 +109,8 @@ TEST(Compile, OddLeadingDimensionsCompileOnBothCompilers) {
         if (arch[0] == 'g' && !hiprtc) continue;
         Compiler& c = arch[0] == 's' ? *nvrtc : *hiprtc;
         DeviceFacts dev = nominal_facts_for_arch(arch);
-        GemmProblem odd;
-        odd.m = 1000, odd.n = 999, odd.k = 1001;
-        odd.a_layout = a;
+        GemmProblem odd = served(t, 999, dev, a, 1001);
+        if (odd.m == 999) odd.m = 1000;
         auto valid = t.space().enumerate_valid(t.context(odd, &dev));
         ASSERT_FALSE(valid.empty()) << t.name() << " " << arch << " " << odd.describe();
         std::mt19937_64 rng(11);
@@ -102,6 +119,39 @@ TEST(Compile, OddLeadingDimensionsCompileOnBothCompilers) {
         EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << arch << " " << odd.describe() << " "
                                                        << config_to_json_text(cfg) << ": " << cc.evaluation.message;
       }
+}
+
+// Templates that serve half precision compile for every input type x C type they claim, in
+// every layout, on sm_80 and sm_90 (NVRTC) and gfx90a (hipRTC: the CDNA MFMA path, which
+// no GPU here runs).
+TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto hiprtc = compiler_or_skip("hip");
+  auto lib = TemplateLibrary::embedded();
+  int compiled = 0;
+  for (const auto& t : lib->templates()) {
+    if (t.dtypes() == std::vector<std::string>{"fp32"}) continue;
+    std::vector<std::string> c_types = t.c_dtypes();
+    int i = 0;
+    for (const char* arch : {"sm_80", "sm_90", "gfx90a"}) {
+      if (arch[0] == 'g' && !hiprtc) continue;
+      Compiler& c = arch[0] == 's' ? *nvrtc : *hiprtc;
+      DeviceFacts dev = nominal_facts_for_arch(arch);
+      for (const std::string& in : t.dtypes())
+        for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+          GemmProblem p = served(t, 512, dev);
+          ASSERT_TRUE(apply_layout_code(layout, p).ok());
+          p.a_type = p.b_type = *parse_dtype(in);
+          p.c_type = c_types.empty() ? p.a_type : *parse_dtype(c_types[i++ % c_types.size()]);
+          auto cc = compile_candidate(c, t, p, t.defaults(), dev);
+          EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << t.name() << " " << arch << " " << p.describe() << ": "
+                                                         << cc.evaluation.message << "\n" << cc.compiled.log;
+          compiled += cc.evaluation.outcome == Outcome::kOk;
+        }
+    }
+  }
+  std::printf("%d half-precision compiles\n", compiled);
+  EXPECT_GE(compiled, 2 * 2 * 4 * 2) << "gemm_hmma and gemm_decode: two input types, four layouts, two compilers";
 }
 
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {
