@@ -7,6 +7,7 @@
 #include "cli/compile_command.h"
 #include "cli/exit_codes.h"
 #include "cli/history_command.h"
+#include "cli/report_command.h"
 #include "cli/run_command.h"
 
 int main(int argc, char** argv) {
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   add_compile_command(app, exit_code);
   add_history_command(app, exit_code);
+  add_report_command(app, exit_code);
   app.require_subcommand(0, 1);
   if (argc <= 1) {
     std::cout << app.help();

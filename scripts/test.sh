@@ -3,5 +3,6 @@
 # carry the ctest label `gpu` and skip with the reason where there is none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+# The report test opens a page in Debian's headless chromium.
+TILESMITH_EXTRA_PACKAGES="chromium ${TILESMITH_EXTRA_PACKAGES:-}" scripts/setup.sh
 ctest --test-dir "${TILESMITH_BUILD_DIR:-build}" --output-on-failure -j "$(nproc)" --timeout 600 "$@"

@@ -1,0 +1,65 @@
+#include "cli/report_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "base/files.h"
+#include "cli/exit_codes.h"
+#include "report/report_page.h"
+#include "report/run_report_data.h"
+
+namespace tilesmith::cli {
+namespace fs = std::filesystem;
+
+namespace {
+struct ReportOptions {
+  std::string results = "results";
+  std::string out;
+  std::string bench;
+  std::string chart_js;
+  std::size_t top = 20;
+};
+}  // namespace
+
+CLI::App* add_report_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report",
+      "Write one self-contained HTML page about a run (summary, convergence, every candidate, sensitivity, "
+      "roofline, time, LLM, top configurations); it opens offline.\n"
+      "  Example: autotune-loop report --results results --out report.html");
+  sub->add_option("--results", o->results, "the run's results folder")->capture_default_str();
+  sub->add_option("--out", o->out, "the page to write (default: <results>/report.html)");
+  sub->add_option("--bench", o->bench,
+                  "bench-best --json output to fold in (default: <results>/bench-best.json when present)");
+  sub->add_option("--chart-js", o->chart_js, "Chart.js UMD file to inline (default: Debian libjs-chart.js's)");
+  sub->add_option("--top", o->top, "rows of the top-configurations table")->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->callback([o, &exit_code] {
+    auto lib = load_chart_library(o->chart_js);
+    if (!lib.ok()) {
+      std::cerr << "autotune-loop report: " << lib.status().message() << "\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    ReportSources src{o->results, o->bench, o->top};
+    auto data = collect_report_data(src);
+    if (!data.ok()) {
+      std::cerr << "autotune-loop report: " << data.status().message() << "\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    for (const auto& w : data->warnings) std::cerr << "note: " << w << "\n";
+    const fs::path out = o->out.empty() ? fs::path(o->results) / "report.html" : fs::path(o->out);
+    Status st = write_file_atomic(out, render_report_page(data->data, *lib));
+    if (!st.ok()) {
+      std::cerr << "autotune-loop report: " << st.message() << "\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    std::cout << "report -> " << out.string() << " (" << data->data.value("evaluated", 0) << " candidates)\n";
+    exit_code = kExitOk;
+  });
+  return sub;
+}
+
+}  // namespace tilesmith::cli
