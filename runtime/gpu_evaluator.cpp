@@ -316,8 +316,16 @@ Result<Evaluation> GpuEvaluator::vendor_baseline(const GemmProblem& problem) {
     e.accuracy = run.epilogue == problem.epilogue ? s.check_output() : s.check_output_with_host_epilogue();
     if (!accuracy_passes(e.accuracy)) {
       e.outcome = Outcome::kWrongResult;
-      e.message = "the vendor library's result does not match the CPU reference (relative error norm " +
-                  std::to_string(e.accuracy.rel_error_norm) + ")";
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "the vendor library's result does not match the CPU reference: %lld of %lld elements over "
+                    "tolerance, %lld not finite, max abs error %.3g, relative error norm %.3g (limit %.3g), worst "
+                    "error/tolerance %.3g%s",
+                    (long long)e.accuracy.over_tolerance, (long long)(problem.m * problem.n),
+                    (long long)e.accuracy.non_finite, e.accuracy.max_abs_error, e.accuracy.rel_error_norm,
+                    e.accuracy.norm_tolerance, e.accuracy.worst_tolerance_ratio,
+                    e.message.empty() ? "" : ("; " + e.message).c_str());
+      e.message = buf;
       return e;
     }
     Status st;

@@ -55,6 +55,15 @@ bool is_resource(CUresult rc) {
     if (ts_rc_ != CUDA_SUCCESS) throw_cuda(api_, ts_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
+cudaDataType cuda_type(DType t) {
+  switch (t) {
+    case DType::kF16: return CUDA_R_16F;
+    case DType::kBF16: return CUDA_R_16BF;
+    case DType::kF32: break;
+  }
+  return CUDA_R_32F;
+}
+
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
 class CudaFunction final : public GpuFunction {
@@ -184,31 +193,37 @@ class CudaDevice final : public GpuDevice {
   Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
     (void)bias;
     TS_RETURN_IF_ERROR(ensure_blas());
-    if (p.a_type != DType::kF32 || p.c_type != DType::kF32)
-      return Status::invalid("the cuBLAS baseline covers fp32 problems so far");
     if (p.epilogue != Epilogue::kNone)
-      return Status::invalid("cuBLAS has no fused " + std::string(epilogue_name(p.epilogue)) +
-                             " epilogue; the baseline times the plain GEMM");
+      return Status::invalid("cublasGemmEx has no fused " + std::string(epilogue_name(p.epilogue)) + " epilogue");
     const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
     const bool a_row = p.a_layout == Layout::kRowMajor, b_row = p.b_layout == Layout::kRowMajor;
+    // fp32 stays pedantic (no TF32 or other reduced-precision shortcut); half inputs use the
+    // tensor cores with fp32 accumulation, as the templates do.
+    const bool half = p.a_type != DType::kF32;
+    const cudaDataType ab = cuda_type(p.a_type), ct = cuda_type(p.c_type);
+    const cublasComputeType_t compute = half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC;
+    // No reduced-precision split-K reductions either: fp32 accumulation throughout.
+    cublas_->cublasSetMathMode(
+        blas_, half ? cublasMath_t(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+                    : CUBLAS_PEDANTIC_MATH);
     // cuBLAS is column-major. A column-major C is computed directly; a row-major C is
     // the column-major C^T = B^T A^T. A row-major operand, read column-major, is
     // already transposed, which picks each op.
     cublasStatus_t st;
     if (p.c_layout == Layout::kColMajor) {
       st = cublas_->cublasGemmEx(blas_, a_row ? CUBLAS_OP_T : CUBLAS_OP_N, b_row ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                 int(p.m), int(p.n), int(p.k), &alpha, reinterpret_cast<void*>(a), CUDA_R_32F,
-                                 int(p.lda()), reinterpret_cast<void*>(b), CUDA_R_32F, int(p.ldb()), &beta,
-                                 reinterpret_cast<void*>(c), CUDA_R_32F, int(p.ldc()), CUBLAS_COMPUTE_32F_PEDANTIC,
-                                 CUBLAS_GEMM_DEFAULT);
+                                 int(p.m), int(p.n), int(p.k), &alpha, reinterpret_cast<void*>(a), ab, int(p.lda()),
+                                 reinterpret_cast<void*>(b), ab, int(p.ldb()), &beta, reinterpret_cast<void*>(c), ct,
+                                 int(p.ldc()), compute, CUBLAS_GEMM_DEFAULT);
     } else {
       st = cublas_->cublasGemmEx(blas_, b_row ? CUBLAS_OP_N : CUBLAS_OP_T, a_row ? CUBLAS_OP_N : CUBLAS_OP_T,
-                                 int(p.n), int(p.m), int(p.k), &alpha, reinterpret_cast<void*>(b), CUDA_R_32F,
-                                 int(p.ldb()), reinterpret_cast<void*>(a), CUDA_R_32F, int(p.lda()), &beta,
-                                 reinterpret_cast<void*>(c), CUDA_R_32F, int(p.ldc()), CUBLAS_COMPUTE_32F_PEDANTIC,
-                                 CUBLAS_GEMM_DEFAULT);
+                                 int(p.n), int(p.m), int(p.k), &alpha, reinterpret_cast<void*>(b), ab, int(p.ldb()),
+                                 reinterpret_cast<void*>(a), ab, int(p.lda()), &beta, reinterpret_cast<void*>(c), ct,
+                                 int(p.ldc()), compute, CUBLAS_GEMM_DEFAULT);
     }
-    if (st != CUBLAS_STATUS_SUCCESS) return Status::internal("cublasGemmEx failed with status " + std::to_string(int(st)));
+    if (st != CUBLAS_STATUS_SUCCESS)
+      return Status::internal("cublasGemmEx (" + std::string(dtype_name(p.a_type)) + " inputs, " + dtype_name(p.c_type) +
+                              " C) failed with status " + std::to_string(int(st)));
     return {};
   }
 
@@ -219,7 +234,7 @@ class CudaDevice final : public GpuDevice {
       (*api)->cublasGetVersion(blas_, &ver);
       v += " " + std::to_string(ver / 10000) + "." + std::to_string((ver / 100) % 100) + "." + std::to_string(ver % 100);
     }
-    return v + " (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)";
+    return v + " (cublasGemmEx; fp32: CUBLAS_COMPUTE_32F_PEDANTIC, fp16/bf16: CUBLAS_COMPUTE_32F)";
   }
 
  private:
