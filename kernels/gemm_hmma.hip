@@ -3,16 +3,22 @@
 //
 // NVIDIA (sm_80+): mma.sync.m16n8k16 (bf16 or f16 inputs, fp32 accumulators), fragments read
 // from shared memory with ldmatrix.x4 (.trans where the operand's orientation needs it), fed
-// by a cp.async pipeline of STAGES slices. Shared memory keeps each operand in its global
+// by a cp.async pipeline of STAGES slices (CUTLASS's multistage schedule: one barrier per
+// slice, the copies of slice t+STAGES-1 issued while slice t is multiplied, the fragments of
+// the next 16-deep step loaded into a second register set while the current one is
+// multiplied, across slice boundaries too). Shared memory keeps each operand in its global
 // orientation (A row-major: As[m][k], column-major: As[k][m]; B likewise) so every global ->
-// shared copy is VEC elements along the contiguous dimension, and 16-byte chunks of each row
+// shared copy is 16 bytes along the contiguous dimension, and 16-byte chunks of each row
 // are XOR-swizzled so that the 8 rows an ldmatrix reads (and the rows a warp's copies write)
-// fall in 8 different bank groups with no padding.
-// AMD CDNA (gfx908, gfx90a, gfx94x): the same blocks on v_mfma_f32_16x16x16{f16,bf16_1k},
-// operands read from the same swizzled LDS with plain loads.
+// fall in 8 different bank groups with no padding. Each lane's ldmatrix addresses are
+// computed once; inside the loop they are a register plus a constant.
+// AMD CDNA (gfx908, gfx90a, gfx94x): the same blocks on v_mfma_f32_16x16x16{f16,bf16_1k}
+// (two v_mfma_f32_16x16x8bf16 on gfx908), operands read from the same swizzled LDS with
+// plain loads (8-byte ones where the four k values of a lane are contiguous).
 //
 // Grouped tile order and deterministic split-K come from ts_tile.h; alpha, beta, the epilogue
-// and the one rounding to C's type from ts_store_c.
+// and the one rounding to C's type are ts_store_c's (a row-major C without split-K stores
+// two neighbouring columns at once, with the same arithmetic).
 #ifndef BLOCK_M
 #define BLOCK_M 128
 #endif
@@ -32,7 +38,7 @@
 #define VEC 8
 #endif
 #ifndef GROUP_M
-#define GROUP_M 8
+#define GROUP_M 4
 #endif
 #ifndef SPLIT_K
 #define SPLIT_K 1
@@ -58,6 +64,7 @@
 #define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
 #define TILES_M (WARP_M / 16)
 #define TILES_N (WARP_N / MMA_N)
+#define KSTEPS (BLOCK_K / 16)
 // Shared rows: A row-major keeps BLOCK_M rows of BLOCK_K elements, column-major BLOCK_K rows
 // of BLOCK_M; B row-major BLOCK_K rows of BLOCK_N, column-major BLOCK_N rows of BLOCK_K.
 #define A_ROW_LEN (TS_A_ROW_MAJOR ? BLOCK_K : BLOCK_M)
@@ -65,15 +72,22 @@
 #define A_STAGE (BLOCK_M * BLOCK_K)
 #define B_STAGE (BLOCK_N * BLOCK_K)
 #define STAGE_ELEMS (A_STAGE + B_STAGE)
-#define COPIES_A (BLOCK_M * BLOCK_K / VEC / THREADS)
-#define COPIES_B (BLOCK_N * BLOCK_K / VEC / THREADS)
+#define PIECE 8  // elements per copy (16 bytes of shared memory)
+#define COPIES_A (BLOCK_M * BLOCK_K / PIECE / THREADS)
+#define COPIES_B (BLOCK_N * BLOCK_K / PIECE / THREADS)
 
 #include "ts_async_copy.h"
 #include "ts_tile.h"
 
+static_assert(COPIES_A * PIECE * THREADS == A_STAGE && COPIES_B * PIECE * THREADS == B_STAGE,
+              "every thread copies the same number of 8-element pieces of each operand");
+static_assert(VEC == 8 || VEC == 2 || VEC == 1, "copy widths: 16, 4 or 2 bytes");
+static_assert(BLOCK_K % 16 == 0 && WARP_M % 16 == 0 && WARP_N % 16 == 0, "16-deep, 16-row and 16-column MMA tiles");
+
 // Element offset of (row, col) in a swizzled tile whose rows hold LEN elements: the 16-byte
 // chunk index is XORed with a function of the row so that 8 consecutive rows read at one
-// chunk column land in 8 different 128-byte bank groups.
+// chunk column land in 8 different 128-byte bank groups. The function has period 8 in the
+// row, so moving 16 (or 8) rows down adds exactly 16 (8) rows of LEN elements.
 template <int LEN>
 __device__ __forceinline__ int swz(int row, int col) {
   constexpr int chunks = LEN / 8;
@@ -83,24 +97,43 @@ __device__ __forceinline__ int swz(int row, int col) {
   return row * LEN + chunk * 8 + (col & 7);
 }
 
-// Copies VEC elements (8: 16 bytes, 2: 4 bytes, 1: 2 bytes) from global to shared; the first
-// `valid` are read, the rest are zeros. A 2-byte copy has no cp.async form: ordinary loads.
-__device__ __forceinline__ void copy_elems(ts_ab_t* dst, const ts_ab_t* src, int valid) {
-#if TS_ASYNC_COPY && VEC > 1
+// Copies one 8-element (16-byte) piece from global to shared; the first `valid` (0..8) are
+// read, the rest are zeros; src is not read when valid is 0. VEC is the width of the global
+// accesses: 8, one 16-byte cp.async; 2 (lda or ldb not a multiple of 8), four 4-byte
+// cp.async; 1 (an odd leading dimension: rows start 2-byte aligned), eight 2-byte loads and
+// one 16-byte store (no cp.async form exists below 4 bytes). Every thread copies whole
+// pieces, so a piece needs one address whatever VEC is.
+__device__ __forceinline__ void copy_piece(ts_ab_t* dst, const ts_ab_t* src, int valid) {
+#if TS_ASYNC_COPY && VEC == 8
   const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int src_bytes = valid * 2;
-#if VEC == 8
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-#else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(saddr), "l"(src), "n"(VEC * 2), "r"(src_bytes));
-#endif
-#else
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(valid * 2));
+#elif TS_ASYNC_COPY && VEC == 2
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
 #pragma unroll
-  for (int i = 0; i < VEC; ++i) dst[i] = i < valid ? src[i] : (ts_ab_t)0;
+  for (int j = 0; j < 4; ++j) {
+    const int v = ts_inside(valid - 2 * j, 2);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(saddr + 4 * j), "l"(v ? src + 2 * j : src),
+                 "r"(v * 2));
+  }
+#else
+#if VEC == 8
+  if (valid == 8) {
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    return;
+  }
+#endif
+  unsigned w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const unsigned lo = 2 * j < valid ? src[2 * j] : 0u, hi = 2 * j + 1 < valid ? src[2 * j + 1] : 0u;
+    w[j] = lo | (hi << 16);
+  }
+  *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
 #endif
 }
 
-// Starts the copies of the K slice at k0 into one stage (as gemm_mma's, in half elements).
+// Starts the copies of the K slice at k0 into one stage. A thread's copies sit at the same
+// places of every stage; only k0 moves.
 __device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ As, ts_ab_t* __restrict__ Bs,
                                            const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, int M, int N,
                                            int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
@@ -108,40 +141,32 @@ __device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ As, ts_ab_t* __
   for (int i = 0; i < COPIES_A; ++i) {
     const int idx = tid + i * THREADS;
 #if TS_A_ROW_MAJOR
-    const int m = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
+    const int m = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
     const int gm = block_m + m, gk = k0 + k;
-    const int valid = gm < M ? ts_inside(k_end - gk, VEC) : 0;
-    copy_elems(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
+    const int valid = gm < M ? ts_inside(k_end - gk, PIECE) : 0;
+    copy_piece(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
 #else
-    const int k = idx / (BLOCK_M / VEC), m = (idx % (BLOCK_M / VEC)) * VEC;
+    const int k = idx / (BLOCK_M / PIECE), m = (idx % (BLOCK_M / PIECE)) * PIECE;
     const int gm = block_m + m, gk = k0 + k;
-    const int valid = gk < k_end ? ts_inside(M - gm, VEC) : 0;
-    copy_elems(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
+    const int valid = gk < k_end ? ts_inside(M - gm, PIECE) : 0;
+    copy_piece(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
 #endif
   }
 #pragma unroll
   for (int i = 0; i < COPIES_B; ++i) {
     const int idx = tid + i * THREADS;
 #if TS_B_ROW_MAJOR
-    const int k = idx / (BLOCK_N / VEC), n = (idx % (BLOCK_N / VEC)) * VEC;
+    const int k = idx / (BLOCK_N / PIECE), n = (idx % (BLOCK_N / PIECE)) * PIECE;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? ts_inside(N - gn, VEC) : 0;
-    copy_elems(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
+    const int valid = gk < k_end ? ts_inside(N - gn, PIECE) : 0;
+    copy_piece(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
 #else
-    const int n = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
+    const int n = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
     const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? ts_inside(k_end - gk, VEC) : 0;
-    copy_elems(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
+    const int valid = gn < N ? ts_inside(k_end - gk, PIECE) : 0;
+    copy_piece(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
 #endif
   }
-}
-
-// Element (m, k) of A's stage and (k, n) of B's.
-__device__ __forceinline__ const ts_ab_t* a_ptr(const ts_ab_t* As, int m, int k) {
-  return As + (TS_A_ROW_MAJOR ? swz<A_ROW_LEN>(m, k) : swz<A_ROW_LEN>(k, m));
-}
-__device__ __forceinline__ const ts_ab_t* b_ptr(const ts_ab_t* Bs, int k, int n) {
-  return Bs + (TS_B_ROW_MAJOR ? swz<B_ROW_LEN>(k, n) : swz<B_ROW_LEN>(n, k));
 }
 
 #if defined(TS_VENDOR_AMD)
@@ -152,6 +177,12 @@ typedef _Float16 ts_mfma_elem;
 typedef short ts_mfma_elem;
 #endif
 typedef ts_mfma_elem ts_mfma_in __attribute__((ext_vector_type(4)));
+typedef short ts_short2 __attribute__((ext_vector_type(2)));
+
+// Four k-consecutive elements for one lane: from one 8-byte word when they are contiguous in
+// shared memory (the operand is K-major there: 4 aligned elements never cross a 16-byte
+// chunk), else one at a time `stride` elements apart.
+__device__ __forceinline__ ts_mfma_in lds_k4_contig(const ts_ab_t* p) { return *reinterpret_cast<const ts_mfma_in*>(p); }
 
 // acc += As^T Bs over one slice. Lane l supplies A[l % 16][k0 + 4 (l / 16) .. +3] and
 // B[k0 + 4 (l / 16) .. +3][l % 16] and holds D rows 4 (l / 16) .. +3 of column l % 16.
@@ -163,19 +194,25 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ As, c
   for (int k0 = 0; k0 < BLOCK_K; k0 += 16) {
     ts_mfma_in a[TILES_M], b[TILES_N];
 #pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
+    for (int mt = 0; mt < TILES_M; ++mt) {
+#if TS_A_ROW_MAJOR
+      a[mt] = lds_k4_contig(As + swz<A_ROW_LEN>(warp_m0 + mt * 16 + r, k0 + q));
+#else
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const ts_ab_t v = *a_ptr(As, warp_m0 + mt * 16 + r, k0 + q + j);
-        a[mt][j] = __builtin_bit_cast(ts_mfma_elem, v);
-      }
+      for (int j = 0; j < 4; ++j)
+        a[mt][j] = __builtin_bit_cast(ts_mfma_elem, As[swz<A_ROW_LEN>(k0 + q + j, warp_m0 + mt * 16 + r)]);
+#endif
+    }
 #pragma unroll
-    for (int nt = 0; nt < TILES_N; ++nt)
+    for (int nt = 0; nt < TILES_N; ++nt) {
+#if TS_B_ROW_MAJOR
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const ts_ab_t v = *b_ptr(Bs, k0 + q + j, warp_n0 + nt * 16 + r);
-        b[nt][j] = __builtin_bit_cast(ts_mfma_elem, v);
-      }
+      for (int j = 0; j < 4; ++j)
+        b[nt][j] = __builtin_bit_cast(ts_mfma_elem, Bs[swz<B_ROW_LEN>(k0 + q + j, warp_n0 + nt * 16 + r)]);
+#else
+      b[nt] = lds_k4_contig(Bs + swz<B_ROW_LEN>(warp_n0 + nt * 16 + r, k0 + q));
+#endif
+    }
 #pragma unroll
     for (int mt = 0; mt < TILES_M; ++mt)
 #pragma unroll
@@ -183,6 +220,13 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ As, c
         ts_floatx4 d = {acc[mt][nt][0], acc[mt][nt][1], acc[mt][nt][2], acc[mt][nt][3]};
 #if TS_AB_DTYPE == 1
         d = __builtin_amdgcn_mfma_f32_16x16x16f16(a[mt], b[nt], d, 0, 0, 0);
+#elif defined(__gfx908__)
+        // No 16-deep bf16 MFMA before gfx90a: two 8-deep ones, elements 0-1 then 2-3 of each
+        // lane (A and B pair the same k values, so the sum is the same).
+        const ts_short2 a01 = {a[mt][0], a[mt][1]}, a23 = {a[mt][2], a[mt][3]};
+        const ts_short2 b01 = {b[nt][0], b[nt][1]}, b23 = {b[nt][2], b[nt][3]};
+        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a01, b01, d, 0, 0, 0);
+        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a23, b23, d, 0, 0, 0);
 #else
         d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a[mt], b[nt], d, 0, 0, 0);
 #endif
@@ -201,15 +245,15 @@ __device__ __forceinline__ unsigned smem_addr(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 // Four 8x8 matrices of 16-bit elements; lane l gives the address of row l % 8 of matrix l / 8.
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], const ts_ab_t* p) {
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
-__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], const ts_ab_t* p) {
+__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
 
 // d += a*b on a 16x8x16 tile.
@@ -227,48 +271,82 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], 
 #endif
 }
 
-// The A fragment of rows m0..m0+15, k0..k0+15: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
-// (rows 0-7, k 8-15), (rows 8-15, k 8-15). Lane l addresses row l % 8 of matrix j = l / 8.
-// Row-major A is stored [m][k]: a plain ldmatrix gives lane (g, c) the pair (m g, k 2c..2c+1).
-// Column-major A is stored [k][m]: the transposing ldmatrix gives the same pair.
-__device__ __forceinline__ void load_a_frag(unsigned (&a)[4], const ts_ab_t* As, int m0, int k0, int lane) {
-  const int j = lane / 8, r = lane % 8;
-  const int dm = (j & 1) * 8, dk = (j >> 1) * 8;
-#if TS_A_ROW_MAJOR
-  ldsm_x4(a, a_ptr(As, m0 + dm + r, k0 + dk));
-#else
-  ldsm_x4_trans(a, As + swz<A_ROW_LEN>(k0 + dk + r, m0 + dm));
-#endif
-}
-// The B fragments of two 8-column tiles n0..n0+15, k0..k0+15: matrices (k 0-7, n 0-7),
+// Byte offsets, inside a stage, of the rows this lane hands to ldmatrix. Lane l addresses row
+// l % 8 of matrix j = l / 8.
+// A fragment of rows m0..m0+15, k0..k0+15: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
+// (rows 0-7, k 8-15), (rows 8-15, k 8-15). Row-major A is stored [m][k]: a plain ldmatrix gives
+// lane (g, c) the pair (m g, k 2c..2c+1); column-major A is stored [k][m] and the transposing
+// ldmatrix gives the same pair. Row-major: one offset per 16-deep step, the 16-row tiles a
+// constant apart; column-major: one per 16-row tile, the steps a constant apart.
+// B fragments of two 8-column tiles n0..n0+15, k0..k0+15: matrices (k 0-7, n 0-7),
 // (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b[0], b[1] for columns n0.., b[2], b[3]
 // for n0+8... Column-major B is stored [n][k] (plain ldmatrix), row-major [k][n] (transposing).
-__device__ __forceinline__ void load_b_frags(unsigned (&b)[4], const ts_ab_t* Bs, int n0, int k0, int lane) {
-  const int j = lane / 8, r = lane % 8;
-  const int dk = (j & 1) * 8, dn = (j >> 1) * 8;
-#if TS_B_ROW_MAJOR
-  ldsm_x4_trans(b, Bs + swz<B_ROW_LEN>(k0 + dk + r, n0 + dn));
+#if TS_A_ROW_MAJOR
+#define A_OFFS KSTEPS
+#define A_OFF(o, mt, kk) ((o)[kk] + (mt) * (16 * A_ROW_LEN * 2))
 #else
-  ldsm_x4(b, Bs + swz<B_ROW_LEN>(n0 + dn + r, k0 + dk));
+#define A_OFFS TILES_M
+#define A_OFF(o, mt, kk) ((o)[mt] + (kk) * (16 * A_ROW_LEN * 2))
+#endif
+#if TS_B_ROW_MAJOR
+#define B_OFFS (TILES_N / 2)
+#define B_OFF(o, np, kk) ((o)[np] + (kk) * (16 * B_ROW_LEN * 2))
+#else
+#define B_OFFS KSTEPS
+#define B_OFF(o, np, kk) ((o)[kk] + (np) * (16 * B_ROW_LEN * 2))
+#endif
+
+__device__ __forceinline__ void frag_offsets(unsigned (&ao)[A_OFFS], unsigned (&bo)[B_OFFS], int warp_m0, int warp_n0,
+                                             int lane) {
+  const int j = lane / 8, r = lane % 8;
+  const int lo = (j & 1) * 8, hi = (j >> 1) * 8;
+#if TS_A_ROW_MAJOR
+#pragma unroll
+  for (int kk = 0; kk < KSTEPS; ++kk) ao[kk] = swz<A_ROW_LEN>(warp_m0 + lo + r, kk * 16 + hi) * 2;
+#else
+#pragma unroll
+  for (int mt = 0; mt < TILES_M; ++mt) ao[mt] = swz<A_ROW_LEN>(hi + r, warp_m0 + mt * 16 + lo) * 2;
+#endif
+#if TS_B_ROW_MAJOR
+#pragma unroll
+  for (int np = 0; np < TILES_N / 2; ++np) bo[np] = swz<B_ROW_LEN>(lo + r, warp_n0 + np * 16 + hi) * 2;
+#else
+#pragma unroll
+  for (int kk = 0; kk < KSTEPS; ++kk) bo[kk] = swz<B_ROW_LEN>(warp_n0 + hi + r, kk * 16 + lo) * 2;
 #endif
 }
 
-// acc += As^T Bs over one slice, 16 deep at a time.
-__device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ As, const ts_ab_t* __restrict__ Bs,
-                                               int warp_m0, int warp_n0, int lane,
-                                               float (&acc)[TILES_M][TILES_N][4]) {
+// The fragments of 16-deep step kk of the stage whose A tile starts at shared address sa.
+__device__ __forceinline__ void load_frags(unsigned (&a)[TILES_M][4], unsigned (&b)[TILES_N / 2][4], unsigned sa,
+                                           const unsigned (&ao)[A_OFFS], const unsigned (&bo)[B_OFFS], int kk) {
+  const unsigned sb = sa + A_STAGE * 2;
 #pragma unroll
-  for (int k0 = 0; k0 < BLOCK_K; k0 += 16) {
-    unsigned a[TILES_M][4], b[TILES_N / 2][4];
-#pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt) load_a_frag(a[mt], As, warp_m0 + mt * 16, k0, lane);
-#pragma unroll
-    for (int np = 0; np < TILES_N / 2; ++np) load_b_frags(b[np], Bs, warp_n0 + np * 16, k0, lane);
-#pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < TILES_N; ++nt) mma16816(acc[mt][nt], a[mt], b[nt / 2][(nt % 2) * 2], b[nt / 2][(nt % 2) * 2 + 1]);
+  for (int mt = 0; mt < TILES_M; ++mt) {
+#if TS_A_ROW_MAJOR
+    ldsm_x4(a[mt], sa + A_OFF(ao, mt, kk));
+#else
+    ldsm_x4_trans(a[mt], sa + A_OFF(ao, mt, kk));
+#endif
   }
+#pragma unroll
+  for (int np = 0; np < TILES_N / 2; ++np) {
+#if TS_B_ROW_MAJOR
+    ldsm_x4_trans(b[np], sb + B_OFF(bo, np, kk));
+#else
+    ldsm_x4(b[np], sb + B_OFF(bo, np, kk));
+#endif
+  }
+}
+
+__device__ __forceinline__ void mma_frags(float (&acc)[TILES_M][TILES_N][4], const unsigned (&a)[TILES_M][4],
+                                          const unsigned (&b)[TILES_N / 2][4]) {
+#pragma unroll
+  for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+    for (int n = 0; n < TILES_N; ++n) {
+      const int nt = (mt & 1) ? TILES_N - 1 - n : n;  // serpentine: reuse B registers across mt
+      mma16816(acc[mt][nt], a[mt], b[nt / 2][(nt % 2) * 2], b[nt / 2][(nt % 2) * 2 + 1]);
+    }
 }
 
 __device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + lane / 4 + (i / 2) * 8; }
@@ -295,6 +373,37 @@ struct AccWalk {
   }
 };
 
+#if defined(TS_VENDOR_NVIDIA) && SPLIT_K == 1 && TS_C_ROW_MAJOR
+// C[m, n..n+1] = epilogue(alpha * acc + beta * C), as ts_store_c does element by element, with
+// one 2-element load and store (C row-major, n even, ldc even, C aligned to 2 elements).
+__device__ __forceinline__ void store_c_pair(ts_c_t* __restrict__ C, int m, int n, int ldc, float a0, float a1,
+                                             float alpha, float beta, const ts_c_t* __restrict__ bias, float slope) {
+  ts_c_t* p = C + (long long)m * ldc + n;
+  float v0 = alpha * a0, v1 = alpha * a1;
+#if TS_C_DTYPE == 0
+#if TS_HAS_BETA
+  const float2 old = *reinterpret_cast<const float2*>(p);
+  v0 += beta * old.x;
+  v1 += beta * old.y;
+#endif
+  *reinterpret_cast<float2*>(p) = make_float2(ts_epilogue(v0, m, n, bias, slope), ts_epilogue(v1, m, n + 1, bias, slope));
+#else
+#if TS_HAS_BETA
+  const unsigned old = *reinterpret_cast<const unsigned*>(p);
+  v0 += beta * ts_c_to_float((ts_c_t)(old & 0xffffu));
+  v1 += beta * ts_c_to_float((ts_c_t)(old >> 16));
+#endif
+  const unsigned lo = ts_c_from_float(ts_epilogue(v0, m, n, bias, slope));
+  const unsigned hi = ts_c_from_float(ts_epilogue(v1, m, n + 1, bias, slope));
+  *reinterpret_cast<unsigned*>(p) = lo | (hi << 16);
+#endif
+  (void)beta;
+}
+#define TS_HMMA_PAIR_STORE 1
+#else
+#define TS_HMMA_PAIR_STORE 0
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
           const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
@@ -315,18 +424,92 @@ gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* 
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
   const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
-  ts_pipeline<STAGES>(
-      steps,
-      [&](int slot, int step) {
-        ts_ab_t* As = smem + slot * STAGE_ELEMS;
-        load_stage(As, As + A_STAGE, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
-                   tile.k_begin + step * BLOCK_K, tid);
-      },
-      [&](int slot, int) {
-        const ts_ab_t* As = smem + slot * STAGE_ELEMS;
-        multiply_stage(As, As + A_STAGE, warp_m0, warp_n0, lane, acc);
-      });
+  auto load = [&](int slot, int step) {
+    ts_ab_t* As = smem + slot * STAGE_ELEMS;
+    load_stage(As, As + A_STAGE, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+               tile.k_begin + step * BLOCK_K, tid);
+  };
+#if defined(TS_VENDOR_AMD)
+  ts_pipeline<STAGES>(steps, load, [&](int slot, int) {
+    const ts_ab_t* As = smem + slot * STAGE_ELEMS;
+    multiply_stage(As, As + A_STAGE, warp_m0, warp_n0, lane, acc);
+  });
+#else
+  // Slice t sits in slot t % STAGES. At the start of slice t the copies of slice t+STAGES-1
+  // go into slot (t-1) % STAGES, which every warp finished reading before the barrier that
+  // ended slice t-1. That barrier, before the last 16-deep step of a slice, needs slice t+1
+  // landed: STAGES-1 prologue groups plus t+1 loop groups committed, at most STAGES-2 pending.
+  unsigned ao[A_OFFS], bo[B_OFFS];
+  frag_offsets(ao, bo, warp_m0, warp_n0, lane);
+  const unsigned sbase = smem_addr(smem_raw);
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < steps) load(s, s);
+    ts_commit();
+  }
+  ts_wait<STAGES - 2>();
+  __syncthreads();
+  unsigned fa[2][TILES_M][4], fb[2][TILES_N / 2][4];
+  int read_slot = 0, write_slot = STAGES - 1;
+  unsigned sread = sbase;
+  load_frags(fa[0], fb[0], sread, ao, bo, 0);
+  for (int t = 0; t < steps; ++t) {
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; ++kk) {
+      if (kk == 0) {  // slice t+STAGES-1 into the slot that slice t-1 left
+        const int next = t + STAGES - 1;
+        if (next < steps) load(write_slot, next);
+        ts_commit();
+        write_slot = write_slot == STAGES - 1 ? 0 : write_slot + 1;
+      }
+      if (kk == KSTEPS - 1) {  // slice t+1 in, everyone done with slice t-1's slot
+        ts_wait<STAGES - 2>();
+        __syncthreads();
+        read_slot = read_slot == STAGES - 1 ? 0 : read_slot + 1;
+        sread = sbase + read_slot * (STAGE_ELEMS * 2);
+      }
+      // The next step's fragments (after the last step: slice t+1's first, unused at the end)
+      // while this step's are multiplied.
+      load_frags(fa[(kk + 1) % 2], fb[(kk + 1) % 2], sread, ao, bo, (kk + 1) % KSTEPS);
+      mma_frags(acc, fa[kk % 2], fb[kk % 2]);
+#if KSTEPS == 1  // one step per slice: the buffers alternate by slice; bring the next one to set 0
+#pragma unroll
+      for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) fa[0][mt][i] = fa[1][mt][i];
+#pragma unroll
+      for (int np = 0; np < TILES_N / 2; ++np)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) fb[0][np][i] = fb[1][np][i];
+#endif
+    }
+  }
+  ts_wait<0>();
+#endif
 
+#if TS_HMMA_PAIR_STORE
+  const bool pairs = (ldc % 2 == 0) && (reinterpret_cast<unsigned long long>(C) % (2 * sizeof(ts_c_t)) == 0);
+  if (pairs) {
+    (void)workspace;
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int gm = tile.block_m + warp_m0 + acc_row(lane, mt, 2 * h);
+          const int gn = tile.block_n + warp_n0 + acc_col(lane, nt, 0);  // even
+          if (gm >= M) continue;
+          if (gn + 1 < N) {
+            store_c_pair(C, gm, gn, ldc, acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1], alpha, beta, bias,
+                         epilogue_slope);
+          } else if (gn < N) {
+            ts_store_c(C, gm, gn, ldc, acc[mt][nt][2 * h], alpha, beta, bias, epilogue_slope);
+          }
+        }
+    return;
+  }
+#endif
   ts_finish_tile(AccWalk{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha,
                  beta, epilogue_slope);
 }
