@@ -39,7 +39,7 @@ case $suite in
       "1024x1024x1024-NT-colC-bias_col 1024 1024 1024 NT 20 - --epilogue bias_col --c-layout col"
     ) ;;
   half)
-    default_templates="gemm_hmma"
+    default_templates="gemm_hmma gemm_decode"
     shapes=(
       "bf16-4096x4096x4096 4096 4096 4096 NN 120 - --dtype bf16"
       "bf16-8192x8192x8192 8192 8192 8192 NN 40 bf16-4096x4096x4096 --dtype bf16"

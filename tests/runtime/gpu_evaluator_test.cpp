@@ -242,6 +242,12 @@ TEST_F(GpuEvaluatorTest, HalfTensorCoreTemplateValidatesEveryTypeLayoutAndEpilog
   cover_half_combinations(*evaluator_, "gemm_hmma", 200);
 }
 
+TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
+  if (evaluator_->device().backend == "cuda" && std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
+    GTEST_SKIP() << "gemm_decode needs sm_80+";
+  cover_half_combinations(*evaluator_, "gemm_decode", 16);
+}
+
 // The vendor line in half precision: every layout, C in each type, and the epilogues it
 // fuses (bias, ReLU, GELU) or, for LeakyReLU, the plain GEMM with the reason.
 TEST_F(GpuEvaluatorTest, VendorBaselineInHalfPrecisionValidatesFusedAndPlain) {

@@ -1,0 +1,489 @@
+// gemm_decode: fp16/bf16 GEMM for decode shapes (M <= 128, large N x K; LLM inference), fp32
+// accumulation, C in fp32, fp16 or bf16, every layout, the shared epilogues. The goal is to
+// stream B (K x N, the big operand) from memory once at close to full bandwidth.
+//
+// The block computes C^T = B^T A^T: B^T feeds the 16-row side of the matrix instruction
+// (mma.sync.m16n8k16 on NVIDIA, rows = columns of C) and the small M is the narrow side
+// (n8 tiles on NVIDIA: M = 1..8 costs one tile). A block owns BLOCK_N columns x BLOCK_M rows of
+// C and one of SPLIT_K shares of K; splitting K gives the many blocks that keep enough loads
+// in flight (several waves on the multiprocessors) and shortens each block's A slice.
+// B and A go global -> shared through a cp.async pipeline of STAGES slices (VEC elements per
+// copy along the operand's contiguous dimension: 16 bytes where the leading dimensions allow),
+// kept in their global orientation in XOR-swizzled shared memory and read with ldmatrix
+// (.trans where the orientation needs it), so NN (B row-major) and NT (B column-major, a
+// PyTorch Linear weight) both stream B with 16-byte copies.
+//
+// Split-K reduction, deterministic (partials summed in split order 0..SPLIT_K-1):
+//   REDUCE 0: every block writes its partial accumulators to the float workspace in
+//             fragment order (16-byte stores, coalesced), the last block of the tile to arrive
+//             adds them up in its own registers' layout and stores C; it resets its counter.
+//   REDUCE 1: (NVIDIA sm_90) the SPLIT_K blocks of a tile form a thread-block cluster; each
+//             puts its partial into its own shared memory, and after a cluster barrier each
+//             block sums 1/SPLIT_K of the tile over the cluster's shared memory (DSMEM) and
+//             stores it: no workspace traffic and no single-block tail.
+// AMD CDNA (gfx908, gfx90a, gfx94x): the same blocks on v_mfma_f32_16x16x16{f16,bf16_1k}
+// (16-wide on both sides, so BLOCK_M is a multiple of 16), operands read from the same
+// swizzled LDS with plain loads; REDUCE 0 only.
+#ifndef BLOCK_N
+#define BLOCK_N 64
+#endif
+#ifndef BLOCK_M
+#define BLOCK_M 16
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 128
+#endif
+#ifndef WARPS_N
+#define WARPS_N 4
+#endif
+#ifndef WARPS_M
+#define WARPS_M 1
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 2
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef REDUCE
+#define REDUCE 0
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+#ifndef TS_AB_DTYPE
+#define TS_AB_DTYPE 2
+#endif
+#include "ts_gemm_common.h"
+
+#if defined(TS_VENDOR_AMD)
+#define MMA_M 16  // v_mfma_f32_16x16x16: 16 rows of C per tile
+#else
+#define MMA_M 8  // mma.sync.m16n8k16: 8 rows of C (the n8 side) per tile
+#endif
+#define WARP_N (BLOCK_N / WARPS_N)
+#define WARP_M (BLOCK_M / WARPS_M)
+#define THREADS (WARPS_N * WARPS_M * TS_WARP_SIZE)
+#define TILES_N (WARP_N / 16)
+#define TILES_M (WARP_M / MMA_M)
+#define FRAGS (TILES_N * TILES_M)  // 4 accumulators each
+// Shared rows: B row-major keeps BLOCK_K rows of BLOCK_N elements, column-major BLOCK_N rows
+// of BLOCK_K; A row-major BLOCK_M rows of BLOCK_K, column-major BLOCK_K rows of BLOCK_M.
+#define B_ROW_LEN (TS_B_ROW_MAJOR ? BLOCK_N : BLOCK_K)
+#define A_ROW_LEN (TS_A_ROW_MAJOR ? BLOCK_K : BLOCK_M)
+#define B_STAGE (BLOCK_N * BLOCK_K)
+#define A_STAGE (BLOCK_M * BLOCK_K)
+#define STAGE_ELEMS (B_STAGE + A_STAGE)
+#define COPIES_B (B_STAGE / VEC)
+#define COPIES_A (A_STAGE / VEC)
+
+#if (WARP_N % 16) != 0 || (WARP_M % MMA_M) != 0 || WARP_N * WARPS_N != BLOCK_N || WARP_M * WARPS_M != BLOCK_M
+#error "gemm_decode: BLOCK_N / WARPS_N must be a multiple of 16 and BLOCK_M / WARPS_M of the MMA width"
+#endif
+#if (BLOCK_K % 16) != 0 || (BLOCK_K % VEC) != 0 || ((BLOCK_M % VEC) != 0 && !TS_A_ROW_MAJOR)
+#error "gemm_decode: BLOCK_K must be a multiple of 16 and of VEC (and BLOCK_M of VEC when A is column-major)"
+#endif
+#if REDUCE == 1 && (!defined(TS_VENDOR_NVIDIA) || SPLIT_K > 8)
+#error "gemm_decode: REDUCE 1 (cluster reduction) needs NVIDIA sm_90 and SPLIT_K <= 8"
+#endif
+
+#include "ts_async_copy.h"
+
+// Element offset of (row, col) in a swizzled tile whose rows hold LEN elements: the 16-byte
+// chunk index is XORed with a function of the row so that the 8 rows one ldmatrix reads at
+// one chunk column land in 8 different 16-byte bank groups.
+template <int LEN>
+__device__ __forceinline__ int swz(int row, int col) {
+  constexpr int chunks = LEN / 8;
+  constexpr int rows_per_step = chunks >= 8 ? 1 : 8 / chunks;
+  constexpr int span = chunks >= 8 ? 8 : chunks;
+  const int chunk = (col >> 3) ^ ((row / rows_per_step) % span);
+  return row * LEN + chunk * 8 + (col & 7);
+}
+
+// Copies VEC elements (8: 16 bytes, 2: 4 bytes, 1: 2 bytes) from global to shared; the first
+// `valid` are read, the rest are zeros. A 2-byte copy has no cp.async form: ordinary loads.
+__device__ __forceinline__ void copy_elems(ts_ab_t* dst, const ts_ab_t* src, int valid) {
+#if TS_ASYNC_COPY && VEC > 1
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int src_bytes = valid * 2;
+#if VEC == 8
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
+#else
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(saddr), "l"(src), "n"(VEC * 2),
+               "r"(src_bytes));
+#endif
+#else
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) dst[i] = i < valid ? src[i] : (ts_ab_t)0;
+#endif
+}
+
+// Starts the copies of the K slice at k0 into one stage: B's BLOCK_K x BLOCK_N and A's
+// BLOCK_M x BLOCK_K, each copy VEC elements along the operand's contiguous dimension,
+// consecutive threads on consecutive vectors; what lies past an edge is zero-filled.
+__device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ Bs, ts_ab_t* __restrict__ As,
+                                           const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, int M, int N,
+                                           int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
+#pragma unroll
+  for (int i = 0; i < (COPIES_B + THREADS - 1) / THREADS; ++i) {
+    const int idx = tid + i * THREADS;
+    if (COPIES_B % THREADS != 0 && idx >= COPIES_B) break;
+#if TS_B_ROW_MAJOR
+    const int k = idx / (BLOCK_N / VEC), n = (idx % (BLOCK_N / VEC)) * VEC;
+    const int gk = k0 + k, gn = block_n + n;
+    const int valid = gk < k_end ? ts_inside(N - gn, VEC) : 0;
+    copy_elems(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
+#else
+    const int n = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
+    const int gk = k0 + k, gn = block_n + n;
+    const int valid = gn < N ? ts_inside(k_end - gk, VEC) : 0;
+    copy_elems(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
+#endif
+  }
+#pragma unroll
+  for (int i = 0; i < (COPIES_A + THREADS - 1) / THREADS; ++i) {
+    const int idx = tid + i * THREADS;
+    if (COPIES_A % THREADS != 0 && idx >= COPIES_A) break;
+#if TS_A_ROW_MAJOR
+    const int m = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
+    const int gm = block_m + m, gk = k0 + k;
+    const int valid = gm < M ? ts_inside(k_end - gk, VEC) : 0;
+    copy_elems(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
+#else
+    const int k = idx / (BLOCK_M / VEC), m = (idx % (BLOCK_M / VEC)) * VEC;
+    const int gm = block_m + m, gk = k0 + k;
+    const int valid = gk < k_end ? ts_inside(M - gm, VEC) : 0;
+    copy_elems(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
+#endif
+  }
+}
+
+// Element (k, n) of B's stage and (m, k) of A's.
+__device__ __forceinline__ const ts_ab_t* b_ptr(const ts_ab_t* Bs, int k, int n) {
+  return Bs + (TS_B_ROW_MAJOR ? swz<B_ROW_LEN>(k, n) : swz<B_ROW_LEN>(n, k));
+}
+__device__ __forceinline__ const ts_ab_t* a_ptr(const ts_ab_t* As, int m, int k) {
+  return As + (TS_A_ROW_MAJOR ? swz<A_ROW_LEN>(m, k) : swz<A_ROW_LEN>(k, m));
+}
+
+#if defined(TS_VENDOR_AMD)
+typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
+#if TS_AB_DTYPE == 1
+typedef _Float16 ts_mfma_elem;
+#else
+typedef short ts_mfma_elem;
+#endif
+typedef ts_mfma_elem ts_mfma_in __attribute__((ext_vector_type(4)));
+
+// acc += (Bs^T As^T) over one slice. MFMA operand a is B^T (rows = columns n of C), b is A^T
+// (columns = rows m of C): lane l supplies B^T[n0 + l % 16][k0 + 4 (l / 16) .. +3] and
+// A^T[k0 + 4 (l / 16) .. +3][m0 + l % 16] and holds D rows n0 + 4 (l / 16) .. +3 of column
+// m0 + l % 16.
+__device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ Bs, const ts_ab_t* __restrict__ As,
+                                               int warp_n0, int warp_m0, int lane,
+                                               float (&acc)[TILES_N][TILES_M][4]) {
+  const int r = lane % 16, q = (lane / 16) * 4;
+#pragma unroll
+  for (int k0 = 0; k0 < BLOCK_K; k0 += 16) {
+    ts_mfma_in a[TILES_N], b[TILES_M];
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) a[nt][j] = __builtin_bit_cast(ts_mfma_elem, *b_ptr(Bs, k0 + q + j, warp_n0 + nt * 16 + r));
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[mt][j] = __builtin_bit_cast(ts_mfma_elem, *a_ptr(As, warp_m0 + mt * 16 + r, k0 + q + j));
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+      for (int mt = 0; mt < TILES_M; ++mt) {
+        ts_floatx4 d = {acc[nt][mt][0], acc[nt][mt][1], acc[nt][mt][2], acc[nt][mt][3]};
+#if TS_AB_DTYPE == 1
+        d = __builtin_amdgcn_mfma_f32_16x16x16f16(a[nt], b[mt], d, 0, 0, 0);
+#else
+        d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a[nt], b[mt], d, 0, 0, 0);
+#endif
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[nt][mt][i] = d[i];
+      }
+  }
+}
+
+// Where accumulator i of tile (nt, mt) sits inside the warp tile: column n of C, row m.
+__device__ __forceinline__ int acc_n(int lane, int nt, int i) { return nt * 16 + 4 * (lane / 16) + i; }
+__device__ __forceinline__ int acc_m(int lane, int mt, int i) { (void)i; return mt * 16 + lane % 16; }
+
+#else  // NVIDIA tensor cores
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+// Four (two) 8x8 matrices of 16-bit elements; lane l gives the address of row l % 8 of
+// matrix l / 8.
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], const ts_ab_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], const ts_ab_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x2(unsigned& r0, unsigned& r1, const ts_ab_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x2_trans(unsigned& r0, unsigned& r1, const ts_ab_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+               : "=r"(r0), "=r"(r1)
+               : "r"(smem_addr(p)));
+}
+
+// d += a*b on a 16x8x16 tile.
+__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+#if TS_AB_DTYPE == 1
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+// The MMA's A operand: B^T rows n0..n0+15 (columns of C), k0..k0+15, as matrices (n 0-7, k 0-7),
+// (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15). Lane l addresses row l % 8 of matrix
+// j = l / 8. Column-major B is stored [n][k] (plain ldmatrix gives lane (g, c) the pair
+// (n g, k 2c..2c+1)); row-major B is stored [k][n] (the transposing ldmatrix gives the same).
+__device__ __forceinline__ void load_bt_frag(unsigned (&a)[4], const ts_ab_t* Bs, int n0, int k0, int lane) {
+  const int j = lane / 8, r = lane % 8;
+  const int dn = (j & 1) * 8, dk = (j >> 1) * 8;
+#if TS_B_ROW_MAJOR
+  ldsm_x4_trans(a, Bs + swz<B_ROW_LEN>(k0 + dk + r, n0 + dn));
+#else
+  ldsm_x4(a, Bs + swz<B_ROW_LEN>(n0 + dn + r, k0 + dk));
+#endif
+}
+// The MMA's B operand: A^T k0..k0+15 x rows m0..m0+15 of A (two 8-wide tiles), as matrices
+// (k 0-7, m 0-7), (k 8-15, m 0-7), (k 0-7, m 8-15), (k 8-15, m 8-15): b[0], b[1] for m0..,
+// b[2], b[3] for m0+8... Row-major A is stored [m][k] (plain ldmatrix), column-major [k][m]
+// (transposing).
+__device__ __forceinline__ void load_at_frags(unsigned (&b)[4], const ts_ab_t* As, int m0, int k0, int lane) {
+  const int j = lane / 8, r = lane % 8;
+  const int dk = (j & 1) * 8, dm = (j >> 1) * 8;
+#if TS_A_ROW_MAJOR
+  ldsm_x4(b, As + swz<A_ROW_LEN>(m0 + dm + r, k0 + dk));
+#else
+  ldsm_x4_trans(b, As + swz<A_ROW_LEN>(k0 + dk + r, m0 + dm));
+#endif
+}
+// One 8-wide tile of A^T (lanes 0-15 give the addresses; the others repeat them).
+__device__ __forceinline__ void load_at_frag8(unsigned& b0, unsigned& b1, const ts_ab_t* As, int m0, int k0, int lane) {
+  const int j = (lane / 8) & 1, r = lane % 8;
+  const int dk = j * 8;
+#if TS_A_ROW_MAJOR
+  ldsm_x2(b0, b1, As + swz<A_ROW_LEN>(m0 + r, k0 + dk));
+#else
+  ldsm_x2_trans(b0, b1, As + swz<A_ROW_LEN>(k0 + dk + r, m0));
+#endif
+}
+
+// acc += (Bs^T As^T) over one slice, 16 deep at a time.
+__device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ Bs, const ts_ab_t* __restrict__ As,
+                                               int warp_n0, int warp_m0, int lane,
+                                               float (&acc)[TILES_N][TILES_M][4]) {
+#pragma unroll
+  for (int k0 = 0; k0 < BLOCK_K; k0 += 16) {
+    unsigned a[TILES_N][4], b[(TILES_M + 1) / 2][4];
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt) load_bt_frag(a[nt], Bs, warp_n0 + nt * 16, k0, lane);
+#if TILES_M == 1
+    load_at_frag8(b[0][0], b[0][1], As, warp_m0, k0, lane);
+#else
+#pragma unroll
+    for (int mp = 0; mp < TILES_M / 2; ++mp) load_at_frags(b[mp], As, warp_m0 + mp * 16, k0, lane);
+#endif
+#pragma unroll
+    for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+      for (int mt = 0; mt < TILES_M; ++mt)
+        mma16816(acc[nt][mt], a[nt], b[mt / 2][(mt % 2) * 2], b[mt / 2][(mt % 2) * 2 + 1]);
+  }
+}
+
+// Where accumulator i of tile (nt, mt) sits inside the warp tile: column n of C, row m.
+__device__ __forceinline__ int acc_n(int lane, int nt, int i) { return nt * 16 + lane / 4 + (i / 2) * 8; }
+__device__ __forceinline__ int acc_m(int lane, int mt, int i) { return mt * 8 + (lane % 4) * 2 + i % 2; }
+#endif
+
+// Stores the 4 accumulators of fragment f held by thread t of the block whose tile starts at
+// (block_m, block_n): C = epilogue(alpha * v + beta * C), rounded once to C's type.
+__device__ __forceinline__ void store_frag(ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias, int f, int t,
+                                           const float (&v)[4], int block_m, int block_n, int M, int N, int ldc,
+                                           float alpha, float beta, float slope) {
+  const int warp = t / TS_WARP_SIZE, lane = t % TS_WARP_SIZE;
+  const int n0 = block_n + (warp % WARPS_N) * WARP_N, m0 = block_m + (warp / WARPS_N) * WARP_M;
+  const int nt = f / TILES_M, mt = f % TILES_M;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int gn = n0 + acc_n(lane, nt, i), gm = m0 + acc_m(lane, mt, i);
+    if (gm < M && gn < N) ts_store_c(C, gm, gn, ldc, v[i], alpha, beta, bias, slope);
+  }
+}
+
+#if REDUCE == 1 && SPLIT_K > 1
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// 16 bytes at the same shared-memory offset in block `rank` of the cluster.
+__device__ __forceinline__ float4 ld_cluster4(const float* local, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+#define TS_DECODE_CLUSTER __cluster_dims__(1, SPLIT_K, 1)
+#else
+#define TS_DECODE_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) TS_DECODE_CLUSTER
+gemm_decode(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
+            const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
+            int ldc, float alpha, float beta, float epilogue_slope) {
+  extern __shared__ __attribute__((aligned(128))) unsigned char smem_raw[];
+  ts_ab_t* smem = reinterpret_cast<ts_ab_t*>(smem_raw);
+  const int tid = threadIdx.x;
+  const int warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;
+  const int warp_n0 = (warp % WARPS_N) * WARP_N, warp_m0 = (warp / WARPS_N) * WARP_M;
+  // The row tiles of one column tile are neighbours in launch order, so that blocks reading
+  // the same B columns run together and share them through L2.
+  const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M;
+  const int tile = blockIdx.x;
+  const int block_m = (tile % tiles_m) * BLOCK_M, block_n = (tile / tiles_m) * BLOCK_N;
+  const int k_per_split = ((K + SPLIT_K - 1) / SPLIT_K + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
+  const int k_begin = blockIdx.y * k_per_split;
+  const int k_end = min(K, k_begin + k_per_split);
+
+  float acc[TILES_N][TILES_M][4];
+#pragma unroll
+  for (int nt = 0; nt < TILES_N; ++nt)
+#pragma unroll
+    for (int mt = 0; mt < TILES_M; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[nt][mt][i] = 0.0f;
+
+  const int steps = k_end > k_begin ? (k_end - k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  ts_pipeline<STAGES>(
+      steps,
+      [&](int slot, int step) {
+        ts_ab_t* Bs = smem + slot * STAGE_ELEMS;
+        load_stage(Bs, Bs + B_STAGE, A, B, M, N, k_end, lda, ldb, block_m, block_n, k_begin + step * BLOCK_K, tid);
+      },
+      [&](int slot, int) {
+        const ts_ab_t* Bs = smem + slot * STAGE_ELEMS;
+        multiply_stage(Bs, Bs + B_STAGE, warp_n0, warp_m0, lane, acc);
+      });
+
+#if SPLIT_K == 1
+  (void)workspace;
+#pragma unroll
+  for (int f = 0; f < FRAGS; ++f)
+    store_frag(C, bias, f, tid, acc[f / TILES_M][f % TILES_M], block_m, block_n, M, N, ldc, alpha, beta,
+               epilogue_slope);
+#elif REDUCE == 1
+  (void)workspace;
+  // Each block's partial in its own shared memory, fragment-major ([f][thread] float4); after
+  // the cluster barrier block r sums items r, r + SPLIT_K, ... over ranks 0..SPLIT_K-1.
+  __syncthreads();  // every warp is done with the pipeline's shared memory
+  float* part = reinterpret_cast<float*>(smem_raw);
+#pragma unroll
+  for (int f = 0; f < FRAGS; ++f)
+    *reinterpret_cast<float4*>(part + (f * THREADS + tid) * 4) =
+        make_float4(acc[f / TILES_M][f % TILES_M][0], acc[f / TILES_M][f % TILES_M][1],
+                    acc[f / TILES_M][f % TILES_M][2], acc[f / TILES_M][f % TILES_M][3]);
+  cluster_sync_all();
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  constexpr int kItems = FRAGS * THREADS;
+  constexpr int kPer = (kItems + SPLIT_K - 1) / SPLIT_K;
+  for (int item = rank * kPer + tid; item < min(kItems, (int)(rank + 1) * kPer); item += THREADS) {
+    float4 p[SPLIT_K];
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s) p[s] = ld_cluster4(part + item * 4, s);
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s) {  // split order: deterministic
+      v[0] += p[s].x;
+      v[1] += p[s].y;
+      v[2] += p[s].z;
+      v[3] += p[s].w;
+    }
+    store_frag(C, bias, item / THREADS, item % THREADS, v, block_m, block_n, M, N, ldc, alpha, beta, epilogue_slope);
+  }
+  cluster_sync_all();  // no block leaves while another still reads its shared memory
+#else
+  // Workspace: SPLIT_K x tiles partial tiles of BLOCK_M x BLOCK_N floats in fragment order
+  // ([f][thread] float4), then one counter per tile (zeroed before the first launch, reset by
+  // the block that reduces).
+  const int tiles = tiles_m * ((N + BLOCK_N - 1) / BLOCK_N);
+  float* own = workspace + ((long long)blockIdx.y * tiles + tile) * (BLOCK_M * BLOCK_N);
+  int* counters = reinterpret_cast<int*>(workspace + (long long)SPLIT_K * tiles * (BLOCK_M * BLOCK_N));
+#pragma unroll
+  for (int f = 0; f < FRAGS; ++f)
+    *reinterpret_cast<float4*>(own + (f * THREADS + tid) * 4) =
+        make_float4(acc[f / TILES_M][f % TILES_M][0], acc[f / TILES_M][f % TILES_M][1],
+                    acc[f / TILES_M][f % TILES_M][2], acc[f / TILES_M][f % TILES_M][3]);
+  __threadfence();
+  __syncthreads();
+  __shared__ int arrived;
+  if (tid == 0) arrived = atomicAdd(&counters[tile], 1);
+  __syncthreads();
+  if (arrived != SPLIT_K - 1) return;
+  __threadfence();
+  // The last block adds the partials in split order, its own from registers (the same values
+  // it wrote), the others read from L2 (ld.global.cg: written by other blocks).
+#pragma unroll
+  for (int f = 0; f < FRAGS; ++f) {
+    float4 p[SPLIT_K];
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s) {
+      if (s == (int)blockIdx.y) continue;
+      const float* src = workspace + ((long long)s * tiles + tile) * (BLOCK_M * BLOCK_N) + (f * THREADS + tid) * 4;
+#if defined(TS_VENDOR_NVIDIA)
+      p[s] = __ldcg(reinterpret_cast<const float4*>(src));
+#else
+      const volatile float* vs = src;
+      p[s] = make_float4(vs[0], vs[1], vs[2], vs[3]);
+#endif
+    }
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s) {
+      if (s == (int)blockIdx.y) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[i] += acc[f / TILES_M][f % TILES_M][i];
+      } else {
+        v[0] += p[s].x;
+        v[1] += p[s].y;
+        v[2] += p[s].z;
+        v[3] += p[s].w;
+      }
+    }
+    store_frag(C, bias, f, tid, v, block_m, block_n, M, N, ldc, alpha, beta, epilogue_slope);
+  }
+  if (tid == 0) counters[tile] = 0;  // ready for the next launch
+#endif
+}
