@@ -57,4 +57,14 @@ Result<const CublasApi*> cublas_api() {
   return r;
 }
 
+Result<const CublasLtApi*> cublaslt_api() {
+  std::string so = "libcublasLt.so." + std::to_string(kCudaMajor);
+  auto r = detail::load_api_once<CublasLtApi>(toolkit_library_candidates(so),
+                                              [](CublasLtApi& api, detail::SymbolLoader& loader) {
+                                                TS_CUBLASLT_FUNCTIONS(TS_LOAD_FN)
+                                              });
+  if (!r.ok()) return Status::unavailable("cuBLASLt (" + so + ") not found (" + r.status().message() + ")");
+  return r;
+}
+
 }  // namespace tilesmith::cuda

@@ -1,9 +1,10 @@
 #pragma once
-// Function tables for the CUDA driver API, NVRTC and cuBLAS, filled by dlopen/dlsym.
+// Function tables for the CUDA driver API, NVRTC, cuBLAS and cuBLASLt, filled by dlopen/dlsym.
 // The vendor headers give the types; the names resolved are the versioned ones the
 // headers' macros select (cuMemAlloc -> cuMemAlloc_v2), so the table matches the ABI
 // the code was compiled against. Loaded once per process; thread-safe after loading.
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <nvrtc.h>
@@ -33,6 +34,14 @@ namespace tilesmith::cuda {
 #define TS_CUBLAS_FUNCTIONS(X) \
   X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasGetVersion) X(cublasSetMathMode)
 
+// cuBLASLt: the vendor baseline's matmul with fused epilogues (runtime/cuda/cublaslt_gemm.h).
+#define TS_CUBLASLT_FUNCTIONS(X)                                                                     \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmulDescCreate)               \
+  X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)         \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute) X(cublasLtMatmulPreferenceCreate) \
+  X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                          \
+  X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+
 #define TS_DECLARE_FN(name) decltype(&::name) name = nullptr;
 
 struct DriverApi {
@@ -50,6 +59,10 @@ struct CublasApi {
                                  cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   std::string library_path;
 };
+struct CublasLtApi {
+  TS_CUBLASLT_FUNCTIONS(TS_DECLARE_FN)
+  std::string library_path;
+};
 
 // Each loads its library on first call and returns the same table afterwards, or
 // unavailable with the loader's reasons (e.g. "libcuda.so.1: cannot open shared object
@@ -57,8 +70,9 @@ struct CublasApi {
 Result<const DriverApi*> driver_api();
 Result<const NvrtcApi*> nvrtc_api();
 Result<const CublasApi*> cublas_api();
+Result<const CublasLtApi*> cublaslt_api();
 
-// Where to look for toolkit libraries (NVRTC, cuBLAS) that are not on the loader's path:
+// Where to look for toolkit libraries (NVRTC, cuBLAS, cuBLASLt) that are not on the loader's path:
 // the soname first, then $CUDA_HOME/lib64, $CUDA_PATH/lib64, the toolkit found at build
 // time, /usr/local/cuda/lib64.
 std::vector<std::string> toolkit_library_candidates(const std::string& soname);

@@ -1,11 +1,13 @@
 // The CUDA backend: driver API for devices, memory, modules and launches; NVRTC for
-// compiling; cuBLAS for the baseline. Everything is reached through dlopen'd tables
+// compiling; cuBLASLt (and cuBLAS) for the baseline. Everything is reached through dlopen'd tables
 // (cuda_api.h), so nothing here needs the driver to be installed to load.
 
 #include <cstring>
 #include <map>
 
 #include "runtime/backend.h"
+#include "runtime/cuda/cublaslt_gemm.h"
+#include "runtime/cuda/cublaslt_plan.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/gpu_error.h"
@@ -54,15 +56,6 @@ bool is_resource(CUresult rc) {
     CUresult ts_rc_ = (api_.call);                                       \
     if (ts_rc_ != CUDA_SUCCESS) throw_cuda(api_, ts_rc_, #call, __FILE__, __LINE__); \
   } while (0)
-
-cudaDataType cuda_type(DType t) {
-  switch (t) {
-    case DType::kF16: return CUDA_R_16F;
-    case DType::kBF16: return CUDA_R_16BF;
-    case DType::kF32: break;
-  }
-  return CUDA_R_32F;
-}
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
@@ -133,6 +126,8 @@ class CudaDevice final : public GpuDevice {
     TS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   }
   ~CudaDevice() override {
+    lt_.reset();
+    if (lt_workspace_) free(lt_workspace_);
     if (blas_) cublas_->cublasDestroy(blas_);
     api_.cuStreamDestroy(stream_);
     api_.cuDevicePrimaryCtxRelease(dev_);
@@ -190,17 +185,63 @@ class CudaDevice final : public GpuDevice {
     return ms;
   }
 
+  // cuBLASLt for every type, with the epilogue fused where it has one; cublasGemmEx for
+  // the plain GEMM where cuBLASLt is missing or has no algorithm for it.
   Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
-    (void)bias;
+    Status lt = ensure_lt();
+    if (lt.ok()) lt = lt_->run(p, a, b, c, bias, stream_);
+    if (lt.ok()) {
+      used_ = lt_->version() + " (cublasLtMatmul, heuristic algo, " +
+              compute_type_name(p.a_type == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F) + ")";
+      return lt;
+    }
+    const bool lt_cannot = lt.code() == StatusCode::kUnavailable || lt.code() == StatusCode::kInvalidArgument;
+    if (!lt_cannot) return lt;
+    if (p.epilogue != Epilogue::kNone) {
+      // The caller times the plain GEMM on invalid_argument, so a missing cuBLASLt reads as "cannot fuse".
+      if (lt.code() == StatusCode::kUnavailable)
+        return Status::invalid("no fused " + std::string(epilogue_name(p.epilogue)) + " epilogue: " + lt.message());
+      return lt;
+    }
+    Status ex = gemm_ex(p, a, b, c);
+    if (!ex.ok()) return ex.with_context("cuBLASLt: " + lt.message() + "; then cublasGemmEx");
+    return ex;
+  }
+
+  std::string vendor_name() const override {
+    if (!used_.empty()) return used_;
+    std::string lt = lt_ ? lt_->version() : std::string("cuBLASLt");
+    return lt + " (cublasLtMatmul, heuristic algo; fp32: CUBLAS_COMPUTE_32F_PEDANTIC, fp16/bf16: CUBLAS_COMPUTE_32F)";
+  }
+
+ private:
+  // 32 MiB of workspace lets the heuristic pick split-K and stream-K kernels, as cuBLAS
+  // itself reserves on Hopper; allocated once, on first use.
+  static constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
+
+  Status ensure_lt() {
+    if (lt_) return {};
+    if (!lt_status_.ok()) return lt_status_;  // tried before: the same answer
+    if (!lt_workspace_) lt_workspace_ = alloc(kLtWorkspaceBytes);
+    auto r = LtGemm::create(lt_workspace_, kLtWorkspaceBytes);
+    if (!r.ok()) {
+      lt_status_ = r.status();
+      free(lt_workspace_);
+      lt_workspace_ = 0;
+      return lt_status_;
+    }
+    lt_ = std::move(r).value();
+    return {};
+  }
+
+  Status gemm_ex(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) {
     TS_RETURN_IF_ERROR(ensure_blas());
-    if (p.epilogue != Epilogue::kNone)
-      return Status::invalid("cublasGemmEx has no fused " + std::string(epilogue_name(p.epilogue)) + " epilogue");
     const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
     const bool a_row = p.a_layout == Layout::kRowMajor, b_row = p.b_layout == Layout::kRowMajor;
     // fp32 stays pedantic (no TF32 or other reduced-precision shortcut); half inputs use the
     // tensor cores with fp32 accumulation, as the templates do.
     const bool half = p.a_type != DType::kF32;
-    const cudaDataType ab = cuda_type(p.a_type), ct = cuda_type(p.c_type);
+    const cudaDataType ab = cuda_data_type(p.a_type), ct = cuda_data_type(p.c_type);
     const cublasComputeType_t compute = half ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_PEDANTIC;
     // No reduced-precision split-K reductions either: fp32 accumulation throughout.
     cublas_->cublasSetMathMode(
@@ -224,20 +265,13 @@ class CudaDevice final : public GpuDevice {
     if (st != CUBLAS_STATUS_SUCCESS)
       return Status::internal("cublasGemmEx (" + std::string(dtype_name(p.a_type)) + " inputs, " + dtype_name(p.c_type) +
                               " C) failed with status " + std::to_string(int(st)));
+    int ver = 0;
+    cublas_->cublasGetVersion(blas_, &ver);
+    used_ = "cuBLAS " + std::to_string(ver / 10000) + "." + std::to_string((ver / 100) % 100) + "." +
+            std::to_string(ver % 100) + " (cublasGemmEx, " + compute_type_name(compute) + ")";
     return {};
   }
 
-  std::string vendor_name() const override {
-    std::string v = "cuBLAS";
-    if (auto api = cublas_api(); api.ok() && blas_) {
-      int ver = 0;
-      (*api)->cublasGetVersion(blas_, &ver);
-      v += " " + std::to_string(ver / 10000) + "." + std::to_string((ver / 100) % 100) + "." + std::to_string(ver % 100);
-    }
-    return v + " (cublasGemmEx; fp32: CUBLAS_COMPUTE_32F_PEDANTIC, fp16/bf16: CUBLAS_COMPUTE_32F)";
-  }
-
- private:
   Status ensure_blas() {
     if (blas_) return {};
     TS_ASSIGN_OR_RETURN(cublas_, cublas_api());
@@ -258,6 +292,10 @@ class CudaDevice final : public GpuDevice {
   CUstream stream_ = nullptr;
   const CublasApi* cublas_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  std::unique_ptr<LtGemm> lt_;
+  Status lt_status_;             // why cuBLASLt is unavailable, once tried
+  DevicePtr lt_workspace_ = 0;   // owned; freed after lt_
+  std::string used_;             // what the last vendor_gemm ran, for vendor_name()
 };
 
 Result<DeviceFacts> read_facts(const DriverApi& api, int ordinal, const std::string& rtc_version) {

@@ -1,5 +1,9 @@
 #include "runtime/hip/hip_api.h"
 
+#include <dlfcn.h>
+
+#include <climits>
+#include <cstdlib>
 #include <mutex>
 
 #include "runtime/detail/dynamic_library.h"
@@ -18,6 +22,15 @@ std::vector<std::string> amdhip_candidates() {
                              "/opt/rocm/lib/libamdhip64.so." + std::to_string(HIP_VERSION_MAJOR),
                              "/opt/rocm/lib/libamdhip64.so"};
   return c;
+}
+
+// The file a loaded symbol lives in, symlinks resolved ("/opt/rocm-6.2.0/lib/libhipblas.so.2.2.60200"),
+// or "" when the loader cannot say.
+std::string resolved_file(void* symbol) {
+  Dl_info info{};
+  if (!symbol || !::dladdr(symbol, &info) || !info.dli_fname) return {};
+  char buf[PATH_MAX];
+  return ::realpath(info.dli_fname, buf) ? std::string(buf) : std::string(info.dli_fname);
 }
 
 }  // namespace
@@ -69,16 +82,40 @@ Result<const HiprtcApi*> hiprtc_api() {
 }
 
 Result<const HipblasApi*> hipblas_api() {
-  auto r = detail::load_api_once<HipblasApi>({"libhipblas.so", "libhipblas.so.2", "libhipblas.so.1", "libhipblas.so.0",
-                                  "/opt/rocm/lib/libhipblas.so"},
-                                 [](HipblasApi& api, detail::SymbolLoader& loader) {
-                                   loader.load(api.hipblasCreate, "hipblasCreate");
-                                   loader.load(api.hipblasDestroy, "hipblasDestroy");
-                                   loader.load(api.hipblasSetStream, "hipblasSetStream");
-                                   loader.load(api.hipblasSgemm, "hipblasSgemm");
-                                 });
-  if (!r.ok()) return Status::unavailable("hipBLAS not found (" + r.status().message() + ")");
-  return r;
+  static std::once_flag once;
+  static HipblasApi api;
+  static Status status;
+  static detail::DynamicLibrary lib;
+  std::call_once(once, [] {
+    // Newest soname first; the unversioned name (a development symlink) after them.
+    std::vector<std::string> c;
+    for (const char* dir : {"", "/opt/rocm/lib/"})
+      for (const char* so : {"libhipblas.so.3", "libhipblas.so.2", "libhipblas.so.1", "libhipblas.so.0", "libhipblas.so"})
+        c.push_back(std::string(dir) + so);
+    auto opened = detail::DynamicLibrary::open_first(c);
+    if (!opened.ok()) {
+      status = opened.status();
+      return;
+    }
+    lib = std::move(opened).value();
+    detail::SymbolLoader loader(lib);
+    loader.load(api.hipblasCreate, "hipblasCreate");
+    loader.load(api.hipblasDestroy, "hipblasDestroy");
+    loader.load(api.hipblasSetStream, "hipblasSetStream");
+    loader.load(api.hipblasSgemm, "hipblasSgemm");
+    status = loader.status();
+    if (!status.ok()) return;
+    api.library_path = lib.path();
+    api.library_file = resolved_file(reinterpret_cast<void*>(api.hipblasCreate));
+    // The same name takes different enum values across hipBLAS versions (hipblas_gemm_ex.h).
+    const GemmExSymbol pick = choose_gemm_ex(lib.symbol("hipblasGemmEx_v2") != nullptr,
+                                             soname_major(api.library_file.empty() ? api.library_path : api.library_file));
+    api.gemm_ex = reinterpret_cast<decltype(api.gemm_ex)>(lib.symbol(pick.name));
+    api.gemm_ex_symbol = pick.name;
+    api.gemm_ex_abi = pick.abi;
+  });
+  if (!status.ok()) return Status::unavailable("hipBLAS not found (" + status.message() + ")");
+  return &api;
 }
 
 }  // namespace tilesmith::hip

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "runtime/hip/hipblas_gemm_ex.h"
 
 namespace tilesmith::hip {
 
@@ -41,7 +42,8 @@ struct HiprtcApi {
 };
 
 // The minimal hipBLAS C API used for the baseline, declared here because hipBLAS is
-// optional (Debian ships no hipBLAS): loaded from libhipblas.so at run time when present.
+// optional (Debian ships no hipBLAS headers): loaded from libhipblas.so at run time when
+// present. Enums are ints in its C ABI.
 struct HipblasApi {
   using Handle = void*;
   int (*hipblasCreate)(Handle*) = nullptr;
@@ -50,9 +52,17 @@ struct HipblasApi {
   // hipblasSgemm(handle, transA, transB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
   int (*hipblasSgemm)(Handle, int, int, int, int, int, const float*, const float*, int, const float*, int,
                       const float*, float*, int) = nullptr;
-  static constexpr int kOpN = 111;  // HIPBLAS_OP_N
-  static constexpr int kOpT = 112;  // HIPBLAS_OP_T
-  std::string library_path;
+  // gemm_ex_symbol (hipblasGemmEx or hipblasGemmEx_v2; hipblas_gemm_ex.h says which and why):
+  // (handle, transA, transB, m, n, k, alpha, A, aType, lda, B, bType, ldb, beta, C, cType, ldc,
+  //  computeType, algo), types encoded per gemm_ex_abi. nullptr when the library lacks it.
+  int (*gemm_ex)(Handle, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
+                 const void*, void*, int, int, int, int) = nullptr;
+  const char* gemm_ex_symbol = "";
+  GemmExAbi gemm_ex_abi = GemmExAbi::kHipblasDatatype;
+  static constexpr int kOpN = kHipblasOpN;
+  static constexpr int kOpT = kHipblasOpT;
+  std::string library_path;  // the name it was opened by
+  std::string library_file;  // the file behind it (symlinks resolved), whose soname tells the ABI
 };
 
 Result<const HipApi*> hip_api();

@@ -163,26 +163,51 @@ class HipDevice final : public GpuDevice {
     return ms;
   }
 
+  // hipblasSgemm for fp32, hipblasGemmEx (fp32 accumulation) for half inputs; hipBLAS
+  // fuses no epilogue, so any epilogue is invalid_argument and the caller times the plain GEMM.
   Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
     (void)bias;
-    if (!blas_) {
-      TS_ASSIGN_OR_RETURN(hipblas_, hipblas_api());
-      if (hipblas_->hipblasCreate(&blas_) != 0) {
-        blas_ = nullptr;
-        return Status::unavailable("hipblasCreate failed");
-      }
-      hipblas_->hipblasSetStream(blas_, stream_);
+    TS_RETURN_IF_ERROR(ensure_blas());
+    const bool fp32 = p.a_type == DType::kF32 && p.b_type == DType::kF32 && p.c_type == DType::kF32;
+    if (fp32 && p.epilogue == Epilogue::kNone) return sgemm(p, a, b, c);
+    TS_ASSIGN_OR_RETURN(GemmExArgs x, plan_gemm_ex(p, hipblas_->gemm_ex_abi));
+    if (!hipblas_->gemm_ex)
+      return Status::unavailable(hipblas_->library_path + " lacks " + hipblas_->gemm_ex_symbol);
+    const float alpha = float(p.alpha), beta = float(p.beta);
+    const void* first = ptr(x.swap_operands ? b : a);
+    const void* second = ptr(x.swap_operands ? a : b);
+    int st = hipblas_->gemm_ex(blas_, x.trans_a, x.trans_b, x.m, x.n, x.k, &alpha, first, x.a_type, x.lda, second,
+                               x.b_type, x.ldb, &beta, ptr(c), x.c_type, x.ldc, x.compute_type, kHipblasGemmDefault);
+    if (st != 0)
+      return Status::internal(std::string(hipblas_->gemm_ex_symbol) + " (" + dtype_name(p.a_type) + " inputs, " +
+                              dtype_name(p.c_type) + " C) failed with hipBLAS status " + std::to_string(st));
+    return {};
+  }
+  std::string vendor_name() const override {
+    std::string ex = hipblas_ ? hipblas_->gemm_ex_symbol : "hipblasGemmEx";
+    return "hipBLAS (fp32: hipblasSgemm; fp16/bf16: " + ex + ", fp32 compute)";
+  }
+
+ private:
+  Status ensure_blas() {
+    if (blas_) return {};
+    TS_ASSIGN_OR_RETURN(hipblas_, hipblas_api());
+    if (hipblas_->hipblasCreate(&blas_) != 0) {
+      blas_ = nullptr;
+      return Status::unavailable("hipblasCreate failed");
     }
-    if (p.a_type != DType::kF32 || p.c_type != DType::kF32)
-      return Status::invalid("the hipBLAS baseline covers fp32 problems so far");
-    if (p.epilogue != Epilogue::kNone) return Status::invalid("hipBLAS has no fused epilogue");
+    hipblas_->hipblasSetStream(blas_, stream_);
+    return {};
+  }
+
+  Status sgemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) {
     const float alpha = float(p.alpha), beta = float(p.beta);
     const bool a_row = p.a_layout == Layout::kRowMajor, b_row = p.b_layout == Layout::kRowMajor;
     const auto* A = reinterpret_cast<const float*>(a);
     const auto* B = reinterpret_cast<const float*>(b);
     auto* C = reinterpret_cast<float*>(c);
     constexpr int N = HipblasApi::kOpN, T = HipblasApi::kOpT;
-    // Column-major, as cuBLAS: see cuda_backend.cpp for how the ops are chosen.
+    // Column-major, as cuBLAS: see hipblas_gemm_ex.h for how the ops are chosen.
     int st = p.c_layout == Layout::kColMajor
                  ? hipblas_->hipblasSgemm(blas_, a_row ? T : N, b_row ? T : N, int(p.m), int(p.n), int(p.k), &alpha, A,
                                           int(p.lda()), B, int(p.ldb()), &beta, C, int(p.ldc()))
@@ -191,9 +216,7 @@ class HipDevice final : public GpuDevice {
     if (st != 0) return Status::internal("hipblasSgemm failed with status " + std::to_string(st));
     return {};
   }
-  std::string vendor_name() const override { return "hipBLAS (hipblasSgemm)"; }
 
- private:
   static void* ptr(DevicePtr p) { return reinterpret_cast<void*>(p); }
   const HipApi& api_;
   DeviceFacts facts_;

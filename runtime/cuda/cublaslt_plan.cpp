@@ -1,0 +1,145 @@
+#include "runtime/cuda/cublaslt_plan.h"
+
+namespace tilesmith::cuda {
+namespace {
+
+// A stored matrix (logically rows x cols) as a column-major library sees it: a row-major
+// one reads as its transpose, with the same leading dimension.
+LtMatrix column_view(DType t, std::int64_t rows, std::int64_t cols, Layout layout,
+                     std::int64_t ld) {
+  LtMatrix v;
+  v.type = cuda_data_type(t);
+  const bool row = layout == Layout::kRowMajor;
+  v.rows = static_cast<std::uint64_t>(row ? cols : rows);
+  v.cols = static_cast<std::uint64_t>(row ? rows : cols);
+  v.ld = ld;
+  return v;
+}
+
+// The op that turns a column view into the matrix wanted: the logical matrix itself
+// (want_transpose = false) or its transpose. A row-major view already is the transpose.
+cublasOperation_t op_for(Layout stored, bool want_transpose) {
+  const bool view_is_transposed = stored == Layout::kRowMajor;
+  return view_is_transposed != want_transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+Result<cublasLtEpilogue_t> lt_epilogue(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone:
+      return CUBLASLT_EPILOGUE_DEFAULT;
+    case Epilogue::kBiasRow:
+    case Epilogue::kBiasCol:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::kRelu:
+      return CUBLASLT_EPILOGUE_RELU;
+    // cuBLASLt's GELU is the tanh approximation, the same formula as our reference.
+    case Epilogue::kGelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::kLeakyRelu:
+      break;
+  }
+  return Status::invalid("the vendor library (cuBLASLt) has no fused leaky_relu epilogue");
+}
+
+const char* epilogue_text(cublasLtEpilogue_t e) {
+  switch (e) {
+    case CUBLASLT_EPILOGUE_DEFAULT:
+      return "DEFAULT";
+    case CUBLASLT_EPILOGUE_BIAS:
+      return "BIAS";
+    case CUBLASLT_EPILOGUE_RELU:
+      return "RELU";
+    case CUBLASLT_EPILOGUE_GELU:
+      return "GELU";
+    default:
+      return "other";
+  }
+}
+
+std::string matrix_text(const char* name, const LtMatrix& m) {
+  return std::string(name) + " " + std::to_string(m.rows) + "x" + std::to_string(m.cols) + " ld " +
+         std::to_string(m.ld) + (m.order == CUBLASLT_ORDER_ROW ? " row" : " col");
+}
+const char* op_text(cublasOperation_t op) { return op == CUBLAS_OP_T ? " op T" : " op N"; }
+
+}  // namespace
+
+cudaDataType cuda_data_type(DType t) {
+  switch (t) {
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
+    case DType::kF32:
+      break;
+  }
+  return CUDA_R_32F;
+}
+
+const char* compute_type_name(cublasComputeType_t c) {
+  switch (c) {
+    case CUBLAS_COMPUTE_32F:
+      return "CUBLAS_COMPUTE_32F";
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+      return "CUBLAS_COMPUTE_32F_PEDANTIC";
+    default:
+      return "another compute type";
+  }
+}
+
+std::string LtPlan::describe() const {
+  std::string s = swap_operands ? "D = C^T = op(B)^T op(A)^T: " : "D = C = op(A) op(B): ";
+  s += matrix_text("A", a) + op_text(trans_a) + ", " + matrix_text("B", b) + op_text(trans_b) +
+       ", " + matrix_text("D", d);
+  s += std::string(", ") + compute_type_name(compute) + ", epilogue " + epilogue_text(epilogue);
+  return s;
+}
+
+Result<LtPlan> plan_cublaslt(const GemmProblem& p) {
+  if (p.a_type != p.b_type)
+    return Status::invalid(std::string("cuBLASLt needs A and B of one type (") +
+                           dtype_name(p.a_type) + " and " + dtype_name(p.b_type) + ")");
+  if (p.accumulate != DType::kF32)
+    return Status::invalid(std::string("the vendor baseline accumulates in fp32, not ") +
+                           dtype_name(p.accumulate));
+  TS_ASSIGN_OR_RETURN(cublasLtEpilogue_t epilogue, lt_epilogue(p.epilogue));
+
+  LtPlan plan;
+  plan.epilogue = epilogue;
+  plan.has_bias = p.epilogue == Epilogue::kBiasRow || p.epilogue == Epilogue::kBiasCol;
+  plan.bias_type = cuda_data_type(p.c_type);
+  // D's rows carry the bias; otherwise make D column-major in memory.
+  plan.swap_operands =
+      plan.has_bias ? p.epilogue == Epilogue::kBiasCol : p.c_layout == Layout::kRowMajor;
+
+  const LtMatrix a = column_view(p.a_type, p.m, p.k, p.a_layout, p.lda());
+  const LtMatrix b = column_view(p.b_type, p.k, p.n, p.b_layout, p.ldb());
+  if (!plan.swap_operands) {  // D = op(A) op(B)
+    plan.a = a;
+    plan.trans_a = op_for(p.a_layout, false);
+    plan.b = b;
+    plan.trans_b = op_for(p.b_layout, false);
+  } else {  // D = op(B)^T op(A)^T
+    plan.a = b;
+    plan.trans_a = op_for(p.b_layout, true);
+    plan.b = a;
+    plan.trans_b = op_for(p.a_layout, true);
+  }
+  plan.d.type = cuda_data_type(p.c_type);
+  plan.d.rows = static_cast<std::uint64_t>(plan.swap_operands ? p.n : p.m);
+  plan.d.cols = static_cast<std::uint64_t>(plan.swap_operands ? p.m : p.n);
+  plan.d.ld = p.ldc();
+  // Memory is column-major for D when C's layout matches the orientation.
+  const bool d_col_in_memory = (p.c_layout == Layout::kColMajor) != plan.swap_operands;
+  plan.d.order = d_col_in_memory ? CUBLASLT_ORDER_COL : CUBLASLT_ORDER_ROW;
+
+  // fp32 stays pedantic (no TF32 or other reduced-precision shortcut); half inputs use
+  // the tensor cores with fp32 accumulation, as the templates do.
+  plan.compute = p.a_type == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+  // A split-K reduction in a half C's type (in place, or through the workspace in the
+  // output type) would round partial sums to 16 bits: allow only fp32 partial sums.
+  if (p.c_type != DType::kF32) plan.reduction_schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  return plan;
+}
+
+}  // namespace tilesmith::cuda

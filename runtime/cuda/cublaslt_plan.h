@@ -1,0 +1,58 @@
+#pragma once
+// How one GemmProblem maps onto one cublasLtMatmul call: which operand comes first, the
+// ops, the matrix layouts, the compute type, the reduction schemes allowed and the fused
+// epilogue. Pure (no library call, no GPU), so it is tested on any machine; the backend
+// (cublaslt_gemm.h) turns a plan into descriptors. Thread-safe.
+//
+// cuBLASLt works on column-major matrices and adds its bias per row of D. So the plan
+// puts the bias dimension on D's rows: a per-row bias (one per m) computes
+// D = op(A) op(B) (M x N); a per-column bias (one per n) computes D = C^T = op(B)^T op(A)^T
+// (N x M), with our B as cuBLASLt's A. Without a bias, the orientation that makes D
+// column-major in memory is chosen (the path every algorithm supports). Where the bias
+// orientation and C's layout disagree, D is described as CUBLASLT_ORDER_ROW; whether an
+// algorithm exists for that is the heuristic's answer (invalid_argument when none). On
+// cuBLASLt 13.1 (H200) it answers CUBLAS_STATUS_NOT_SUPPORTED, so bias_row is fused into a
+// column-major C and bias_col into a row-major C, and the other two are not.
+
+#include <cublasLt.h>
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "registry/problem.h"
+
+namespace tilesmith::cuda {
+
+// One matrix as cuBLASLt is told about it (before its op is applied).
+struct LtMatrix {
+  cudaDataType type = CUDA_R_32F;
+  std::uint64_t rows = 0, cols = 0;
+  std::int64_t ld = 0;  // stride between columns (ORDER_COL) or rows (ORDER_ROW), in elements
+  cublasLtOrder_t order = CUBLASLT_ORDER_COL;
+};
+
+struct LtPlan {
+  // true: cuBLASLt computes C^T = op(B)^T op(A)^T; its A is our B, its rows are our N.
+  bool swap_operands = false;
+  cublasOperation_t trans_a = CUBLAS_OP_N, trans_b = CUBLAS_OP_N;
+  LtMatrix a, b, d;  // cuBLASLt's A, B and C = D (one buffer, one layout)
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType scale_type = CUDA_R_32F;  // alpha and beta are floats
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  bool has_bias = false;
+  cudaDataType bias_type = CUDA_R_32F;  // C's type, as the bias buffer holds
+  std::uint32_t reduction_schemes = CUBLASLT_REDUCTION_SCHEME_MASK;
+
+  // "D=C^T 4096x2048 col, A=B^T(op N) ..., epilogue BIAS": for messages and logs.
+  std::string describe() const;
+};
+
+cudaDataType cuda_data_type(DType t);
+const char* compute_type_name(cublasComputeType_t c);  // "CUBLAS_COMPUTE_32F", ...
+
+// The plan for `p`, or invalid_argument where cuBLASLt has no fused form of the
+// problem's epilogue (leaky_relu) or the inputs differ in type.
+Result<LtPlan> plan_cublaslt(const GemmProblem& p);
+
+}  // namespace tilesmith::cuda
