@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/format.h"
 #include "base/files.h"
 #include "cli/console.h"
 #include "cli/exit_codes.h"

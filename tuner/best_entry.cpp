@@ -1,5 +1,7 @@
 #include "tuner/best_entry.h"
 
+#include "base/format.h"
+
 namespace tilesmith {
 using nlohmann::json;
 

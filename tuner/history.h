@@ -98,12 +98,6 @@ std::string history_row_line(const HistoryRow& row);
 Result<HistoryRow> history_row_from_fields(const std::vector<std::string>& fields,
                                            int version = kHistorySchemaVersion);
 
-// UTC now, in the timestamp column's format.
-std::string utc_timestamp_now();
-
-// The shortest decimal text that reads back to the same double (for CSV and logs).
-std::string format_number(double v);
-
 struct HistoryLoad {
   int schema_version = kHistorySchemaVersion;  // the file's (this version for a missing file)
   std::vector<HistoryRow> rows;

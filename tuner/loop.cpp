@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/format.h"
 #include "base/files.h"
 #include "base/hash.h"
 #include "tuner/best_entry.h"

@@ -1,5 +1,7 @@
 #include "tuner/loop_rows.h"
 
+#include "base/format.h"
+
 #include <nlohmann/json.hpp>
 
 namespace tilesmith {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/format.h"
 #include "base/files.h"
 #include "tests/cli/process.h"
 #include "tuner/csv.h"
