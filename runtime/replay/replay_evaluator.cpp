@@ -11,24 +11,24 @@ ReplayEvaluator::ReplayEvaluator(std::shared_ptr<const Recording> recording, std
 
 const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
                                                  const GemmProblem& problem, const Config& config,
-                                                 Evaluation* rejection) const {
+                                                 Evaluation* e) const {
   const Recording& rec = *recording_;
-  rejection->outcome = Outcome::kInvalid;
+  e->outcome = Outcome::kInvalid;
   if (tmpl.name() != rec.name()) {
-    rejection->message = "the replay backend holds the recording '" + rec.name() +
+    e->message = "the replay backend holds the recording '" + rec.name() +
                          "', not template '" + tmpl.name() + "'";
     return nullptr;
   }
   const GemmProblem recorded = rec.problem();
   if ((problem.m != 0 && problem.m != recorded.m) || (problem.n != 0 && problem.n != recorded.n)) {
-    rejection->message = "the recording measured " + std::to_string(recorded.m) + "x" +
+    e->message = "the recording measured " + std::to_string(recorded.m) + "x" +
                          std::to_string(recorded.n) + " problems, not " +
                          std::to_string(problem.m) + "x" + std::to_string(problem.n);
     return nullptr;
   }
   auto point = rec.space().from_config(config);
   if (!point.ok()) {
-    rejection->message = point.status().message();
+    e->message = point.status().message();
     return nullptr;
   }
   const KernelTunerRecord* r = rec.find(*point);
@@ -36,9 +36,10 @@ const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
     // Say why in the space's terms when it can (a broken constraint reads better than
     // "not recorded").
     Status why = rec.space().validate(config, rec.context());
-    rejection->message = why.ok() ? "not measured in the recording " + rec.origin() : why.message();
+    e->message = why.ok() ? "not measured in the recording " + rec.origin() : why.message();
     return nullptr;
   }
+  e->compile_ms = r->compile_ms;
   return r;
 }
 
@@ -47,7 +48,6 @@ Evaluation ReplayEvaluator::prepare(const KernelTemplate& tmpl, const GemmProble
   Evaluation e;
   const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
   if (!r) return e;
-  e.compile_ms = r->compile_ms;
   e.outcome = r->outcome == Outcome::kCompileError || r->outcome == Outcome::kInvalid
                   ? r->outcome
                   : Outcome::kOk;
@@ -60,7 +60,6 @@ Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProbl
   Evaluation e;
   const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
   if (!r) return e;
-  e.compile_ms = r->compile_ms;
   e.outcome = r->outcome;
   if (r->outcome != Outcome::kOk) {
     e.message = "recorded as " + r->failure;
