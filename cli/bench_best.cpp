@@ -170,6 +170,7 @@ struct EntryResult {
   const BestEntry* entry = nullptr;
   std::string status;  // ok, DRIFT, FAILED, MISMATCH
   std::vector<std::string> notes;
+  ConfigUpdate update;  // the recorded config brought up to date with the template
   std::optional<Evaluation> now;
   std::optional<Evaluation> vendor;
   std::string vendor_note;
@@ -292,7 +293,12 @@ int bench_best(const BenchBestOptions& o) {
       results.push_back(std::move(r));
       continue;
     }
-    r.now = ev.evaluate(*tmpl, e->problem, e->config);
+    // An entry recorded before the template gained a parameter runs with its default; one
+    // with a parameter the template no longer has runs without it and is a mismatch.
+    r.update = tmpl->update_config(e->config);
+    for (auto& note : r.update.notes()) r.notes.push_back(std::move(note));
+    if (!r.update.dropped.empty()) mismatch = true;
+    r.now = ev.evaluate(*tmpl, e->problem, r.update.config);
     r.vendor = vendors.get(e->problem, &r.vendor_note);
     const auto recorded = metric(e->metrics, "median_ms");
     if (r.now->ok() && recorded && *recorded > 0) r.drift = r.now->timing.median_ms / *recorded - 1;
@@ -328,6 +334,7 @@ int bench_best(const BenchBestOptions& o) {
              {"notes", r.notes},
              {"recorded", r.entry->metrics},
              {"drift", r.drift ? json(*r.drift) : json(nullptr)}};
+      if (r.update.changed()) j["config_run"] = config_to_json(r.update.config);
       if (r.now) to_json(j["now"], *r.now);
       if (r.vendor) to_json(j["vendor"], *r.vendor);
       else j["vendor_unavailable"] = r.vendor_note;
@@ -349,6 +356,7 @@ int bench_best(const BenchBestOptions& o) {
     ++i;
     std::printf("\n[%d] %s %s\n    config  %s\n", i, e.template_name.c_str(), e.problem.describe().c_str(),
                 config_to_json_text(e.config).c_str());
+    if (r.update.changed()) std::printf("    run as  %s\n", config_to_json_text(r.update.config).c_str());
     const auto rec = metric(e.metrics, "median_ms"), rp20 = metric(e.metrics, "p20_ms"), rp80 = metric(e.metrics, "p80_ms"),
                rtf = metric(e.metrics, "tflops");
     std::printf("    recorded  %s median %s ms [p20 %s, p80 %s], %s TFLOP/s%s (run %s, row %s, %s)\n",

@@ -373,8 +373,10 @@ int run_tuning(const RunFlags& f) {
     std::size_t total = 0;
     std::string tuned;
     for (const KernelTemplate* t : templates) {
-      auto seeds = warm_start_seeds(warm_start, t->name(), evaluator.device().name);
+      auto seeds = warm_start_seeds(warm_start, t->name(), evaluator.device().name, t);
       spdlog::info("warm start: {} seed(s) for {}", seeds.size(), t->name());
+      for (const auto& s : seeds)
+        for (const auto& u : s.updates) spdlog::info("warm start: {} {}: {}", t->name(), s.origin, u);
       total += seeds.size();
       tuned += (tuned.empty() ? "" : ", ") + t->name();
       ps.warm_start[t->name()] = std::move(seeds);

@@ -30,7 +30,7 @@ Result<WarmStartFile> load_warm_start(const fs::path& path) {
 }
 
 std::vector<WarmStartSeed> warm_start_seeds(const std::vector<WarmStartFile>& files, const std::string& template_name,
-                                            const std::string& device_name) {
+                                            const std::string& device_name, const KernelTemplate* current) {
   std::vector<WarmStartSeed> seeds;
   std::set<Config> taken;
   // A winner measured on this very GPU model is the better bet, whatever file it is in;
@@ -41,11 +41,14 @@ std::vector<WarmStartSeed> warm_start_seeds(const std::vector<WarmStartFile>& fi
         if (e.template_name != template_name) continue;
         const std::string recorded_on = e.device.is_object() ? e.device.value("name", std::string()) : "";
         if ((recorded_on == device_name) != same_device) continue;
-        if (!taken.insert(e.config).second) continue;
+        ConfigUpdate update;
+        update.config = e.config;
+        if (current) update = current->update_config(e.config);
+        if (!taken.insert(update.config).second) continue;
         std::string origin = "winner for " + e.problem.describe();
         if (!same_device && !recorded_on.empty()) origin += " on " + recorded_on;
         origin += " in " + file.path.string();
-        seeds.push_back({e.config, std::move(origin)});
+        seeds.push_back({std::move(update.config), std::move(origin), update.notes()});
       }
     }
   }

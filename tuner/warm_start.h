@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "registry/config.h"
+#include "registry/kernel_template.h"
 #include "tuner/best_config.h"
 
 namespace tilesmith {
@@ -31,13 +32,19 @@ struct WarmStartSeed {
   // Where it comes from, for rationales and log lines: "winner for 4096x4096x4096 fp32 NN
   // in results/a/best_config.json" (" on <device>" added when it was measured elsewhere).
   std::string origin;
+  // How the recorded config was brought up to date with the template (a parameter it
+  // gained since filled in with its default, one it no longer has left out); empty when
+  // it was used as recorded.
+  std::vector<std::string> updates;
 };
 
 // The configs of the entries for `template_name` (any problem, any device), each config
 // once: entries recorded on a device named `device_name` first, then the rest; within each
 // group, files in the order given and entries in file order. Empty when no entry names
-// the template.
+// the template. With `current` (the template as it is now), each config is first brought
+// up to date with it (KernelTemplate::update_config; the seed's updates say how).
 std::vector<WarmStartSeed> warm_start_seeds(const std::vector<WarmStartFile>& files, const std::string& template_name,
-                                            const std::string& device_name);
+                                            const std::string& device_name,
+                                            const KernelTemplate* current = nullptr);
 
 }  // namespace tilesmith
