@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
-#include "tuner/best_config.h"
-#include "tuner/history_report.h"
+#include "tuner/records/best_config.h"
+#include "tuner/records/history_report.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;

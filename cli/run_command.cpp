@@ -13,11 +13,11 @@
 #include "cli/console.h"
 #include "cli/exit_codes.h"
 #include "cli/signals.h"
-#include "tuner/loop.h"
-#include "tuner/proposers/offline_proposers.h"
-#include "tuner/run_setup.h"
-#include "tuner/summary.h"
-#include "tuner/warm_start.h"
+#include "tuner/loop/loop.h"
+#include "tuner/search/offline_proposers.h"
+#include "tuner/loop/run_setup.h"
+#include "tuner/loop/summary.h"
+#include "tuner/search/warm_start.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
