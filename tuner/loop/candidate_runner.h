@@ -2,7 +2,7 @@
 // Where the loop's candidates are measured: one evaluator in this process, one candidate
 // at a time (InlineRunner: the replay backend, `--in-process` debugging), or worker
 // processes, one or more per GPU, several candidates at once (WorkerRunner,
-// tuner/worker_runner.h). The loop hands compiled candidates over with submit() and
+// tuner/loop/worker_runner.h). The loop hands compiled candidates over with submit() and
 // takes the results back with next(), in completion order, so it has one code path for
 // one device and for many.
 //

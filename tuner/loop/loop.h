@@ -4,14 +4,14 @@
 // best_config.json -> next generation, until a budget, a plateau, the end of the space
 // or a stop request; then the top few are re-timed and the winner goes to
 // best_config.json. Everything it learns is on disk before it acts on it, so a run
-// resumes after kill -9 at any moment (tuner/resume.h). docs/autotune-loop.md has the
+// resumes after kill -9 at any moment (tuner/records/resume.h). docs/autotune-loop.md has the
 // whole story.
 //
-// Files in the results folder: history.csv (tuner/history.h), journal.jsonl
-// (tuner/journal.h), best_config.json (tuner/best_config.h), and a lock file that keeps
+// Files in the results folder: history.csv (tuner/records/history.h), journal.jsonl
+// (tuner/records/journal.h), best_config.json (tuner/records/best_config.h), and a lock file that keeps
 // a second loop out of the folder while this one runs.
 //
-// Candidates are measured by a CandidateRunner (tuner/candidate_runner.h): one evaluator
+// Candidates are measured by a CandidateRunner (tuner/loop/candidate_runner.h): one evaluator
 // in this process, or worker processes on one or several devices measuring several
 // candidates at once, their rows appended in completion order.
 //

@@ -1,8 +1,8 @@
 #pragma once
 // Building a run's proposers from its settings: an offline proposer by name, or the LLM
-// proposer wrapped by the circuit-breaker fallback (tuner/fallback_proposer.h) with the
+// proposer wrapped by the circuit-breaker fallback (tuner/search/fallback_proposer.h) with the
 // default offline proposer behind it; either one behind the warm start
-// (tuner/warm_start_proposer.h) for a template with seeds. One provider (one HTTP client,
+// (tuner/search/warm_start_proposer.h) for a template with seeds. One provider (one HTTP client,
 // one llm_log.jsonl) serves every template; each template gets its own proposers (they
 // keep per-space state). Not thread-safe.
 
@@ -49,7 +49,7 @@ struct ProposerSettings {
   // The offline proposer behind the LLM (seeds generation 0, fills in while the
   // endpoint is down); empty: default_offline_proposer().
   std::string fallback;
-  // Earlier winners to evaluate first, by template name (tuner/warm_start.h); a template
+  // Earlier winners to evaluate first, by template name (tuner/search/warm_start.h); a template
   // without seeds starts as it would without a warm start.
   std::map<std::string, std::vector<WarmStartSeed>> warm_start;
   // Lines for the loop's log from the circuit breaker and the warm start.

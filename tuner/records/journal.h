@@ -5,7 +5,7 @@
 // compiled or evaluated, sessions, vendor baselines, re-timings and ends. With it a
 // resumed run finishes an interrupted generation exactly as it would have gone and
 // records the candidate that was in flight when the process or the machine died as a
-// crash instead of running it again (tuner/resume.h). Event kinds: docs/autotune-loop.md.
+// crash instead of running it again (tuner/records/resume.h). Event kinds: docs/autotune-loop.md.
 //
 // Thread-safe: append() may be called from the compile-ahead threads and the loop's.
 

@@ -1,7 +1,7 @@
 #pragma once
 // The offline proposers by name: what the loop falls back on without an LLM, and what
 // the search benchmark compares.
-//   random      uniform over the valid space (tuner/proposers/random_proposer.h)
+//   random      uniform over the valid space (tuner/search/random_proposer.h)
 //   exhaustive  every valid configuration in enumeration order (also "grid")
 //   evolve      surrogate-guided search, the default (also "surrogate")
 

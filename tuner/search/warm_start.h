@@ -3,7 +3,7 @@
 // first candidates of a new run, so that a related shape starts where the last one ended
 // instead of from a random design (docs/autotune-loop.md, "Warm start"). This file turns
 // `--warm-start PATH` arguments into each template's list of seeds; WarmStartProposer
-// (tuner/warm_start_proposer.h) proposes them. Pure apart from reading the files.
+// (tuner/search/warm_start_proposer.h) proposes them. Pure apart from reading the files.
 
 #include <filesystem>
 #include <string>

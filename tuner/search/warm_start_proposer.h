@@ -1,5 +1,5 @@
 #pragma once
-// A proposer that evaluates earlier winners first (tuner/warm_start.h), then hands over.
+// A proposer that evaluates earlier winners first (tuner/search/warm_start.h), then hands over.
 //
 //  - While seeds remain that validate for this request (ParamSpace::validate with the
 //    request's context) and are not in the request's history (configs compared exactly),

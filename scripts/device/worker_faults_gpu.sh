@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 6 on the GPU machine: fault isolation and several devices, with the real GPU.
+# Worker fault isolation and several devices, with the real GPU (on the GPU machine).
 #
-#   scripts/device/issue6_gpu.sh [OUT_DIR]        (from the repository root; ~3-5 min of GPU)
+#   scripts/device/worker_faults_gpu.sh [OUT_DIR]  (from the repository root; ~3-5 min of GPU)
 #
 # 1. worker_gpu_test: out-of-bounds write, trap, hang, NaN and 1 MiB of shared memory in
 #    tilesmith-worker processes, health check, 1 vs 2 workers, a GPU soak.
@@ -13,7 +13,7 @@
 #    pass) on one worker and on two: two GPUs when the machine has them (--devices 0,1),
 #    otherwise two workers on GPU 0 (--devices 0,0, said so in the table). Candidates
 #    per minute from each run's summary.
-# A table at the end; the details are under OUT_DIR (default results/issue6).
+# A table at the end; the details are under OUT_DIR (default results/worker_faults_gpu).
 #
 # Binaries: $TILESMITH_BIN (default .devpack/bin): autotune-loop, tilesmith-worker,
 # worker_gpu_test. $TILESMITH_WORKER points at the worker (set to $TILESMITH_BIN's when
@@ -25,12 +25,12 @@ if [[ -f .devpack/env.sh ]]; then source .devpack/env.sh; fi
 bin=${TILESMITH_BIN:-.devpack/bin}
 export TILESMITH_WORKER=${TILESMITH_WORKER:-$bin/tilesmith-worker}
 export TILESMITH_SOURCE_DIR=$root  # the tests find tests/kernels here
-out=${1:-results/issue6}
+out=${1:-results/worker_faults_gpu}
 rm -rf "$out"
 mkdir -p "$out"
 fail=0
 for exe in autotune-loop tilesmith-worker; do
-  [[ -x "$bin/$exe" ]] || { echo "issue6: $bin/$exe is missing"; exit 2; }
+  [[ -x "$bin/$exe" ]] || { echo "worker_faults_gpu: $bin/$exe is missing"; exit 2; }
 done
 
 echo "== devices"
@@ -39,7 +39,7 @@ gpus=$("$bin/autotune-loop" --list-devices --json | python3 -c 'import json,sys;
 backend=$("$bin/autotune-loop" --list-devices --json |
   python3 -c 'import json,sys; print(next((b["backend"] for b in json.load(sys.stdin)["backends"] if b["devices"]), "none"))')
 echo "GPUs: $gpus ($backend)"
-[[ "$gpus" -ge 1 ]] || { echo "issue6: no GPU"; exit 3; }
+[[ "$gpus" -ge 1 ]] || { echo "worker_faults_gpu: no GPU"; exit 3; }
 
 # -- 1 ------------------------------------------------------------------------------------
 echo "== worker_gpu_test"
@@ -98,7 +98,7 @@ def check(cond):
     ok = ok and cond
     return "PASS" if cond else "FAIL"
 
-print("\n== issue 6 on the GPU")
+print("\n== worker faults on the GPU")
 print("worker_gpu_test: exit %s  %s" % (gpu_test_rc, check(gpu_test_rc == "0")))
 
 # The fault run: each fault_gpu config once, with an outcome its fault allows; the run
