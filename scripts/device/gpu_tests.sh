@@ -13,12 +13,7 @@
 # $OUT_DIR (default results/gpu_tests)/NAME.txt; a table at the end.
 # Exit code 0 when every test passed, 1 when one failed or is missing from the bundle.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
-if [[ -f .devpack/env.sh ]]; then source .devpack/env.sh; fi
-bin=${TILESMITH_BIN:-.devpack/bin}
-export TILESMITH_WORKER=${TILESMITH_WORKER:-$bin/tilesmith-worker}
-export TILESMITH_SOURCE_DIR=$root
+source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"  # root, bin, TILESMITH_WORKER, TILESMITH_SOURCE_DIR
 out=${OUT_DIR:-results/gpu_tests}
 filter=${1:-*}
 mkdir -p "$out"

@@ -19,12 +19,7 @@
 # worker_gpu_test. $TILESMITH_WORKER points at the worker (set to $TILESMITH_BIN's when
 # unset). Exit code 0 when every check passed, 1 otherwise.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
-if [[ -f .devpack/env.sh ]]; then source .devpack/env.sh; fi
-bin=${TILESMITH_BIN:-.devpack/bin}
-export TILESMITH_WORKER=${TILESMITH_WORKER:-$bin/tilesmith-worker}
-export TILESMITH_SOURCE_DIR=$root  # the tests find tests/kernels here
+source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"  # root, bin, TILESMITH_WORKER, TILESMITH_SOURCE_DIR
 out=${1:-results/worker_faults_gpu}
 rm -rf "$out"
 mkdir -p "$out"

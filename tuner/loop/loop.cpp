@@ -25,9 +25,7 @@
 namespace tilesmith {
 namespace fs = std::filesystem;
 using nlohmann::json;
-using loop_detail::Clock;
-using loop_detail::kMaxEmptyGenerations;
-using loop_detail::seconds_since;
+using namespace loop_detail;  // Clock, kMaxEmptyGenerations, seconds_since
 
 const char* stop_reason_name(StopReason r) {
   switch (r) {

@@ -18,9 +18,7 @@
 namespace tilesmith {
 namespace fs = std::filesystem;
 using nlohmann::json;
-using loop_detail::Clock;
-using loop_detail::kMaxEmptyGenerations;
-using loop_detail::seconds_since;
+using namespace loop_detail;  // Clock, kMaxEmptyGenerations, seconds_since
 
 const std::string& GenerationLoop::Runner::template_hash(const std::string& template_name) const {
   static const std::string none;
