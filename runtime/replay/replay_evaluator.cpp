@@ -40,18 +40,19 @@ const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
     return nullptr;
   }
   e->compile_ms = r->compile_ms;
+  e->outcome = r->outcome;
+  if (r->outcome != Outcome::kOk) e->message = "recorded as " + r->failure;
   return r;
 }
 
 Evaluation ReplayEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
                                     const Config& config) {
   Evaluation e;
-  const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
-  if (!r) return e;
-  e.outcome = r->outcome == Outcome::kCompileError || r->outcome == Outcome::kInvalid
-                  ? r->outcome
-                  : Outcome::kOk;
-  e.message = e.ok() ? "" : "recorded as " + r->failure;
+  // Preparing only compiles: an outcome of running the kernel is not prepare's to report.
+  if (lookup(tmpl, problem, config, &e) && e.outcome != Outcome::kCompileError && e.outcome != Outcome::kInvalid) {
+    e.outcome = Outcome::kOk;
+    e.message.clear();
+  }
   return e;
 }
 
@@ -59,12 +60,7 @@ Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProbl
                                      const Config& config) {
   Evaluation e;
   const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
-  if (!r) return e;
-  e.outcome = r->outcome;
-  if (r->outcome != Outcome::kOk) {
-    e.message = "recorded as " + r->failure;
-    return e;
-  }
+  if (!r || !e.ok()) return e;
   // Seeded per (seed, config, repetition), so answers do not depend on call order.
   std::uint64_t nth = evaluations_[r]++;
   Hasher h;

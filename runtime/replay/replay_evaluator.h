@@ -44,7 +44,8 @@ class ReplayEvaluator : public Evaluator {
 
  private:
   // The start of prepare and evaluate: the record for `config`, with its recorded
-  // compile time in *e; or nullptr, with *e invalid and saying why.
+  // compile time and outcome in *e ("recorded as ..." when it failed); or nullptr, with
+  // *e invalid and saying why.
   const KernelTunerRecord* lookup(const KernelTemplate& tmpl, const GemmProblem& problem,
                                   const Config& config, Evaluation* e) const;
 
