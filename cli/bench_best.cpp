@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
-#include "tuner/best_config.h"
-#include "tuner/history_report.h"
+#include "tuner/records/best_config.h"
+#include "tuner/records/history_report.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -170,6 +170,7 @@ struct EntryResult {
   const BestEntry* entry = nullptr;
   std::string status;  // ok, DRIFT, FAILED, MISMATCH
   std::vector<std::string> notes;
+  ConfigUpdate update;  // the recorded config brought up to date with the template
   std::optional<Evaluation> now;
   std::optional<Evaluation> vendor;
   std::string vendor_note;
@@ -181,163 +182,164 @@ std::optional<double> metric(const json& m, const char* name) {
   return std::nullopt;
 }
 
-}  // namespace
+// The steps of bench_best. A step that returns an int wants bench-best to end with that
+// exit code now; std::nullopt means go on.
 
-int bench_best(const BenchBestOptions& o) {
-  const bool from_file = !o.best_config.empty() || !o.results.empty();
+// What the flags can be wrong about on their own, before any file or GPU.
+std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool replay) {
   if (!o.config_json.empty() && from_file) return usage("give --config or --best-config/--results, not both");
   if (o.config_json.empty() && !from_file)
     return usage("give a config: --config '{...}' with the problem flags, or --best-config FILE, or --results DIR");
   if (!o.best_config.empty() && !o.results.empty()) return usage("give --best-config FILE or --results DIR, not both");
   if (o.drift_tolerance_pct < 0) return usage("--drift-tolerance must not be negative");
-  const bool replay = o.evaluator.backend == "replay";
   if (replay && !o.kernels_dir.empty()) return usage("--kernels-dir does not go with --backend replay");
+  return std::nullopt;
+}
 
-  std::optional<TemplateLibrary> lib;
-  if (!replay) {
-    auto l = load_templates(o.kernels_dir);
-    if (!l.ok()) return usage(l.status().message());
-    lib = std::move(l).value();
-  }
-  std::vector<BestEntry> entries;
-  fs::path path;
-  if (from_file) {
-    path = o.best_config.empty() ? fs::path(o.results) / "best_config.json" : fs::path(o.best_config);
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-      return usage(path.string() + " does not exist" +
-                   (o.best_config.empty() ? " (is --results the folder an autotune-loop run wrote?)" : ""));
-    auto e = read_best_config(path);
-    if (!e.ok()) return usage(e.status().message());
-    entries = std::move(e).value();
-  }
-  std::optional<GemmProblem> problem_filter;
-  if (from_file && problem_given(o.problem)) {
+// best_config.json's entries (from --best-config or --results) and the problem filter.
+std::optional<int> read_entries(const BenchBestOptions& o, fs::path* path, std::vector<BestEntry>* entries,
+                                std::optional<GemmProblem>* problem_filter) {
+  *path = o.best_config.empty() ? fs::path(o.results) / "best_config.json" : fs::path(o.best_config);
+  std::error_code ec;
+  if (!fs::exists(*path, ec))
+    return usage(path->string() + " does not exist" +
+                 (o.best_config.empty() ? " (is --results the folder an autotune-loop run wrote?)" : ""));
+  auto e = read_best_config(*path);
+  if (!e.ok()) return usage(e.status().message());
+  *entries = std::move(e).value();
+  if (problem_given(o.problem)) {
     auto p = to_problem(o.problem);
     if (!p.ok()) return usage(p.status().message());
-    problem_filter = *p;
+    *problem_filter = *p;
   }
+  return std::nullopt;
+}
 
-  if (!from_file) {
-    // Everything the flags can be wrong about is said before a GPU is opened.
-    if (!replay && !problem_given(o.problem))
-      return usage("--config needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
-    if (auto c = config_from_json_text(o.config_json); !c.ok()) return usage("--config: " + c.status().message());
-  }
-  EvaluatorContext ec;
-  ec.seed = o.seed;
-  ec.compile_threads = 1;  // one candidate at a time: one compile helper is enough
-  if (!o.kernels_dir.empty()) ec.template_dirs.push_back(o.kernels_dir);
-  auto opened = open_evaluator(o.evaluator, ec);
-  if (!opened.ok()) {
-    std::cerr << "bench-best: " << opened.status().message() << "\n";
-    return opened.status().code() == StatusCode::kUnavailable ? kExitNoDevice : kExitUsage;
-  }
-  if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
+struct Selection {
+  std::vector<const BestEntry*> selected;      // for this device, through the filters
+  std::vector<const BestEntry*> other_device;  // the rest
+};
 
-  Evaluator& ev = opened->primary();
-  const DeviceFacts& device = ev.device();
-  std::vector<const BestEntry*> selected, other_device;
+Selection select_entries(const std::vector<BestEntry>& entries, const BenchBestOptions& o,
+                         const std::optional<GemmProblem>& problem_filter, const DeviceFacts& device) {
+  Selection sel;
   for (const auto& e : entries) {
     if (problem_filter && e.problem.key() != problem_filter->key()) continue;
     if (!o.template_name.empty() && e.template_name != o.template_name) continue;
     const std::string name = e.device.value("name", std::string());
     const std::string arch = e.device.value("arch", std::string());
-    if (name == device.name && arch == device.arch) selected.push_back(&e);
-    else other_device.push_back(&e);
+    if (name == device.name && arch == device.arch) sel.selected.push_back(&e);
+    else sel.other_device.push_back(&e);
   }
-  if (selected.empty()) {
-    std::string what = path.string() + " has no entry for this device (" + device.name + ", " + device.arch + ")";
-    if (problem_filter) what += " and problem " + problem_filter->describe();
-    if (!o.template_name.empty()) what += " and template " + o.template_name;
-    if (other_device.empty() && entries.empty()) what += "; the file has no entries";
-    for (const auto* e : other_device)
-      what += "\n  recorded on " + e->device.value("name", std::string("?")) + " (" +
-              e->device.value("arch", std::string("?")) + "): " + e->template_name + " " + e->problem.describe();
-    std::cerr << "bench-best: " << what << "\n";
-    return kExitMismatch;
-  }
+  return sel;
+}
 
-  VendorCache vendors(ev, o.no_vendor);
-  std::vector<EntryResult> results;
-  const double tol = o.drift_tolerance_pct / 100;
-  for (const BestEntry* e : selected) {
-    EntryResult r;
-    r.entry = e;
-    if (e->device_fingerprint != device.fingerprint())
-      r.notes.push_back("recorded with " + e->device_fingerprint + "; this is " + device.fingerprint());
-    const KernelTemplate* tmpl = nullptr;
-    if (opened->recorded_template) {
-      if (opened->recorded_template->name() == e->template_name) tmpl = &*opened->recorded_template;
-    } else {
-      tmpl = lib->find(e->template_name);
-    }
-    if (!tmpl) {
-      r.status = "MISMATCH";
-      r.notes.push_back("template " + e->template_name + " is not " +
-                        (opened->recorded_template ? "the recording's (" + opened->recorded_template->name() + ")"
-                                                   : "among the templates (use --kernels-dir for your own)"));
-      results.push_back(std::move(r));
-      continue;
-    }
-    bool mismatch = false;
-    if (tmpl->source_hash() != e->template_hash) {
-      mismatch = true;
-      r.notes.push_back("template " + e->template_name + " changed since it was recorded (source hash " +
-                        e->template_hash + " then, " + tmpl->source_hash() + " now)");
-    }
-    if (Status st = tmpl->supports(e->problem); !st.ok()) {
-      r.status = "MISMATCH";
-      r.notes.push_back(st.message());
-      results.push_back(std::move(r));
-      continue;
-    }
-    r.now = ev.evaluate(*tmpl, e->problem, e->config);
-    r.vendor = vendors.get(e->problem, &r.vendor_note);
-    const auto recorded = metric(e->metrics, "median_ms");
-    if (r.now->ok() && recorded && *recorded > 0) r.drift = r.now->timing.median_ms / *recorded - 1;
-    if (!r.now->ok()) r.status = "FAILED";
-    else if (mismatch) r.status = "MISMATCH";
-    else if (r.drift && std::fabs(*r.drift) > tol) r.status = "DRIFT";
-    else r.status = "ok";
-    results.push_back(std::move(r));
-  }
+int report_no_entry(const fs::path& path, const DeviceFacts& device, const BenchBestOptions& o,
+                    const std::optional<GemmProblem>& problem_filter, const std::vector<BestEntry>& entries,
+                    const Selection& sel) {
+  std::string what = path.string() + " has no entry for this device (" + device.name + ", " + device.arch + ")";
+  if (problem_filter) what += " and problem " + problem_filter->describe();
+  if (!o.template_name.empty()) what += " and template " + o.template_name;
+  if (sel.other_device.empty() && entries.empty()) what += "; the file has no entries";
+  for (const auto* e : sel.other_device)
+    what += "\n  recorded on " + e->device.value("name", std::string("?")) + " (" +
+            e->device.value("arch", std::string("?")) + "): " + e->template_name + " " + e->problem.describe();
+  std::cerr << "bench-best: " << what << "\n";
+  return kExitMismatch;
+}
 
-  bool failed = false, mismatch = false, drift = false;
+// One entry measured now, with its status: ok, DRIFT, FAILED or MISMATCH.
+EntryResult bench_entry(const BestEntry* e, OpenedEvaluator& opened, const TemplateLibrary* lib, VendorCache& vendors,
+                        double tol) {
+  Evaluator& ev = opened.primary();
+  const DeviceFacts& device = ev.device();
+  EntryResult r;
+  r.entry = e;
+  if (e->device_fingerprint != device.fingerprint())
+    r.notes.push_back("recorded with " + e->device_fingerprint + "; this is " + device.fingerprint());
+  const KernelTemplate* tmpl = nullptr;
+  if (opened.recorded_template) {
+    if (opened.recorded_template->name() == e->template_name) tmpl = &*opened.recorded_template;
+  } else {
+    tmpl = lib->find(e->template_name);
+  }
+  if (!tmpl) {
+    r.status = "MISMATCH";
+    r.notes.push_back("template " + e->template_name + " is not " +
+                      (opened.recorded_template ? "the recording's (" + opened.recorded_template->name() + ")"
+                                                 : "among the templates (use --kernels-dir for your own)"));
+    return r;
+  }
+  bool mismatch = false;
+  if (tmpl->source_hash() != e->template_hash) {
+    mismatch = true;
+    r.notes.push_back("template " + e->template_name + " changed since it was recorded (source hash " +
+                      e->template_hash + " then, " + tmpl->source_hash() + " now)");
+  }
+  if (Status st = tmpl->supports(e->problem); !st.ok()) {
+    r.status = "MISMATCH";
+    r.notes.push_back(st.message());
+    return r;
+  }
+  // An entry recorded before the template gained a parameter runs with its default; one
+  // with a parameter the template no longer has runs without it and is a mismatch.
+  r.update = tmpl->update_config(e->config);
+  for (auto& note : r.update.notes()) r.notes.push_back(std::move(note));
+  if (!r.update.dropped.empty()) mismatch = true;
+  r.now = ev.evaluate(*tmpl, e->problem, r.update.config);
+  r.vendor = vendors.get(e->problem, &r.vendor_note);
+  const auto recorded = metric(e->metrics, "median_ms");
+  if (r.now->ok() && recorded && *recorded > 0) r.drift = r.now->timing.median_ms / *recorded - 1;
+  if (!r.now->ok()) r.status = "FAILED";
+  else if (mismatch) r.status = "MISMATCH";
+  else if (r.drift && std::fabs(*r.drift) > tol) r.status = "DRIFT";
+  else r.status = "ok";
+  return r;
+}
+
+int exit_code_for(const std::vector<EntryResult>& results, const BenchBestOptions& o, bool* drift) {
+  bool failed = false, mismatch = false;
+  *drift = false;
   for (const auto& r : results) {
     failed |= r.status == "FAILED";
     mismatch |= r.status == "MISMATCH";
-    drift |= r.status == "DRIFT";
+    *drift |= r.status == "DRIFT";
   }
-  int code = kExitOk;
-  if (failed || (drift && o.fail_on_drift)) code = kExitFailed;
-  else if (mismatch) code = kExitMismatch;
+  if (failed || (*drift && o.fail_on_drift)) return kExitFailed;
+  if (mismatch) return kExitMismatch;
+  return kExitOk;
+}
 
-  if (o.json) {
-    const double bandwidth = opened->measured_bandwidth();
-    json out{{"best_config", path.string()},
-             {"entries", json::array()},
-             {"other_devices", other_device.size()},
-             {"measured_bandwidth_gbps", bandwidth > 0 ? json(bandwidth / 1e9) : json(nullptr)}};
-    to_json(out["device"], device);
-    for (const auto& r : results) {
-      json j{{"template", r.entry->template_name},
-             {"problem", r.entry->problem.describe()},
-             {"config", config_to_json(r.entry->config)},
-             {"status", r.status},
-             {"notes", r.notes},
-             {"recorded", r.entry->metrics},
-             {"drift", r.drift ? json(*r.drift) : json(nullptr)}};
-      if (r.now) to_json(j["now"], *r.now);
-      if (r.vendor) to_json(j["vendor"], *r.vendor);
-      else j["vendor_unavailable"] = r.vendor_note;
-      out["entries"].push_back(j);
-    }
-    out["exit_code"] = code;
-    std::cout << out.dump(2) << "\n";
-    return code;
+void print_json(const fs::path& path, const OpenedEvaluator& opened, const DeviceFacts& device,
+                const Selection& sel, const std::vector<EntryResult>& results, int code) {
+  const std::vector<const BestEntry*>& other_device = sel.other_device;
+  const double bandwidth = opened.measured_bandwidth();
+  json out{{"best_config", path.string()},
+           {"entries", json::array()},
+           {"other_devices", other_device.size()},
+           {"measured_bandwidth_gbps", bandwidth > 0 ? json(bandwidth / 1e9) : json(nullptr)}};
+  to_json(out["device"], device);
+  for (const auto& r : results) {
+    json j{{"template", r.entry->template_name},
+           {"problem", r.entry->problem.describe()},
+           {"config", config_to_json(r.entry->config)},
+           {"status", r.status},
+           {"notes", r.notes},
+           {"recorded", r.entry->metrics},
+           {"drift", r.drift ? json(*r.drift) : json(nullptr)}};
+    if (r.update.changed()) j["config_run"] = config_to_json(r.update.config);
+    if (r.now) to_json(j["now"], *r.now);
+    if (r.vendor) to_json(j["vendor"], *r.vendor);
+    else j["vendor_unavailable"] = r.vendor_note;
+    out["entries"].push_back(j);
   }
+  out["exit_code"] = code;
+  std::cout << out.dump(2) << "\n";
+}
 
+void print_text(const fs::path& path, Evaluator& ev, const DeviceFacts& device, const Selection& sel,
+                const std::vector<EntryResult>& results, const BenchBestOptions& o, bool drift) {
+  const std::vector<const BestEntry*>& other_device = sel.other_device;
   std::printf("device   %s (%s) [%s]\n", device.name.c_str(), device.arch.c_str(), device.backend.c_str());
   std::printf("entries  %zu for this device in %s", results.size(), path.string().c_str());
   if (!other_device.empty()) std::printf(" (%zu for other devices or filters left out)", other_device.size());
@@ -349,6 +351,7 @@ int bench_best(const BenchBestOptions& o) {
     ++i;
     std::printf("\n[%d] %s %s\n    config  %s\n", i, e.template_name.c_str(), e.problem.describe().c_str(),
                 config_to_json_text(e.config).c_str());
+    if (r.update.changed()) std::printf("    run as  %s\n", config_to_json_text(r.update.config).c_str());
     const auto rec = metric(e.metrics, "median_ms"), rp20 = metric(e.metrics, "p20_ms"), rp80 = metric(e.metrics, "p80_ms"),
                rtf = metric(e.metrics, "tflops");
     std::printf("    recorded  %s median %s ms [p20 %s, p80 %s], %s TFLOP/s%s (run %s, row %s, %s)\n",
@@ -396,6 +399,56 @@ int bench_best(const BenchBestOptions& o) {
                                    table)
                           .c_str());
   if (drift && !o.fail_on_drift) std::printf("drift beyond %.1f%% is flagged (exit code unaffected; --fail-on-drift makes it 1)\n", o.drift_tolerance_pct);
+}
+
+}  // namespace
+
+int bench_best(const BenchBestOptions& o) {
+  const bool from_file = !o.best_config.empty() || !o.results.empty();
+  const bool replay = o.evaluator.backend == "replay";
+  if (auto code = check_flags(o, from_file, replay)) return *code;
+
+  std::optional<TemplateLibrary> lib;
+  if (!replay) {
+    auto l = load_templates(o.kernels_dir);
+    if (!l.ok()) return usage(l.status().message());
+    lib = std::move(l).value();
+  }
+  std::vector<BestEntry> entries;
+  fs::path path;
+  std::optional<GemmProblem> problem_filter;
+  if (from_file) {
+    if (auto code = read_entries(o, &path, &entries, &problem_filter)) return *code;
+  } else {
+    // Everything the flags can be wrong about is said before a GPU is opened.
+    if (!replay && !problem_given(o.problem))
+      return usage("--config needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
+    if (auto c = config_from_json_text(o.config_json); !c.ok()) return usage("--config: " + c.status().message());
+  }
+  EvaluatorContext ec;
+  ec.seed = o.seed;
+  ec.compile_threads = 1;  // one candidate at a time: one compile helper is enough
+  if (!o.kernels_dir.empty()) ec.template_dirs.push_back(o.kernels_dir);
+  auto opened = open_evaluator(o.evaluator, ec);
+  if (!opened.ok()) {
+    std::cerr << "bench-best: " << opened.status().message() << "\n";
+    return opened.status().code() == StatusCode::kUnavailable ? kExitNoDevice : kExitUsage;
+  }
+  if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
+
+  Evaluator& ev = opened->primary();
+  const DeviceFacts& device = ev.device();
+  const Selection sel = select_entries(entries, o, problem_filter, device);
+  if (sel.selected.empty()) return report_no_entry(path, device, o, problem_filter, entries, sel);
+
+  VendorCache vendors(ev, o.no_vendor);
+  std::vector<EntryResult> results;
+  for (const BestEntry* e : sel.selected)
+    results.push_back(bench_entry(e, *opened, lib ? &*lib : nullptr, vendors, o.drift_tolerance_pct / 100));
+  bool drift = false;
+  const int code = exit_code_for(results, o, &drift);
+  if (o.json) print_json(path, *opened, device, sel, results, code);
+  else print_text(path, ev, device, sel, results, o, drift);
   return code;
 }
 

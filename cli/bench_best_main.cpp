@@ -18,8 +18,11 @@ int main(int argc, char** argv) {
       "'{\"BLOCK_M\":128,\"BLOCK_N\":128,\"BLOCK_K\":8,\"THREAD_M\":8,\"THREAD_N\":8}'\n"
       "  bench-best --backend replay --replay-file gemm_RTX_3090.json.gz --results results   no GPU: recorded data\n"
       "Measured in a worker process (tilesmith-worker; --in-process for debugging).\n"
+      "An entry recorded before its template gained a parameter runs with the template's default (a note says so);\n"
+      "one naming a parameter the template no longer has runs without it and is a mismatch.\n"
       "Exit codes: 0 ok; 1 an entry failed validation or evaluation (or drifted, with --fail-on-drift); 2 bad usage;\n"
-      "3 no GPU; 4 no entry for this device, or an entry's template is missing or changed since it was recorded.");
+      "3 no GPU; 4 no entry for this device, or an entry's template is missing, changed since it was recorded or\n"
+      "lost a parameter the entry names.");
   app.set_version_flag("--version", std::string("tilesmith ") + TILESMITH_VERSION);
   BenchBestOptions o;
   add_problem_flags(app, o.problem, /*required=*/false);

@@ -62,15 +62,6 @@ Result<TemplateLibrary> load_templates(const std::string& dir) {
   return TemplateLibrary::from_directory(dir);
 }
 
-void add_device_flags(CLI::App& app, DeviceFlags& f) {
-  app.add_option("--backend", f.backend, "GPU backend: auto picks the first that finds a GPU")
-      ->check(CLI::IsMember({"auto", "cuda", "hip"}))
-      ->capture_default_str();
-  app.add_option("--device", f.device, "GPU ordinal within the backend")->capture_default_str();
-  app.add_option("--cache-dir", f.cache_dir,
-                 "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
-}
-
 Result<std::unique_ptr<Backend>> choose_backend(const std::string& name) {
   if (name != "auto") {
     TS_ASSIGN_OR_RETURN(auto b, make_backend(name));

@@ -37,13 +37,6 @@ bool problem_given(const ProblemFlags& f);
 // Embedded templates, or those in `dir` when not empty.
 Result<TemplateLibrary> load_templates(const std::string& dir);
 
-struct DeviceFlags {
-  std::string backend = "auto";  // auto, cuda, hip
-  int device = 0;
-  std::string cache_dir;
-};
-void add_device_flags(CLI::App& app, DeviceFlags& f);
-
 // The backend to use: the named one, or with "auto" the first (cuda, then hip) that
 // finds a GPU. unavailable with every backend's reason when none does.
 Result<std::unique_ptr<Backend>> choose_backend(const std::string& name);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "tuner/progress.h"
+#include "tuner/loop/progress.h"
 
 namespace tilesmith::cli {
 

@@ -26,8 +26,8 @@
 #include "runtime/evaluator.h"
 #include "runtime/gpu_evaluator.h"
 #include "runtime/replay/recording.h"
-#include "tuner/candidate_runner.h"
-#include "tuner/worker_runner.h"
+#include "tuner/loop/candidate_runner.h"
+#include "tuner/loop/worker_runner.h"
 
 namespace tilesmith::cli {
 

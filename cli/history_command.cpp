@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
-#include "tuner/history.h"
-#include "tuner/history_report.h"
+#include "tuner/records/history.h"
+#include "tuner/records/history_report.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;

@@ -8,15 +8,16 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "base/format.h"
 #include "base/files.h"
 #include "cli/console.h"
 #include "cli/exit_codes.h"
 #include "cli/signals.h"
-#include "tuner/loop.h"
-#include "tuner/proposers/offline_proposers.h"
-#include "tuner/run_setup.h"
-#include "tuner/summary.h"
-#include "tuner/warm_start.h"
+#include "tuner/loop/loop.h"
+#include "tuner/search/offline_proposers.h"
+#include "tuner/loop/run_setup.h"
+#include "tuner/loop/summary.h"
+#include "tuner/search/warm_start.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -238,22 +239,21 @@ json settings_json(const RunFlags& f, const std::string& proposer, const std::ve
               {"warm_start", f.warm_start}};
 }
 
-}  // namespace
+// The steps of run_tuning. A step that returns an int wants the run to end with that
+// exit code now; std::nullopt means go on.
 
-int run_tuning(const RunFlags& f) {
-  const bool replay = f.evaluator.backend == "replay";
-  // Problem and templates are checked before anything slow starts.
-  std::optional<GemmProblem> problem;
+// The problem, from the flags, a problem file, or (replay) later from the recording.
+std::optional<int> read_problem(const RunFlags& f, bool replay, std::optional<GemmProblem>* problem) {
   if (!f.problem_file.empty()) {
     if (problem_given(f.problem))
       return usage("give the problem with --m/--n/--k or with --problem-file, not both");
     auto p = problem_from_file(f.problem_file);
     if (!p.ok()) return usage(p.status().message());
-    problem = *p;
+    *problem = *p;
   } else if (problem_given(f.problem)) {
     auto p = to_problem(f.problem);
     if (!p.ok()) return usage(p.status().message());
-    problem = *p;
+    *problem = *p;
   } else if (f.problem.m || f.problem.n || f.problem.k) {
     return usage("give all of --m, --n and --k (or --problem-file FILE)");
   } else if (!replay) {
@@ -264,22 +264,27 @@ int run_tuning(const RunFlags& f) {
     return usage("--kernels-dir does not go with --backend replay: the recording is the template");
   if (!replay && (!f.evaluator.replay_file.empty() || !f.evaluator.replay_space.empty()))
     return usage("--replay-file and --replay-space go with --backend replay");
+  return std::nullopt;
+}
 
-  std::optional<TemplateLibrary> library;
-  if (!replay) {
-    auto lib = load_templates(f.kernels_dir);
-    if (!lib.ok()) return usage(lib.status().message());
-    library = std::move(lib).value();
-    for (const auto& name : f.templates) {
-      const KernelTemplate* t = library->find(name);
-      if (!t) {
-        std::string known;
-        for (const auto& n : library->names()) known += " " + n;
-        return usage("no template named '" + name + "' (known:" + known + ")");
-      }
+// The template library (not for replay), checking that every --template names one.
+std::optional<int> load_library(const RunFlags& f, bool replay, std::optional<TemplateLibrary>* library) {
+  if (replay) return std::nullopt;
+  auto lib = load_templates(f.kernels_dir);
+  if (!lib.ok()) return usage(lib.status().message());
+  *library = std::move(lib).value();
+  for (const auto& name : f.templates) {
+    const KernelTemplate* t = (*library)->find(name);
+    if (!t) {
+      std::string known;
+      for (const auto& n : (*library)->names()) known += " " + n;
+      return usage("no template named '" + name + "' (known:" + known + ")");
     }
   }
+  return std::nullopt;
+}
 
+ProposerSettings proposer_settings(const RunFlags& f) {
   ProposerSettings ps;
   ps.name = f.proposer;
   ps.fallback = f.fallback_proposer;
@@ -297,24 +302,173 @@ int run_tuning(const RunFlags& f) {
   ps.llm.log_path = fs::path(f.results) / "llm_log.jsonl";
   ps.llm.capabilities_path = fs::path(f.results) / "llm_capabilities.json";
   ps.on_event = [](const std::string& line) { spdlog::warn(line); };
-  if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
-  std::vector<WarmStartFile> warm_start;
+  return ps;
+}
+
+std::optional<int> load_warm_starts(const RunFlags& f, std::vector<WarmStartFile>* warm_start) {
   for (const auto& path : f.warm_start) {
     auto w = load_warm_start(path);
     if (!w.ok()) return usage("--warm-start: " + w.status().message());
-    warm_start.push_back(std::move(w).value());
+    warm_start->push_back(std::move(w).value());
   }
+  return std::nullopt;
+}
 
-  if (Status st = ensure_directory(f.results); !st.ok()) {
-    std::cerr << "autotune-loop: " << st.message() << "\n";
-    return kExitFailed;
-  }
+Result<std::unique_ptr<Console>> open_console(const RunFlags& f) {
   ConsoleOptions co;
   co.verbosity = f.quiet ? -1 : f.verbose;
   co.progress = f.progress;
   co.interval_s = f.status_interval_s;
   if (!f.no_log_file) co.log_file = f.log_file.empty() ? fs::path(f.results) / "autotune-loop.log" : fs::path(f.log_file);
-  auto console = Console::create(co);
+  return Console::create(co);
+}
+
+// The templates to tune: the recording's (replay, which also gives the problem when the
+// flags do not), or those of the library that can serve the problem on this device.
+std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvaluator& opened,
+                                    const std::optional<TemplateLibrary>& library, std::optional<GemmProblem>* problem,
+                                    std::vector<const KernelTemplate*>* templates) {
+  if (replay) {
+    const GemmProblem recorded = opened.recording->problem();
+    if (!*problem) {
+      *problem = recorded;
+    } else if ((*problem)->m != recorded.m || (*problem)->n != recorded.n || (*problem)->k != recorded.k) {
+      return usage("the recording " + f.evaluator.replay_file + " measured " + recorded.describe() + ", not " +
+                   (*problem)->describe() + "; leave out --m/--n/--k to use its problem");
+    }
+    const KernelTemplate& t = *opened.recorded_template;
+    for (const auto& name : f.templates)
+      if (name != t.name())
+        return usage("--template " + name + ": the replay backend has only the recording's template '" + t.name() + "'");
+    templates->push_back(&t);
+    return std::nullopt;
+  }
+  // The named templates, or every one; those that cannot serve this problem on this GPU
+  // (layout, epilogue, or no valid configuration, e.g. a Hopper-only template elsewhere)
+  // are left out with the reason, and the run needs at least one.
+  const DeviceFacts& device = opened.primary().device();
+  std::vector<const KernelTemplate*> candidates;
+  if (f.templates.empty())
+    for (const auto& t : library->templates()) candidates.push_back(&t);
+  else
+    for (const auto& name : f.templates) candidates.push_back(library->find(name));
+  std::string why;
+  for (const KernelTemplate* t : candidates) {
+    Status st = t->can_serve(**problem, device);
+    if (st.ok()) {
+      templates->push_back(t);
+    } else {
+      why += "\n  " + st.message();
+      if (candidates.size() > 1) spdlog::warn("leaving out {}: {}", t->name(), st.message());
+    }
+  }
+  if (templates->empty())
+    return usage("no template can serve " + (*problem)->describe() + " on " + device.name + ":" + why);
+  return std::nullopt;
+}
+
+// Each template's warm-start seeds into `ps`, saying what the files gave.
+void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<const KernelTemplate*>& templates,
+                          const DeviceFacts& device, ProposerSettings* ps) {
+  if (warm_start.empty()) return;
+  std::size_t total = 0;
+  std::string tuned;
+  for (const KernelTemplate* t : templates) {
+    auto seeds = warm_start_seeds(warm_start, t->name(), device.name, t);
+    spdlog::info("warm start: {} seed(s) for {}", seeds.size(), t->name());
+    for (const auto& s : seeds)
+      for (const auto& u : s.updates) spdlog::info("warm start: {} {}: {}", t->name(), s.origin, u);
+    total += seeds.size();
+    tuned += (tuned.empty() ? "" : ", ") + t->name();
+    ps->warm_start[t->name()] = std::move(seeds);
+  }
+  // Not an error (another recording's template, a renamed template), but the user
+  // expected a head start and gets none: say why.
+  if (total == 0) {
+    std::set<std::string> recorded;
+    for (const auto& w : warm_start)
+      for (const auto& e : w.entries) recorded.insert(e.template_name);
+    std::string names;
+    for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
+    spdlog::warn("--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
+                 names.empty() ? "no entries" : "entries for " + names);
+  }
+}
+
+LoopOptions loop_options(const RunFlags& f, const GemmProblem& problem, const CandidateRunner& runner,
+                         const std::string& proposer) {
+  LoopOptions lo;
+  lo.results_dir = f.results;
+  lo.problem = problem;
+  lo.candidates = f.candidates;
+  lo.seed = f.seed;
+  lo.budget.generations = f.generations;
+  lo.budget.max_evals = f.max_evals;
+  lo.budget.hours = f.hours;
+  lo.budget.patience = f.patience;
+  lo.retime_top = f.retime;
+  // Several devices eat compiles as fast as one each: the default is per device.
+  lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());
+  lo.vendor_baseline = !f.no_vendor;
+  lo.settings = settings_json(f, proposer, runner.devices());
+  return lo;
+}
+
+// What the run starts from: new or resumed, repairs, problem, device, templates, budgets.
+void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, const GemmProblem& problem,
+                   const OpenedEvaluator& opened, const DeviceFacts& device,
+                   const std::vector<const KernelTemplate*>& templates, const std::string& proposer) {
+  const ResumePoint& rp = loop.resume_point();
+  const std::size_t rows = loop.history().rows().size();
+  if (rows > 0 || rp.session > 1) {
+    spdlog::info("resuming run {} in {}: session {}, {} rows, next generation {}{}", rp.run_id, f.results, rp.session,
+                 rows, rp.unfinished ? rp.unfinished->generation : rp.next_generation,
+                 rp.crashed.empty() ? "" : ", " + std::to_string(rp.crashed.size()) + " candidate(s) in flight at the stop");
+  } else {
+    spdlog::info("new run in {}", f.results);
+  }
+  if (loop.repaired_history_bytes())
+    spdlog::warn("history.csv ended in a torn row ({} bytes: \"{}\"), cut off; every complete row is kept",
+                 loop.repaired_history_bytes(), loop.history().repaired_excerpt());
+  for (const auto& note : loop.notes()) spdlog::warn(note);
+  if (loop.repaired_journal_bytes())
+    spdlog::info("journal.jsonl ended in a torn line ({} bytes), cut off", loop.repaired_journal_bytes());
+  spdlog::info("problem {} on {} [{} {}], measured {}", problem.describe(), device.name, device.backend, device.arch,
+               opened.description);
+  if (f.evaluator.in_process && !replay)
+    spdlog::warn("--in-process: candidates run in this process; a kernel that faults or hangs ends the run (resume "
+                 "records it as crash)");
+  std::string tnames;
+  for (const auto* t : templates) tnames += (tnames.empty() ? "" : ", ") + t->name() + "@" + t->source_hash();
+  spdlog::info("templates: {}; proposer: {}; {} candidates per generation; seed {}", tnames, proposer, f.candidates,
+               f.seed);
+  std::string budgets;
+  if (f.generations) budgets += " --generations " + std::to_string(f.generations);
+  if (f.max_evals) budgets += " --max-evals " + std::to_string(f.max_evals);
+  if (f.hours > 0) budgets += " --hours " + format_number(f.hours);
+  if (f.patience) budgets += " --patience " + std::to_string(f.patience);
+  spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
+}
+
+}  // namespace
+
+int run_tuning(const RunFlags& f) {
+  const bool replay = f.evaluator.backend == "replay";
+  // Problem, templates, proposer and warm-start files are checked before anything slow starts.
+  std::optional<GemmProblem> problem;
+  if (auto code = read_problem(f, replay, &problem)) return *code;
+  std::optional<TemplateLibrary> library;
+  if (auto code = load_library(f, replay, &library)) return *code;
+  ProposerSettings ps = proposer_settings(f);
+  if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
+  std::vector<WarmStartFile> warm_start;
+  if (auto code = load_warm_starts(f, &warm_start)) return *code;
+
+  if (Status st = ensure_directory(f.results); !st.ok()) {
+    std::cerr << "autotune-loop: " << st.message() << "\n";
+    return kExitFailed;
+  }
+  auto console = open_console(f);
   if (!console.ok()) return usage(console.status().message());
 
   EvaluatorContext ec;
@@ -331,127 +485,27 @@ int run_tuning(const RunFlags& f) {
   }
   Evaluator& evaluator = opened->primary();
   CandidateRunner& runner = opened->runner();
+  const DeviceFacts& device = evaluator.device();
   std::vector<const KernelTemplate*> templates;
-  if (replay) {
-    const GemmProblem recorded = opened->recording->problem();
-    if (!problem) {
-      problem = recorded;
-    } else if (problem->m != recorded.m || problem->n != recorded.n || problem->k != recorded.k) {
-      return usage("the recording " + f.evaluator.replay_file + " measured " + recorded.describe() +
-                   ", not " + problem->describe() + "; leave out --m/--n/--k to use its problem");
-    }
-    const KernelTemplate& t = *opened->recorded_template;
-    for (const auto& name : f.templates)
-      if (name != t.name())
-        return usage("--template " + name + ": the replay backend has only the recording's template '" + t.name() + "'");
-    templates.push_back(&t);
-  } else {
-    // The named templates, or every one; those that cannot serve this problem on this GPU
-    // (layout, epilogue, or no valid configuration, e.g. a Hopper-only template elsewhere)
-    // are left out with the reason, and the run needs at least one.
-    std::vector<const KernelTemplate*> candidates;
-    if (f.templates.empty())
-      for (const auto& t : library->templates()) candidates.push_back(&t);
-    else
-      for (const auto& name : f.templates) candidates.push_back(library->find(name));
-    std::string why;
-    for (const KernelTemplate* t : candidates) {
-      Status st = t->can_serve(*problem, evaluator.device());
-      if (st.ok()) {
-        templates.push_back(t);
-      } else {
-        why += "\n  " + st.message();
-        if (candidates.size() > 1) spdlog::warn("leaving out {}: {}", t->name(), st.message());
-      }
-    }
-    if (templates.empty())
-      return usage("no template can serve " + problem->describe() + " on " + evaluator.device().name + ":" + why);
-  }
+  if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates)) return *code;
+  add_warm_start_seeds(warm_start, templates, device, &ps);
 
-  if (!warm_start.empty()) {
-    std::size_t total = 0;
-    std::string tuned;
-    for (const KernelTemplate* t : templates) {
-      auto seeds = warm_start_seeds(warm_start, t->name(), evaluator.device().name);
-      spdlog::info("warm start: {} seed(s) for {}", seeds.size(), t->name());
-      total += seeds.size();
-      tuned += (tuned.empty() ? "" : ", ") + t->name();
-      ps.warm_start[t->name()] = std::move(seeds);
-    }
-    // Not an error (another recording's template, a renamed template), but the user
-    // expected a head start and gets none: say why.
-    if (total == 0) {
-      std::set<std::string> recorded;
-      for (const auto& w : warm_start)
-        for (const auto& e : w.entries) recorded.insert(e.template_name);
-      std::string names;
-      for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
-      spdlog::warn("--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
-                   names.empty() ? "no entries" : "entries for " + names);
-    }
-  }
   auto factory = ProposerFactory::create(ps);
   if (!factory.ok()) return usage(factory.status().message());
   std::vector<std::unique_ptr<Proposer>> proposers;
   std::vector<LoopTarget> targets;
   for (const KernelTemplate* t : templates) {
-    auto p = (*factory)->make(*t, evaluator.device(), *problem);
+    auto p = (*factory)->make(*t, device, *problem);
     if (!p.ok()) return usage(p.status().message());
     proposers.push_back(std::move(p).value());
     targets.push_back({t, proposers.back().get()});
   }
-
-  LoopOptions lo;
-  lo.results_dir = f.results;
-  lo.problem = *problem;
-  lo.candidates = f.candidates;
-  lo.seed = f.seed;
-  lo.budget.generations = f.generations;
-  lo.budget.max_evals = f.max_evals;
-  lo.budget.hours = f.hours;
-  lo.budget.patience = f.patience;
-  lo.retime_top = f.retime;
-  // Several devices eat compiles as fast as one each: the default is per device.
-  lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());
-  lo.vendor_baseline = !f.no_vendor;
-  lo.settings = settings_json(f, (*factory)->describe(), runner.devices());
-  auto loop = GenerationLoop::open(runner, targets, lo);
+  auto loop = GenerationLoop::open(runner, targets, loop_options(f, *problem, runner, (*factory)->describe()));
   if (!loop.ok()) {
     spdlog::error(loop.status().message());
     return status_exit(loop.status());
   }
-
-  const DeviceFacts& device = evaluator.device();
-  const ResumePoint& rp = (*loop)->resume_point();
-  const std::size_t rows = (*loop)->history().rows().size();
-  if (rows > 0 || rp.session > 1) {
-    spdlog::info("resuming run {} in {}: session {}, {} rows, next generation {}{}", rp.run_id, f.results, rp.session,
-                 rows, rp.unfinished ? rp.unfinished->generation : rp.next_generation,
-                 rp.crashed.empty() ? "" : ", " + std::to_string(rp.crashed.size()) + " candidate(s) in flight at the stop");
-  } else {
-    spdlog::info("new run in {}", f.results);
-  }
-  if ((*loop)->repaired_history_bytes())
-    spdlog::warn("history.csv ended in a torn row ({} bytes: \"{}\"), cut off; every complete row is kept",
-                 (*loop)->repaired_history_bytes(), (*loop)->history().repaired_excerpt());
-  for (const auto& note : (*loop)->notes()) spdlog::warn(note);
-  if ((*loop)->repaired_journal_bytes())
-    spdlog::info("journal.jsonl ended in a torn line ({} bytes), cut off", (*loop)->repaired_journal_bytes());
-  spdlog::info("problem {} on {} [{} {}], measured {}", problem->describe(), device.name, device.backend, device.arch,
-               opened->description);
-  if (f.evaluator.in_process && !replay)
-    spdlog::warn("--in-process: candidates run in this process; a kernel that faults or hangs ends the run (resume "
-                 "records it as crash)");
-  std::string tnames;
-  for (const auto* t : templates) tnames += (tnames.empty() ? "" : ", ") + t->name() + "@" + t->source_hash();
-  spdlog::info("templates: {}; proposer: {}; {} candidates per generation; seed {}", tnames, (*factory)->describe(),
-               f.candidates, f.seed);
-  std::string budgets;
-  if (f.generations) budgets += " --generations " + std::to_string(f.generations);
-  if (f.max_evals) budgets += " --max-evals " + std::to_string(f.max_evals);
-  if (f.hours > 0) budgets += " --hours " + format_number(f.hours);
-  if (f.patience) budgets += " --patience " + std::to_string(f.patience);
-  spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
+  log_run_start(f, replay, **loop, *problem, *opened, device, templates, (*factory)->describe());
 
   install_stop_handlers();
   ConsoleObserver observer(**console);

@@ -1,5 +1,5 @@
 #pragma once
-// The main job of autotune-loop: the tuning run (tuner/loop.h) from the command line.
+// The main job of autotune-loop: the tuning run (tuner/loop/loop.h) from the command line.
 // Flags are added to the top-level app (autotune-loop --m 4096 ... runs); a CLI11 config
 // file (--config FILE, TOML or INI) holds the settings a user repeats.
 

@@ -4,6 +4,7 @@
 
 #include "llm/detail/http_errors.h"
 #include "llm/detail/param_fallback.h"
+#include "llm/detail/request_loop.h"
 #include "llm/json_extract.h"
 
 namespace tilesmith::llm {
@@ -35,6 +36,86 @@ std::string reply_text(const nlohmann::json& content, const std::string& tool_na
                     : text_blocks(content);
 }
 
+class AnthropicDialect final : public detail::ProviderDialect {
+ public:
+  int max_exchanges() const override { return kMaxExchanges; }
+
+  OutputMode first_mode(const ProviderOptions& options, const EndpointCapabilities& caps) const override {
+    if (options.forced_mode) return *options.forced_mode;
+    if (caps.output_mode == output_mode_name(OutputMode::kText)) return OutputMode::kText;
+    return OutputMode::kToolUse;
+  }
+
+  std::vector<HttpHeader> headers(const ApiKey& key) const override {
+    std::vector<HttpHeader> headers = {{"anthropic-version", kAnthropicVersion}};
+    if (key.present()) headers.push_back({"x-api-key", key.value()});
+    return headers;
+  }
+
+  detail::ExchangeBody body(const CompletionRequest& req, const Json& schema, const std::string& model,
+                            OutputMode mode, int cap, const EndpointCapabilities& caps) const override {
+    const bool send_temperature = req.temperature && !caps.dropped_parameters.count("temperature");
+    std::string system = req.system;
+    if (mode == OutputMode::kText)
+      system += "\n\nReply with one JSON object (no other text) that follows this JSON Schema:\n" + req.schema_json;
+    detail::ExchangeBody out;
+    Json& body = out.body;
+    body = {{"model", model},
+            {"max_tokens", cap},
+            {"system", system},
+            {"messages", Json::array({Json{{"role", "user"}, {"content", req.user}}})}};
+    if (send_temperature) {
+      body["temperature"] = *req.temperature;
+      out.rejectable.push_back("temperature");
+    }
+    if (mode == OutputMode::kToolUse) {
+      body["tools"] = Json::array({Json{{"name", req.schema_name},
+                                        {"description", "Submit the proposed configurations."},
+                                        {"input_schema", schema}}});
+      body["tool_choice"] = {{"type", "tool"}, {"name", req.schema_name}};
+    }
+    return out;
+  }
+
+  detail::BadRequest on_bad_request(const detail::ApiError& err, const detail::ExchangeBody& sent, bool forced_mode,
+                                    OutputMode& mode, EndpointCapabilities& caps,
+                                    const detail::EndpointClient& client) const override {
+    if (auto param = detail::rejected_parameter(err, sent.rejectable)) {
+      spdlog::warn("{} ({}) rejects parameter '{}': {}", client.url(), client.model(), *param,
+                   client.key().redact(err.message));
+      caps.dropped_parameters.insert(*param);
+      return detail::BadRequest::kAdapted;
+    }
+    if (mode == OutputMode::kToolUse && !forced_mode && detail::rejects_tools(err)) {
+      spdlog::warn("{} ({}) rejects tool use: {}; falling back to text", client.url(), client.model(),
+                   client.key().redact(err.message));
+      mode = OutputMode::kText;
+      caps.output_mode = output_mode_name(mode);
+      return detail::BadRequest::kAdapted;
+    }
+    return detail::BadRequest::kNotMine;
+  }
+
+  Result<detail::ReplyReading> read_reply(const nlohmann::json& reply, const std::string& raw, int status,
+                                          const CompletionRequest& req,
+                                          const detail::EndpointClient& client) const override {
+    if (!reply.is_object() || !reply.contains("content") || !reply["content"].is_array())
+      return Status::parse_error(client.key().redact("POST " + client.url() + " answered " + std::to_string(status) +
+                                                     " without a content array: " + detail::excerpt(raw, 300)));
+    const nlohmann::json& content = reply["content"];
+    detail::ReplyReading out;
+    out.finish_reason = detail::string_field(reply, "stop_reason");
+    if (out.finish_reason == "refusal") {
+      std::string said = text_blocks(content);
+      out.refusal = said.empty() ? "stop_reason: refusal" : said;
+      return out;
+    }
+    out.cut_off = out.finish_reason == "max_tokens";
+    out.text = reply_text(content, req.schema_name);
+    return out;
+  }
+};
+
 }  // namespace
 
 Result<std::unique_ptr<AnthropicProvider>> AnthropicProvider::create(ProviderOptions options) {
@@ -55,132 +136,8 @@ Result<std::unique_ptr<AnthropicProvider>> AnthropicProvider::create(ProviderOpt
 }
 
 Result<CompletionResult> AnthropicProvider::complete(const CompletionRequest& req) {
-  auto start = std::chrono::steady_clock::now();
-  detail::EndpointClient& client = *client_;
-  const ProviderOptions& options = client.options();
-  EndpointCapabilities caps = client.capabilities().get(client.capability_key());
-
-  OutputMode mode = OutputMode::kToolUse;
-  if (options.forced_mode) {
-    mode = *options.forced_mode;
-  } else if (caps.output_mode == output_mode_name(OutputMode::kText)) {
-    mode = OutputMode::kText;
-  }
-
-  std::vector<HttpHeader> headers = {{"anthropic-version", kAnthropicVersion}};
-  if (client.key().present()) headers.push_back({"x-api-key", client.key().value()});
-
-  Json schema = Json::parse(req.schema_json, nullptr, /*allow_exceptions=*/false);
-  if (!schema.is_object()) return Status::invalid("the reply schema is not a JSON object");
-
-  const int call = client.next_call_id();
-  int cap = req.max_output_tokens;
-  bool length_retried = false;
-  bool done = false;
-  CompletionResult out;
-  std::optional<CompletionResult> cut_off;  // the reply that hit the cap, kept for a failed retry
-  auto finish = [&](CompletionResult result) -> Result<CompletionResult> {
-    result.http_attempts = out.http_attempts;
-    result.usage = out.usage;
-    result.latency_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return result;
-  };
-  auto remember = [&] {
-    Status st = client.capabilities().put(client.capability_key(), caps);
-    if (!st.ok()) spdlog::warn("{}", st.message());
-  };
-
-  for (int exchange = 1; exchange <= kMaxExchanges; ++exchange) {
-    const bool send_temperature = req.temperature && !caps.dropped_parameters.count("temperature");
-    std::string system = req.system;
-    if (mode == OutputMode::kText)
-      system += "\n\nReply with one JSON object (no other text) that follows this JSON Schema:\n" + req.schema_json;
-    Json body = {{"model", client.model()},
-                 {"max_tokens", cap},
-                 {"system", system},
-                 {"messages", Json::array({Json{{"role", "user"}, {"content", req.user}}})}};
-    if (send_temperature) body["temperature"] = *req.temperature;
-    if (mode == OutputMode::kToolUse) {
-      body["tools"] = Json::array({Json{{"name", req.schema_name},
-                                        {"description", "Submit the proposed configurations."},
-                                        {"input_schema", schema}}});
-      body["tool_choice"] = {{"type", "tool"}, {"name", req.schema_name}};
-    }
-
-    int attempts = 0;
-    HttpResult r = client.post(body, headers, mode, call, exchange, &attempts);
-    out.http_attempts += attempts;
-    const int status = r.ok() ? r.response.status : 0;
-
-    if (r.ok() && (status == 400 || status == 422)) {
-      detail::ApiError err = detail::parse_api_error(r.response.body);
-      std::vector<std::string> sent;
-      if (send_temperature) sent.push_back("temperature");
-      if (auto param = detail::rejected_parameter(err, sent)) {
-        spdlog::warn("{} ({}) rejects parameter '{}': {}", client.url(), client.model(), *param,
-                     client.key().redact(err.message));
-        caps.dropped_parameters.insert(*param);
-        remember();
-        continue;
-      }
-      if (mode == OutputMode::kToolUse && !options.forced_mode && detail::rejects_tools(err)) {
-        spdlog::warn("{} ({}) rejects tool use: {}; falling back to text", client.url(), client.model(),
-                     client.key().redact(err.message));
-        mode = OutputMode::kText;
-        caps.output_mode = output_mode_name(mode);
-        remember();
-        continue;
-      }
-    }
-    if (!r.ok() || status < 200 || status >= 300) {
-      // The larger cap of a length retry can be more than the model allows: then the cut-off
-      // reply we already have is better than an error.
-      if (cut_off && r.ok() && status >= 400 && status < 500 && status != 429) return finish(std::move(*cut_off));
-      return detail::exchange_failure(r, attempts, client.url(), client.model(), client.key());
-    }
-
-    if (json_nesting_depth(r.response.body) > kMaxReplyDepth)
-      return Status::parse_error("POST " + client.url() + " answered with JSON nested more than " +
-                                 std::to_string(kMaxReplyDepth) + " levels deep");
-    nlohmann::json reply = nlohmann::json::parse(r.response.body, nullptr, /*allow_exceptions=*/false);
-    if (!reply.is_object() || !reply.contains("content") || !reply["content"].is_array()) {
-      return Status::parse_error(client.key().redact(
-          "POST " + client.url() + " answered " + std::to_string(status) +
-          " without a content array: " + detail::excerpt(r.response.body, 300)));
-    }
-    if (auto u = reply.find("usage"); u != reply.end()) detail::add_usage(*u, out.usage);
-    const nlohmann::json& content = reply["content"];
-    out.finish_reason = detail::string_field(reply, "stop_reason");
-    out.mode = mode;
-    if (out.finish_reason == "refusal") {
-      std::string said = text_blocks(content);
-      out.refusal = said.empty() ? "stop_reason: refusal" : said;
-      done = true;
-      break;
-    }
-    if (out.finish_reason == "max_tokens" && !length_retried) {
-      int larger = detail::larger_token_cap(cap);
-      if (larger > cap) {
-        cut_off = out;
-        cut_off->truncated = true;
-        cut_off->text = reply_text(content, req.schema_name);
-        spdlog::warn("{} ({}): reply cut off at {} tokens; retrying once with {}", client.url(),
-                     client.model(), cap, larger);
-        length_retried = true;
-        cap = larger;
-        continue;
-      }
-    }
-    out.truncated = out.finish_reason == "max_tokens";
-    out.text = reply_text(content, req.schema_name);
-    done = true;
-    break;
-  }
-  if (!done)
-    return Status::unavailable("POST " + client.url() + ": no usable reply after " +
-                               std::to_string(kMaxExchanges) + " exchanges adapting to the server");
-  return finish(out);
+  static const AnthropicDialect dialect;
+  return detail::run_request_loop(*client_, dialect, req);
 }
 
 }  // namespace tilesmith::llm

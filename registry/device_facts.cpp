@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_fields.h"
+
 namespace tilesmith {
 
 int fp32_lanes_for_arch(const std::string& arch) {
@@ -80,6 +82,8 @@ DeviceFacts nominal_facts_for_arch(const std::string& arch) {
   return f;
 }
 
+// The one codec: the journal, best_config.json and the worker wire all write this form.
+// The derived fp32_peak_tflops and fingerprint are for readers; the decoder ignores them.
 void to_json(nlohmann::json& j, const DeviceFacts& d) {
   j = nlohmann::json{{"backend", d.backend},
                      {"ordinal", d.ordinal},
@@ -91,13 +95,44 @@ void to_json(nlohmann::json& j, const DeviceFacts& d) {
                      {"shared_per_block", d.shared_per_block},
                      {"shared_per_block_optin", d.shared_per_block_optin},
                      {"registers_per_block", d.registers_per_block},
+                     {"registers_per_multiprocessor", d.registers_per_multiprocessor},
                      {"l2_bytes", d.l2_bytes},
                      {"global_memory_bytes", d.global_memory_bytes},
                      {"clock_khz", d.clock_khz},
+                     {"memory_clock_khz", d.memory_clock_khz},
+                     {"memory_bus_bits", d.memory_bus_bits},
                      {"driver_version", d.driver_version},
                      {"runtime_version", d.runtime_version},
+                     {"fp32_lanes_per_multiprocessor", d.fp32_lanes_per_multiprocessor},
                      {"fp32_peak_tflops", d.fp32_peak_flops() / 1e12},
                      {"fingerprint", d.fingerprint()}};
+}
+
+Result<DeviceFacts> device_facts_from_json(const nlohmann::json& j) {
+  DeviceFacts d;
+  FieldReader f(j, "device");
+  f.get("backend", d.backend);
+  f.get("ordinal", d.ordinal);
+  f.get("name", d.name);
+  f.get("arch", d.arch);
+  f.get("multiprocessors", d.multiprocessors);
+  f.get("warp_size", d.warp_size);
+  f.get("max_threads_per_block", d.max_threads_per_block);
+  f.get("shared_per_block", d.shared_per_block);
+  f.get("shared_per_block_optin", d.shared_per_block_optin);
+  f.get("registers_per_block", d.registers_per_block);
+  f.get("registers_per_multiprocessor", d.registers_per_multiprocessor);
+  f.get("l2_bytes", d.l2_bytes);
+  f.get("global_memory_bytes", d.global_memory_bytes);
+  f.get("clock_khz", d.clock_khz);
+  f.get("memory_clock_khz", d.memory_clock_khz);
+  f.get("memory_bus_bits", d.memory_bus_bits);
+  f.get("driver_version", d.driver_version);
+  f.get("runtime_version", d.runtime_version);
+  f.get("fp32_lanes_per_multiprocessor", d.fp32_lanes_per_multiprocessor);
+  if (f.status().ok() && d.backend.empty()) f.fail("backend is missing");
+  if (!f.status().ok()) return f.status();
+  return d;
 }
 
 }  // namespace tilesmith

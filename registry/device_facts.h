@@ -7,6 +7,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/status.h"
 #include "registry/dtype.h"
 
 namespace tilesmith {
@@ -53,6 +54,11 @@ int half_matrix_flops_per_clock(const std::string& arch);
 // (64 on GCN/CDNA gfx9, 32 elsewhere) and the architecture's usual limits.
 DeviceFacts nominal_facts_for_arch(const std::string& arch);
 
+// The one JSON form of DeviceFacts (journal, best_config.json, worker wire): every field,
+// plus the derived fp32_peak_tflops and fingerprint for readers. The decoder is strict
+// about types, tolerant of missing fields (they keep their defaults) and of the derived
+// ones; parse_error for a wrong type or a missing backend.
 void to_json(nlohmann::json& j, const DeviceFacts& d);
+Result<DeviceFacts> device_facts_from_json(const nlohmann::json& j);
 
 }  // namespace tilesmith

@@ -254,4 +254,32 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
   return r;
 }
 
+std::vector<std::string> ConfigUpdate::notes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : filled)
+    out.push_back(name + "=" + std::to_string(value) +
+                  " filled in: the entry predates the parameter (the template's default)");
+  for (const auto& [name, value] : dropped)
+    out.push_back(name + "=" + std::to_string(value) + " left out: the template no longer has it");
+  return out;
+}
+
+ConfigUpdate KernelTemplate::update_config(const Config& recorded) const {
+  ConfigUpdate u;
+  for (const auto& [name, value] : recorded) {
+    if (space_.find(name))
+      u.config[name] = value;
+    else
+      u.dropped[name] = value;
+  }
+  for (const Parameter& p : space_.parameters()) {
+    if (u.config.count(p.name)) continue;
+    if (auto d = defaults_.find(p.name); d != defaults_.end()) {
+      u.config[p.name] = d->second;
+      u.filled[p.name] = d->second;
+    }
+  }
+  return u;
+}
+
 }  // namespace tilesmith

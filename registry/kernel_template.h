@@ -53,6 +53,17 @@ struct RenderedKernel {
   std::int64_t threads() const { return std::int64_t(block[0]) * block[1] * block[2]; }
 };
 
+// What KernelTemplate::update_config did to a recorded config.
+struct ConfigUpdate {
+  Config config;                     // the config to use
+  Config filled;                     // parameters added with the template's default
+  Config dropped;                    // parameters the template no longer has, with the recorded value
+  bool changed() const { return !filled.empty() || !dropped.empty(); }
+  // One line per change, for the output: "VEC=1 filled in: the entry predates the
+  // parameter (the template's default)", "OLD=3 left out: the template no longer has it".
+  std::vector<std::string> notes() const;
+};
+
 class KernelTemplate {
  public:
   // json_text: the NAME.json description; source: the NAME.hip text (may be empty
@@ -73,6 +84,11 @@ class KernelTemplate {
   const ParamSpace& space() const { return space_; }
   // Parameter values that compile on their own (the template's defaults).
   const Config& defaults() const { return defaults_; }
+  // A config recorded against an earlier version of this template (best_config.json,
+  // --warm-start), brought up to date: a parameter the template has gained since takes
+  // its default; a parameter it no longer has is left out. A parameter without a default
+  // stays missing (validation then names it).
+  ConfigUpdate update_config(const Config& recorded) const;
   bool is_recorded() const { return source_.empty(); }
   // "" or a suffix the NVIDIA target needs ("a" turns sm_90 into sm_90a).
   const std::string& nvidia_arch_suffix() const { return nvidia_arch_suffix_; }

@@ -3,8 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/stats.h"
+#include "base/json_fields.h"
 
 namespace tilesmith {
+using nlohmann::json;
 
 TimingStats summarize_timing(std::vector<double> samples_ms) {
   const analysis::SampleSummary s = analysis::summarize(std::move(samples_ms));
@@ -19,42 +21,105 @@ TimingStats summarize_timing(std::vector<double> samples_ms) {
   return t;
 }
 
+// The one codec: the journal, bench-best's output and the worker wire all write this form.
 void to_json(nlohmann::json& j, const Evaluation& e) {
-  j = nlohmann::json{
-      {"outcome", outcome_name(e.outcome)},
-      {"message", e.message},
-      {"compile_ms", e.compile_ms},
-      {"compile_cache_hit", e.compile_cache_hit},
-      {"resources",
-       {{"registers", e.resources.registers},
-        {"static_shared_bytes", e.resources.static_shared_bytes},
-        {"dynamic_shared_bytes", e.resources.dynamic_shared_bytes},
-        {"local_bytes", e.resources.local_bytes},
-        {"spill_store_bytes", e.resources.spill_store_bytes},
-        {"spill_load_bytes", e.resources.spill_load_bytes},
-        {"max_threads_per_block", e.resources.max_threads_per_block}}},
-      {"accuracy",
-       {{"checked", e.accuracy.checked},
-        {"max_abs_error", e.accuracy.max_abs_error},
-        {"rel_error_norm", e.accuracy.rel_error_norm},
-        {"worst_tolerance_ratio", e.accuracy.worst_tolerance_ratio},
-        {"non_finite", e.accuracy.non_finite},
-        {"over_tolerance", e.accuracy.over_tolerance},
-        {"norm_tolerance", e.accuracy.norm_tolerance}}},
-      {"timing",
-       {{"samples", e.timing.samples},
-        {"median_ms", e.timing.median_ms},
-        {"min_ms", e.timing.min_ms},
-        {"p20_ms", e.timing.p20_ms},
-        {"p80_ms", e.timing.p80_ms},
-        {"mean_ms", e.timing.mean_ms},
-        {"cv", e.timing.cv},
-        {"warmup_ms", e.timing.warmup_ms},
-        {"l2_flushed", e.timing.l2_flushed}}},
-      {"tflops", e.tflops},
-      {"gbps", e.gbps},
-      {"roofline_bound_tflops", e.roofline_bound_tflops},
-      {"roofline_pct", e.roofline_pct}};
+  const KernelResources& r = e.resources;
+  const AccuracyStats& a = e.accuracy;
+  const TimingStats& t = e.timing;
+  j = json{{"outcome", outcome_name(e.outcome)},
+           {"message", e.message},
+           {"compile_log", e.compile_log},
+           {"compile_ms", exact_double(e.compile_ms)},
+           {"compile_cache_hit", e.compile_cache_hit},
+           {"resources",
+            {{"registers", r.registers},
+             {"static_shared_bytes", r.static_shared_bytes},
+             {"dynamic_shared_bytes", r.dynamic_shared_bytes},
+             {"local_bytes", r.local_bytes},
+             {"spill_store_bytes", r.spill_store_bytes},
+             {"spill_load_bytes", r.spill_load_bytes},
+             {"max_threads_per_block", r.max_threads_per_block}}},
+           {"accuracy",
+            {{"checked", a.checked},
+             {"max_abs_error", exact_double(a.max_abs_error)},
+             {"rel_error_norm", exact_double(a.rel_error_norm)},
+             {"worst_tolerance_ratio", exact_double(a.worst_tolerance_ratio)},
+             {"non_finite", a.non_finite},
+             {"over_tolerance", a.over_tolerance},
+             {"norm_tolerance", exact_double(a.norm_tolerance)}}},
+           {"timing",
+            {{"samples", t.samples},
+             {"median_ms", exact_double(t.median_ms)},
+             {"min_ms", exact_double(t.min_ms)},
+             {"p20_ms", exact_double(t.p20_ms)},
+             {"p80_ms", exact_double(t.p80_ms)},
+             {"mean_ms", exact_double(t.mean_ms)},
+             {"cv", exact_double(t.cv)},
+             {"warmup_ms", exact_double(t.warmup_ms)},
+             {"l2_flushed", t.l2_flushed}}},
+           {"tflops", exact_double(e.tflops)},
+           {"gbps", exact_double(e.gbps)},
+           {"roofline_bound_tflops", exact_double(e.roofline_bound_tflops)},
+           {"roofline_pct", exact_double(e.roofline_pct)}};
+}
+
+Result<Evaluation> evaluation_from_json(const json& j) {
+  Evaluation e;
+  FieldReader f(j, "evaluation");
+  std::string outcome;
+  f.get("outcome", outcome);
+  if (f.status().ok()) {
+    auto o = parse_outcome(outcome);
+    if (!o.ok())
+      f.fail("unknown outcome '" + outcome + "'");
+    else
+      e.outcome = *o;
+  }
+  f.get("message", e.message);
+  f.get("compile_log", e.compile_log);
+  f.get("compile_ms", e.compile_ms);
+  f.get("compile_cache_hit", e.compile_cache_hit);
+  if (const json* r = f.object("resources")) {
+    FieldReader g(*r, "evaluation.resources");
+    g.get("registers", e.resources.registers);
+    g.get("static_shared_bytes", e.resources.static_shared_bytes);
+    g.get("dynamic_shared_bytes", e.resources.dynamic_shared_bytes);
+    g.get("local_bytes", e.resources.local_bytes);
+    g.get("spill_store_bytes", e.resources.spill_store_bytes);
+    g.get("spill_load_bytes", e.resources.spill_load_bytes);
+    g.get("max_threads_per_block", e.resources.max_threads_per_block);
+    f.merge(g.status());
+  }
+  if (const json* a = f.object("accuracy")) {
+    FieldReader g(*a, "evaluation.accuracy");
+    g.get("checked", e.accuracy.checked);
+    g.get("max_abs_error", e.accuracy.max_abs_error);
+    g.get("rel_error_norm", e.accuracy.rel_error_norm);
+    g.get("worst_tolerance_ratio", e.accuracy.worst_tolerance_ratio);
+    g.get("non_finite", e.accuracy.non_finite);
+    g.get("over_tolerance", e.accuracy.over_tolerance);
+    g.get("norm_tolerance", e.accuracy.norm_tolerance);
+    f.merge(g.status());
+  }
+  if (const json* t = f.object("timing")) {
+    FieldReader g(*t, "evaluation.timing");
+    g.get("samples", e.timing.samples);
+    g.get("median_ms", e.timing.median_ms);
+    g.get("min_ms", e.timing.min_ms);
+    g.get("p20_ms", e.timing.p20_ms);
+    g.get("p80_ms", e.timing.p80_ms);
+    g.get("mean_ms", e.timing.mean_ms);
+    g.get("cv", e.timing.cv);
+    g.get("warmup_ms", e.timing.warmup_ms);
+    g.get("l2_flushed", e.timing.l2_flushed);
+    f.merge(g.status());
+  }
+  f.get("tflops", e.tflops);
+  f.get("gbps", e.gbps);
+  f.get("roofline_bound_tflops", e.roofline_bound_tflops);
+  f.get("roofline_pct", e.roofline_pct);
+  if (!f.status().ok()) return f.status();
+  return e;
 }
 
 }  // namespace tilesmith

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "base/status.h"
 #include "registry/outcome.h"
 
 namespace tilesmith {
@@ -60,6 +61,10 @@ struct Evaluation {
   bool ok() const { return outcome == Outcome::kOk; }
 };
 
+// The one JSON form of an Evaluation (journal, bench-best's output, worker wire): every
+// field, non-finite doubles as "nan"/"inf"/"-inf" so a round trip is exact. The decoder
+// is strict about types and tolerant of missing fields; parse_error otherwise.
 void to_json(nlohmann::json& j, const Evaluation& e);
+Result<Evaluation> evaluation_from_json(const nlohmann::json& j);
 
 }  // namespace tilesmith

@@ -11,24 +11,24 @@ ReplayEvaluator::ReplayEvaluator(std::shared_ptr<const Recording> recording, std
 
 const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
                                                  const GemmProblem& problem, const Config& config,
-                                                 Evaluation* rejection) const {
+                                                 Evaluation* e) const {
   const Recording& rec = *recording_;
-  rejection->outcome = Outcome::kInvalid;
+  e->outcome = Outcome::kInvalid;
   if (tmpl.name() != rec.name()) {
-    rejection->message = "the replay backend holds the recording '" + rec.name() +
+    e->message = "the replay backend holds the recording '" + rec.name() +
                          "', not template '" + tmpl.name() + "'";
     return nullptr;
   }
   const GemmProblem recorded = rec.problem();
   if ((problem.m != 0 && problem.m != recorded.m) || (problem.n != 0 && problem.n != recorded.n)) {
-    rejection->message = "the recording measured " + std::to_string(recorded.m) + "x" +
+    e->message = "the recording measured " + std::to_string(recorded.m) + "x" +
                          std::to_string(recorded.n) + " problems, not " +
                          std::to_string(problem.m) + "x" + std::to_string(problem.n);
     return nullptr;
   }
   auto point = rec.space().from_config(config);
   if (!point.ok()) {
-    rejection->message = point.status().message();
+    e->message = point.status().message();
     return nullptr;
   }
   const KernelTunerRecord* r = rec.find(*point);
@@ -36,22 +36,23 @@ const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
     // Say why in the space's terms when it can (a broken constraint reads better than
     // "not recorded").
     Status why = rec.space().validate(config, rec.context());
-    rejection->message = why.ok() ? "not measured in the recording " + rec.origin() : why.message();
+    e->message = why.ok() ? "not measured in the recording " + rec.origin() : why.message();
     return nullptr;
   }
+  e->compile_ms = r->compile_ms;
+  e->outcome = r->outcome;
+  if (r->outcome != Outcome::kOk) e->message = "recorded as " + r->failure;
   return r;
 }
 
 Evaluation ReplayEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem,
                                     const Config& config) {
   Evaluation e;
-  const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
-  if (!r) return e;
-  e.compile_ms = r->compile_ms;
-  e.outcome = r->outcome == Outcome::kCompileError || r->outcome == Outcome::kInvalid
-                  ? r->outcome
-                  : Outcome::kOk;
-  e.message = e.ok() ? "" : "recorded as " + r->failure;
+  // Preparing only compiles: an outcome of running the kernel is not prepare's to report.
+  if (lookup(tmpl, problem, config, &e) && e.outcome != Outcome::kCompileError && e.outcome != Outcome::kInvalid) {
+    e.outcome = Outcome::kOk;
+    e.message.clear();
+  }
   return e;
 }
 
@@ -59,13 +60,7 @@ Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProbl
                                      const Config& config) {
   Evaluation e;
   const KernelTunerRecord* r = lookup(tmpl, problem, config, &e);
-  if (!r) return e;
-  e.compile_ms = r->compile_ms;
-  e.outcome = r->outcome;
-  if (r->outcome != Outcome::kOk) {
-    e.message = "recorded as " + r->failure;
-    return e;
-  }
+  if (!r || !e.ok()) return e;
   // Seeded per (seed, config, repetition), so answers do not depend on call order.
   std::uint64_t nth = evaluations_[r]++;
   Hasher h;

@@ -43,9 +43,11 @@ class ReplayEvaluator : public Evaluator {
   std::string vendor_name() const override { return "none (replay of recorded measurements)"; }
 
  private:
-  // The record for `config`, or an invalid Evaluation in *rejection.
+  // The start of prepare and evaluate: the record for `config`, with its recorded
+  // compile time and outcome in *e ("recorded as ..." when it failed); or nullptr, with
+  // *e invalid and saying why.
   const KernelTunerRecord* lookup(const KernelTemplate& tmpl, const GemmProblem& problem,
-                                  const Config& config, Evaluation* rejection) const;
+                                  const Config& config, Evaluation* e) const;
 
   std::shared_ptr<const Recording> recording_;
   std::uint64_t seed_;

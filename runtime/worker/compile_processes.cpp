@@ -34,7 +34,7 @@ Result<std::unique_ptr<WorkerConnection>> CompileProcesses::start_helper() {
     id = next_id_++;
     ++counters_.started;
   }
-  nlohmann::json hello{{"type", kHello}, {"id", id}, {"device", device_facts_to_wire(device_)}};
+  nlohmann::json hello{{"type", kHello}, {"id", id}, {"device", nlohmann::json(device_)}};
   ExchangeLimits limits{.compile = policy_.start(),
                         .run = policy_.start(),
                         .starts_in_run = true,

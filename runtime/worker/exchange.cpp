@@ -22,7 +22,7 @@ std::string with_stderr(std::string message, const WorkerConnection& conn) {
 Result<Evaluation> reply_evaluation(const nlohmann::json& reply) {
   auto it = reply.find("evaluation");
   if (it == reply.end()) return Status::parse_error("result without an evaluation");
-  return evaluation_from_wire(*it);
+  return evaluation_from_json(*it);
 }
 
 ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request,
@@ -114,7 +114,7 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request,
     }
     if (type == kProgress) {
       auto compiled = m.contains("compile")
-                          ? evaluation_from_wire(m.at("compile"))
+                          ? evaluation_from_json(m.at("compile"))
                           : Result<Evaluation>(Status::parse_error("progress without compile"));
       if (!compiled.ok()) {
         r.ended = conn.kill();

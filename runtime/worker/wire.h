@@ -4,10 +4,9 @@
 // types and tolerant of missing optional fields; a payload that does not decode is a
 // protocol error (the peer is treated as broken).
 //
-// Evaluation and DeviceFacts are encoded field by field here rather than with the
-// to_json functions beside them: those omit fields the orchestrator needs back
-// (compile_log, memory clocks, ...) and write NaN/Inf as null. Here non-finite doubles
-// travel as the strings "nan", "inf", "-inf", so a round trip is exact.
+// Evaluation and DeviceFacts travel in their one JSON form (to_json and
+// evaluation_from_json / device_facts_from_json beside the structs), the same the
+// journal and best_config.json write; non-finite doubles travel as "nan", "inf", "-inf".
 //
 // All functions are pure and thread-safe.
 
@@ -27,12 +26,6 @@
 namespace tilesmith::worker {
 
 inline constexpr int kProtocolVersion = 1;
-
-nlohmann::json evaluation_to_wire(const Evaluation& e);
-Result<Evaluation> evaluation_from_wire(const nlohmann::json& j);
-
-nlohmann::json device_facts_to_wire(const DeviceFacts& d);
-Result<DeviceFacts> device_facts_from_wire(const nlohmann::json& j);
 
 nlohmann::json status_to_wire(const Status& s);    // {"code": "unavailable", "message": "..."}
 Status status_from_wire(const nlohmann::json& j);  // an undecodable one becomes internal

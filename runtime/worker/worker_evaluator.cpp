@@ -116,7 +116,7 @@ Status WorkerEvaluator::start_worker_locked() {
   if (int v = r.reply.value("protocol", 0); v != kProtocolVersion)
     return Status::unavailable("the worker speaks protocol " + std::to_string(v) + ", not " +
                                std::to_string(kProtocolVersion) + " (a stale tilesmith-worker?)");
-  TS_ASSIGN_OR_RETURN(DeviceFacts facts, device_facts_from_wire(r.reply.at("device")));
+  TS_ASSIGN_OR_RETURN(DeviceFacts facts, device_facts_from_json(r.reply.at("device")));
   if (facts_.backend.empty()) {
     // The first worker's facts stand for the evaluator's lifetime: results are keyed by them.
     facts_ = std::move(facts);
@@ -248,6 +248,30 @@ Status WorkerEvaluator::ready_locked() {
   return {};
 }
 
+Result<ExchangeResult> WorkerEvaluator::exchange_resending_once_locked(
+    const std::function<nlohmann::json()>& make_request, const GemmProblem& problem, bool starts_in_run,
+    const std::function<void()>& on_send) {
+  ExchangeResult r;
+  for (int attempt = 0;; ++attempt) {
+    ExchangeLimits limits{.compile = policy_.compile(),
+                          .run = policy_.run(&problem, worker_problem_key_ != problem.key()),
+                          .starts_in_run = starts_in_run,
+                          .cancel = &abandon_};
+    if (attempt == 0 && on_send) on_send();
+    r = exchange(*worker_, make_request(), limits);
+    if (r.kind != ExchangeResult::Kind::kNotSent) return r;
+    // The worker was dead before it took the request: nothing ran, so it goes to a
+    // fresh worker (once).
+    {
+      std::lock_guard<std::mutex> lock(status_mu_);
+      status_.last_problem = "the worker died while idle: " + r.ended;
+    }
+    worker_.reset();
+    if (attempt > 0) return r;  // two in a row: not sent a third time
+    TS_RETURN_IF_ERROR(ready_locked());
+  }
+}
+
 Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl,
                                                     const GemmProblem& problem,
                                                     const Config& config,
@@ -255,37 +279,18 @@ Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl,
   TS_RETURN_IF_ERROR(ready_locked());
   const std::uint64_t id = next_id_++;
   const nlohmann::json request = make_candidate_request(kEvaluate, id, tmpl, problem, config);
-  ExchangeResult r;
-  for (int attempt = 0;; ++attempt) {
-    ExchangeLimits limits{.compile = policy_.compile(),
-                          .run = policy_.run(&problem, worker_problem_key_ != problem.key()),
-                          .cancel = &abandon_};
-    if (attempt == 0 && on_send) on_send();
-    r = exchange(*worker_, request, limits);
-    if (r.kind != ExchangeResult::Kind::kNotSent) break;
-    // The worker was dead before it took the request: the candidate did not run, so
-    // it goes to a fresh worker (once).
+  TS_ASSIGN_OR_RETURN(ExchangeResult r, exchange_resending_once_locked([&] { return request; }, problem,
+                                                                       /*starts_in_run=*/false, on_send));
+  if (r.kind == ExchangeResult::Kind::kNotSent) {
+    Evaluation e;
+    e.outcome = Outcome::kCrash;
+    e.message = "two workers in a row died before acknowledging this candidate (the last: " + r.ended + ")";
+    worker_lost_locked(e.message, e.outcome);
     {
       std::lock_guard<std::mutex> lock(status_mu_);
-      status_.last_problem = "the worker died while idle: " + r.ended;
+      ++status_.evaluations;
     }
-    worker_.reset();
-    if (attempt > 0) {
-      // Two workers in a row went down on receiving it: the candidate's request is the
-      // likely cause, and it is not sent a third time.
-      Evaluation e;
-      e.outcome = Outcome::kCrash;
-      e.message =
-          "two workers in a row died before acknowledging this candidate (the last: " + r.ended +
-          ")";
-      worker_lost_locked(e.message, e.outcome);
-      {
-        std::lock_guard<std::mutex> lock(status_mu_);
-        ++status_.evaluations;
-      }
-      return e;
-    }
-    TS_RETURN_IF_ERROR(ready_locked());
+    return e;
   }
 
   Evaluation e;
@@ -382,26 +387,16 @@ std::chrono::steady_clock::time_point WorkerEvaluator::next_attempt() const {
 Result<Evaluation> WorkerEvaluator::vendor_baseline(const GemmProblem& problem) {
   std::lock_guard<std::mutex> lock(drive_mu_);
   TS_RETURN_IF_ERROR(ready_locked());
-  ExchangeResult r;
-  for (int attempt = 0;; ++attempt) {
-    const std::uint64_t id = next_id_++;
-    ExchangeLimits limits{.compile = policy_.compile(),
-                          .run = policy_.run(&problem, worker_problem_key_ != problem.key()),
-                          .starts_in_run = true,
-                          .cancel = &abandon_};
-    r = exchange(*worker_,
-                 nlohmann::json{{"type", kVendorBaseline}, {"id", id}, {"problem", problem}},
-                 limits);
-    if (r.kind != ExchangeResult::Kind::kNotSent) break;
-    worker_.reset();
-    if (attempt > 0) {
-      worker_lost_locked("vendor baseline: two workers in a row died before acknowledging it",
-                         Outcome::kCrash);
-      return Status::internal(
-          "vendor baseline: two workers in a row died before acknowledging it (the last: " +
-          r.ended + ")");
-    }
-    TS_RETURN_IF_ERROR(ready_locked());
+  TS_ASSIGN_OR_RETURN(ExchangeResult r, exchange_resending_once_locked(
+                                            [&] {
+                                              return nlohmann::json{
+                                                  {"type", kVendorBaseline}, {"id", next_id_++}, {"problem", problem}};
+                                            },
+                                            problem, /*starts_in_run=*/true));
+  if (r.kind == ExchangeResult::Kind::kNotSent) {
+    worker_lost_locked("vendor baseline: two workers in a row died before acknowledging it", Outcome::kCrash);
+    return Status::internal("vendor baseline: two workers in a row died before acknowledging it (the last: " +
+                            r.ended + ")");
   }
   switch (r.kind) {
     case ExchangeResult::Kind::kCancelled:
@@ -488,7 +483,7 @@ Result<std::vector<DeviceFacts>> list_devices(const WorkerSpec& spec) {
     return Status::internal("listing devices: unexpected reply");
   std::vector<DeviceFacts> out;
   for (const auto& d : m.at("devices")) {
-    TS_ASSIGN_OR_RETURN(DeviceFacts f, device_facts_from_wire(d));
+    TS_ASSIGN_OR_RETURN(DeviceFacts f, device_facts_from_json(d));
     out.push_back(std::move(f));
   }
   return out;

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "runtime/evaluator.h"
 #include "runtime/worker/deadlines.h"
 #include "runtime/worker/health.h"
@@ -39,6 +41,7 @@ namespace tilesmith::worker {
 
 class CompileProcesses;
 class WorkerConnection;
+struct ExchangeResult;
 
 struct WorkerEvaluatorOptions {
   WorkerSpec worker;
@@ -129,6 +132,14 @@ class WorkerEvaluator final : public Evaluator {
   Result<Evaluation> evaluate_locked(const KernelTemplate& tmpl, const GemmProblem& problem,
                                      const Config& config, const std::function<void()>& on_send);
   void worker_lost_locked(const std::string& what, Outcome outcome);
+  // Exchanges `make_request()` with the worker; when the worker was dead before it took
+  // the request (so nothing ran), sends a fresh request to a fresh worker, once. The
+  // result is kNotSent only when two workers in a row went down on receiving it (the
+  // request is the likely cause: the caller reports it; the worker is gone). A Status
+  // when no fresh worker could be started. `on_send` runs before the first send.
+  Result<ExchangeResult> exchange_resending_once_locked(const std::function<nlohmann::json()>& make_request,
+                                                        const GemmProblem& problem, bool starts_in_run,
+                                                        const std::function<void()>& on_send = {});
   void publish_locked();
 
   WorkerEvaluatorOptions options_;

@@ -26,7 +26,7 @@ int list_devices(const std::string& backend_name, int out_fd) {
       backend.ok() ? (*backend)->devices() : Result<std::vector<DeviceFacts>>(backend.status());
   if (devices.ok()) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& d : *devices) list.push_back(device_facts_to_wire(d));
+    for (const auto& d : *devices) list.push_back(nlohmann::json(d));
     reply = {{"type", kDevices}, {"devices", list}};
   } else {
     reply = {{"type", kError}, {"status", status_to_wire(devices.status())}};

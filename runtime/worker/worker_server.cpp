@@ -170,7 +170,7 @@ class Server {
   std::optional<int> hello(std::uint64_t id, const json& msg) {
     std::optional<DeviceFacts> facts;
     if (auto it = msg.find("device"); it != msg.end()) {
-      auto d = device_facts_from_wire(*it);
+      auto d = device_facts_from_json(*it);
       if (!d.ok()) {
         reply_error(id, d.status());
         return kWorkerExitOpenFailed;
@@ -193,7 +193,7 @@ class Server {
               {"protocol", kProtocolVersion},
               {"pid", long(::getpid())},
               {"mode", host_.compile_only() ? "compile" : "device"},
-              {"device", device_facts_to_wire(ev.device())},
+              {"device", nlohmann::json(ev.device())},
               {"vendor_name", ev.vendor_name()},
               {"measured_bandwidth", host_.measured_bandwidth()}});
     return std::nullopt;
@@ -211,7 +211,7 @@ class Server {
     send(json{{"type", kProgress},
               {"id", id},
               {"phase", "running"},
-              {"compile", evaluation_to_wire(compiled)}});
+              {"compile", nlohmann::json(compiled)}});
     Evaluation e = ev.evaluate(tmpl, problem, config);
     // evaluate() compiled again through the cache; the figures of the real compile
     // are the ones worth reporting.
@@ -231,7 +231,7 @@ class Server {
   }
 
   void reply_result(std::uint64_t id, const Evaluation& e, json extra) {
-    json m{{"type", kResult}, {"id", id}, {"evaluation", evaluation_to_wire(e)}};
+    json m{{"type", kResult}, {"id", id}, {"evaluation", nlohmann::json(e)}};
     for (auto& [k, v] : extra.items()) m[k] = v;
     send(m);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// history.csv as the tests read it: the project's RFC 4180 reader (tuner/csv.h) and the
+// history.csv as the tests read it: the project's RFC 4180 reader (tuner/records/csv.h) and the
 // schema's column names, so each check states which column it looks at.
 
 #include <filesystem>
@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "tests/cli/process.h"
-#include "tuner/csv.h"
-#include "tuner/history.h"
+#include "tuner/records/csv.h"
+#include "tuner/records/history.h"
 
 namespace tilesmith::testing {
 

@@ -558,6 +558,51 @@ TEST_F(WorkerLoop, BenchBestEvaluatesInAWorker) {
   EXPECT_EQ(evaluated_by.size(), 2u) << "each bench-best run measured in a worker of its own";
 }
 
+// A best_config.json written before the template gained a parameter (here: ID is taken
+// out of the entry) reproduces with the template's default and says so; an entry with a
+// parameter the template no longer has runs without it and is reported as a mismatch, not
+// an error. --warm-start brings such entries up to date the same way.
+TEST_F(WorkerLoop, BestConfigEntriesFromAnOlderTemplateStillRun) {
+  const fs::path dir = fresh_dir("worker_old_entries");
+  const fs::path kernels = fault_kernels(dir, {0}, {0}, 4);
+  auto run = run_process(fault_loop_args(dir / "r", kernels, "0",
+                                         {"--proposer", "random", "--seed", "1", "--candidates", "2", "--max-evals",
+                                          "2", "--progress", "none"}),
+                         dir);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json best = json::parse(slurp(dir / "r" / "best_config.json"));
+  ASSERT_EQ(best["entries"].size(), 1u);
+  json older = best, newer = best;
+  older["entries"][0]["config"].erase("ID");
+  newer["entries"][0]["config"]["OLD"] = 7;
+  std::ofstream(dir / "older.json") << older.dump(2);
+  std::ofstream(dir / "newer.json") << newer.dump(2);
+  auto bench = [&](const fs::path& file) {
+    return run_process({bench_best_exe().string(), "--backend", "cuda", "--worker-exe", fault_worker().string(),
+                        "--kernels-dir", kernels.string(), "--best-config", file.string(), "--no-vendor"},
+                       dir);
+  };
+  auto a = bench(dir / "older.json");
+  EXPECT_EQ(a.exit_code, 0) << a.out << a.err;
+  EXPECT_TRUE(contains(a.out, "ID=0 filled in: the entry predates the parameter")) << a.out;
+  EXPECT_TRUE(contains(a.out, "status    ok")) << a.out;
+  auto b = bench(dir / "newer.json");
+  EXPECT_EQ(b.exit_code, 4) << b.out << b.err;  // kExitMismatch
+  EXPECT_TRUE(contains(b.out, "OLD=7 left out: the template no longer has it")) << b.out;
+  EXPECT_TRUE(contains(b.out, "now       median")) << "still measured:\n" << b.out;
+  EXPECT_TRUE(contains(b.out, "status    MISMATCH")) << b.out;
+
+  auto w = run_process(fault_loop_args(dir / "w", kernels, "0",
+                                       {"--proposer", "random", "--seed", "2", "--candidates", "1", "--max-evals", "1",
+                                        "--progress", "none", "--warm-start", (dir / "older.json").string()}),
+                       dir);
+  EXPECT_EQ(w.exit_code, 0) << w.err;
+  EXPECT_TRUE(contains(w.out + w.err, "ID=0 filled in")) << w.out << w.err;
+  const auto rows = read_csv_rows(dir / "w" / "history.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(contains(rows[0].at("proposer"), "warm-start")) << rows[0].at("proposer") << "the updated seed was measured, not skipped as invalid";
+}
+
 TEST_F(WorkerLoop, DeviceFlagsThatDoNotFitAreExplained) {
   const fs::path dir = fresh_dir("worker_usage");
   const std::string exe = autotune_loop_exe().string();

@@ -1,0 +1,103 @@
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/process.h"
+#include "tuner/records/best_config.h"
+
+namespace tilesmith {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::fresh_dir;
+
+BestEntry entry(const std::string& device, const std::string& tmpl, std::int64_t m, double median) {
+  BestEntry e;
+  e.device_fingerprint = device + "|sm_90|580|13.0";
+  e.device = json{{"name", device}, {"arch", "sm_90"}};
+  e.template_name = tmpl;
+  e.template_hash = "abcdef0123456789";
+  e.problem.m = m;
+  e.problem.n = e.problem.k = 1024;
+  e.config = {{"BLOCK_M", 64}, {"BLOCK_N", 128}};
+  e.metrics = json{{"median_ms", median}, {"source", "retime"}};
+  e.vendor_ratio = 0.8;
+  e.vendor_median_ms = median * 0.8;
+  e.vendor_name = "cuBLAS";
+  e.provenance = json{{"run_id", "r"}, {"history_row", 7}};
+  e.environment = json{{"tilesmith_version", "0.1.0"}};
+  e.retime = json::array({json{{"config_hash", "x"}, {"retime_median_ms", median}}});
+  return e;
+}
+
+TEST(BestConfig, UpsertReplacesItsKeyAndKeepsOthers) {
+  const fs::path path = fresh_dir("best_upsert") / "best_config.json";
+  ASSERT_TRUE(upsert_best_config(path, entry("H200", "gemm_tiled", 4096, 5.0)).ok());
+  ASSERT_TRUE(upsert_best_config(path, entry("A100", "gemm_tiled", 4096, 9.0)).ok());
+  ASSERT_TRUE(upsert_best_config(path, entry("H200", "gemm_tiled", 2048, 1.0)).ok());
+  ASSERT_TRUE(upsert_best_config(path, entry("H200", "gemm_tiled", 4096, 4.5)).ok());
+  auto read = read_best_config(path);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  ASSERT_EQ(read->size(), 3u);
+  EXPECT_EQ((*read)[0].metrics["median_ms"].get<double>(), 4.5);
+  EXPECT_EQ((*read)[1].device.value("name", ""), "A100");
+  EXPECT_EQ((*read)[2].problem.m, 2048);
+  const BestEntry& e = (*read)[0];
+  EXPECT_EQ(e.config, entry("H200", "gemm_tiled", 4096, 4.5).config);
+  ASSERT_TRUE(e.vendor_median_ms);
+  EXPECT_DOUBLE_EQ(*e.vendor_median_ms, 3.6);
+  EXPECT_EQ(e.retime.size(), 1u);
+  EXPECT_EQ(e.provenance["history_row"], 7);
+
+  json raw = json::parse(std::ifstream(path));
+  EXPECT_EQ(raw["schema"], kBestConfigSchema);
+  EXPECT_EQ(raw["entries"][0]["key"], e.key());
+
+  ASSERT_TRUE(remove_best_config_entry(path, e.key()).ok());
+  read = read_best_config(path);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->size(), 2u);
+  EXPECT_TRUE(remove_best_config_entry(path, "no such key").ok());
+  EXPECT_TRUE(remove_best_config_entry(path.parent_path() / "absent.json", "k").ok());
+}
+
+TEST(BestConfig, ReadersNeverSeeAHalfWrittenFile) {
+  const fs::path dir = fresh_dir("best_atomic");
+  const fs::path path = dir / "best_config.json";
+  ASSERT_TRUE(upsert_best_config(path, entry("H200", "gemm_tiled", 4096, 100.0)).ok());
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0}, bad{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      auto r = read_best_config(path);
+      if (!r.ok() || r->size() != 1) ++bad;
+      ++reads;
+    }
+  });
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(upsert_best_config(path, entry("H200", "gemm_tiled", 4096, 100.0 - i)).ok());
+  done = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(bad.load(), 0) << "a reader saw a partial or missing file";
+  auto last = read_best_config(path);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ((*last)[0].metrics["median_ms"].get<double>(), 1.0);
+  for (const auto& f : fs::directory_iterator(dir)) EXPECT_EQ(f.path().filename(), "best_config.json");
+}
+
+TEST(BestConfig, ForeignFilesAreRefused) {
+  const fs::path path = fresh_dir("best_foreign") / "best_config.json";
+  {
+    std::ofstream(path) << "{\"BLOCK_M\": 64}";
+  }
+  auto r = read_best_config(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(kBestConfigSchema), std::string::npos);
+  EXPECT_FALSE(upsert_best_config(path, entry("H200", "t", 1, 1)).ok()) << "never overwrite what we cannot read";
+}
+
+}  // namespace
+}  // namespace tilesmith

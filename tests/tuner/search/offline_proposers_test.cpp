@@ -1,0 +1,325 @@
+// The offline proposers' contract on synthetic spaces: distinct, valid, never in the
+// history, deterministic; exhaustive covers the space exactly once; the factory.
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tuner/search/evolve_proposer.h"
+#include "tuner/search/exhaustive_proposer.h"
+#include "tuner/search/offline_proposers.h"
+#include "tuner/search/random_proposer.h"
+
+namespace tilesmith {
+namespace {
+
+using nlohmann::json;
+
+// About a thousand valid points of 3 * 3 * 4 * 4 * 3 * 2 * 4 = 3456.
+ParamSpace tiled_space() {
+  auto s = ParamSpace::from_json(json::parse(R"js({
+    "parameters": [
+      {"name": "BM", "values": [32, 64, 128]}, {"name": "BN", "values": [32, 64, 128]},
+      {"name": "TM", "values": [1, 2, 4, 8]}, {"name": "TN", "values": [1, 2, 4, 8]},
+      {"name": "BK", "values": [8, 16, 32]}, {"name": "DB", "values": [0, 1]},
+      {"name": "VEC", "values": [1, 2, 4, 8]}
+    ],
+    "derived": [{"name": "THREADS", "expr": "(BM // TM) * (BN // TN)"}],
+    "constraints": ["THREADS >= WARP_SIZE", "THREADS <= 512", "BK % VEC == 0", "TN % VEC == 0 or VEC == 1"]
+  })js"));
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return *s;
+}
+
+SpaceContext ctx() {
+  SpaceContext c;
+  c.constants = {{"WARP_SIZE", 32}};
+  return c;
+}
+
+// A smooth synthetic objective with one best corner, for "measured" histories.
+double fake_time(const Config& c) {
+  auto l = [&](const char* k) { return std::log2(double(c.at(k))); };
+  return 1.0 + std::pow(l("BM") - 6.5, 2) + std::pow(l("BN") - 7, 2) +
+         0.5 * std::pow(l("TM") - 2, 2) + 0.5 * std::pow(l("TN") - 2, 2) +
+         0.2 * std::abs(l("BK") - 4) + 0.3 * (1 - double(c.at("DB"))) +
+         0.1 * std::abs(l("VEC") - 1);
+}
+
+std::vector<Trial> measure(const std::vector<Proposal>& proposals, std::vector<Trial> history) {
+  for (const auto& p : proposals) {
+    Trial t;
+    t.config = p.config;
+    t.outcome = Outcome::kOk;
+    t.time_ms = fake_time(p.config);
+    history.push_back(t);
+  }
+  return history;
+}
+
+ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& history, int count,
+                        std::uint64_t seed) {
+  ProposalRequest r;
+  r.space = &space;
+  r.context = ctx();
+  r.history = &history;
+  r.count = count;
+  r.seed = seed;
+  return r;
+}
+
+class EveryProposer : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryProposer, DistinctValidNeverInHistoryDeterministic) {
+  ParamSpace space = tiled_space();
+  std::vector<Trial> history;
+  std::set<Config> seen;
+  auto a = make_offline_proposer(GetParam());
+  auto b = make_offline_proposer(GetParam());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->name(), GetParam());
+  for (int gen = 0; gen < 8; ++gen) {
+    ProposalBatch batch = (*a)->propose(request(space, history, 8, 1000 + gen));
+    ASSERT_TRUE(batch.status.ok()) << batch.status.to_string();
+    ASSERT_EQ(batch.proposals.size(), 8u) << "generation " << gen;
+    EXPECT_EQ(batch.proposer, GetParam());
+    // A second proposer with the same seed and history proposes the same.
+    ProposalBatch again = (*b)->propose(request(space, history, 8, 1000 + gen));
+    ASSERT_EQ(again.proposals.size(), batch.proposals.size());
+    for (size_t i = 0; i < batch.proposals.size(); ++i)
+      EXPECT_EQ(again.proposals[i].config, batch.proposals[i].config);
+    for (const auto& p : batch.proposals) {
+      EXPECT_TRUE(space.validate(p.config, ctx()).ok())
+          << space.validate(p.config, ctx()).message();
+      EXPECT_TRUE(seen.insert(p.config).second)
+          << "repeated or in history: " << config_to_json_text(p.config);
+      EXPECT_FALSE(p.rationale.empty());
+    }
+    history = measure(batch.proposals, history);
+  }
+}
+
+TEST_P(EveryProposer, HistoryWithFailuresAndForeignConfigs) {
+  ParamSpace space = tiled_space();
+  std::vector<Trial> history;
+  auto all = space.enumerate_valid(ctx());
+  // Every fifth valid point failed in some way; plus configs from elsewhere (an LLM).
+  const Outcome failures[] = {
+      Outcome::kCompileError, Outcome::kWrongResult,   Outcome::kTimeout,    Outcome::kCrash,
+      Outcome::kInvalid,      Outcome::kResourceError, Outcome::kLaunchError};
+  for (size_t i = 0; i < all.size(); i += 5) {
+    Trial t;
+    t.config = space.to_config(all[i]);
+    t.outcome = failures[(i / 5) % 7];
+    history.push_back(t);
+  }
+  for (size_t i = 2; i < all.size(); i += 37) {
+    Trial t;
+    t.config = space.to_config(all[i]);
+    t.outcome = Outcome::kOk;
+    t.time_ms = fake_time(t.config);
+    history.push_back(t);
+  }
+  Trial foreign;
+  foreign.config = {{"BM", 96}, {"NOT_A_PARAM", 1}};
+  history.push_back(foreign);
+  std::set<Config> tried;
+  for (const auto& t : history) tried.insert(t.config);
+  auto p = make_offline_proposer(GetParam());
+  ASSERT_TRUE(p.ok());
+  ProposalBatch batch = (*p)->propose(request(space, history, 16, 5));
+  ASSERT_TRUE(batch.status.ok()) << batch.status.to_string();
+  EXPECT_EQ(batch.proposals.size(), 16u);
+  std::set<Config> distinct;
+  for (const auto& prop : batch.proposals) {
+    EXPECT_FALSE(tried.count(prop.config));
+    EXPECT_TRUE(distinct.insert(prop.config).second);
+    EXPECT_TRUE(space.validate(prop.config, ctx()).ok());
+  }
+}
+
+TEST_P(EveryProposer, RunsOutGracefully) {
+  // Six valid points: asking for more gives what is left, then a failed_precondition.
+  auto space = ParamSpace::from_json(json::parse(R"js({
+    "parameters": [{"name": "A", "values": [1, 2, 3]}, {"name": "B", "values": [1, 2, 3]}],
+    "constraints": ["A != B"]})js"));
+  ASSERT_TRUE(space.ok());
+  auto p = make_offline_proposer(GetParam());
+  ASSERT_TRUE(p.ok());
+  std::vector<Trial> history;
+  ProposalBatch first = (*p)->propose(request(*space, history, 4, 1));
+  ASSERT_TRUE(first.status.ok());
+  ASSERT_EQ(first.proposals.size(), 4u);
+  history = measure({}, history);
+  for (const auto& prop : first.proposals) {
+    Trial t;
+    t.config = prop.config;
+    t.outcome = Outcome::kOk;
+    t.time_ms = double(prop.config.at("A") * 10 + prop.config.at("B"));
+    history.push_back(t);
+  }
+  ProposalBatch second = (*p)->propose(request(*space, history, 4, 2));
+  ASSERT_TRUE(second.status.ok()) << second.status.to_string();
+  EXPECT_EQ(second.proposals.size(), 2u);
+  for (const auto& prop : second.proposals) {
+    Trial t;
+    t.config = prop.config;
+    t.outcome = Outcome::kCompileError;
+    history.push_back(t);
+  }
+  ProposalBatch third = (*p)->propose(request(*space, history, 4, 3));
+  EXPECT_TRUE(third.proposals.empty());
+  EXPECT_EQ(third.status.code(), StatusCode::kFailedPrecondition);
+  // A request without a space is refused.
+  ProposalRequest bad;
+  EXPECT_EQ((*p)->propose(bad).status.code(), StatusCode::kInvalidArgument);
+  // So is a context that lacks a constant the space reads.
+  ProposalRequest no_ctx = request(tiled_space(), history, 4, 1);
+  ParamSpace tiled = tiled_space();
+  no_ctx.space = &tiled;
+  no_ctx.context = {};
+  EXPECT_EQ((*p)->propose(no_ctx).status.code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(EveryProposer, SpacesTooLargeToEnumerate) {
+  // 10^9 points, about 1 in 10 valid: sampled, not enumerated.
+  json j = json::parse(
+      R"js({"parameters": [], "constraints": ["(A + B + C + D + E + F + G + H + I) % 10 == 3"]})js");
+  for (const char* n : {"A", "B", "C", "D", "E", "F", "G", "H", "I"})
+    j["parameters"].push_back({{"name", n}, {"values", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}});
+  auto space = ParamSpace::from_json(j);
+  ASSERT_TRUE(space.ok());
+  auto p = make_offline_proposer(GetParam());
+  ASSERT_TRUE(p.ok());
+  std::vector<Trial> history;
+  std::set<Config> seen;
+  for (int gen = 0; gen < 4; ++gen) {
+    ProposalRequest r = request(*space, history, 8, 77 + gen);
+    r.context = {};
+    ProposalBatch batch = (*p)->propose(r);
+    ASSERT_TRUE(batch.status.ok()) << batch.status.to_string();
+    ASSERT_EQ(batch.proposals.size(), 8u);
+    for (const auto& prop : batch.proposals) {
+      EXPECT_TRUE(space->validate(prop.config, {}).ok());
+      EXPECT_TRUE(seen.insert(prop.config).second);
+      Trial t;
+      t.config = prop.config;
+      t.outcome = Outcome::kOk;
+      double sum = 0;
+      for (const auto& [k, v] : prop.config) sum += double(v) * (k[0] - 'A' + 1);
+      t.time_ms = 1 + sum / 100;
+      history.push_back(t);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Offline, EveryProposer,
+                         ::testing::Values("random", "exhaustive", "evolve"),
+                         [](const auto& info) { return info.param; });
+
+TEST(ExhaustiveProposer, CoversEveryValidPointExactlyOnceInOrder) {
+  ParamSpace space = tiled_space();
+  auto all = space.enumerate_valid(ctx());
+  ASSERT_GT(all.size(), 100u);
+  ExhaustiveProposer p;
+  std::vector<Trial> history;
+  std::vector<PointValues> got;
+  for (int guard = 0; guard < 1000; ++guard) {
+    ProposalBatch batch = p.propose(request(space, history, 64, 0));
+    if (batch.proposals.empty()) {
+      EXPECT_EQ(batch.status.code(), StatusCode::kFailedPrecondition);
+      break;
+    }
+    for (const auto& prop : batch.proposals) got.push_back(*space.from_config(prop.config));
+    history = measure(batch.proposals, history);
+  }
+  EXPECT_EQ(got, all);
+}
+
+TEST(RandomProposer, SeedsMatterAndCoverageIsBroad) {
+  ParamSpace space = tiled_space();
+  std::vector<Trial> history;
+  RandomProposer p;
+  auto a = p.propose(request(space, history, 8, 1));
+  auto b = p.propose(request(space, history, 8, 2));
+  std::set<Config> sa, sb;
+  for (const auto& x : a.proposals) sa.insert(x.config);
+  for (const auto& x : b.proposals) sb.insert(x.config);
+  EXPECT_NE(sa, sb);
+  // Uniform: over 400 draws every value of every parameter that has valid points shows up.
+  std::map<std::string, std::set<std::int64_t>> values;
+  for (int s = 0; s < 50; ++s)
+    for (const auto& x : p.propose(request(space, history, 8, 100 + s)).proposals)
+      for (const auto& [k, v] : x.config) values[k].insert(v);
+  for (const auto& param : space.parameters())
+    EXPECT_EQ(values[param.name].size(), param.values.size()) << param.name;
+}
+
+TEST(OfflineProposers, Factory) {
+  auto names = offline_proposer_names();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), default_offline_proposer());
+  for (const auto& n : names) {
+    auto p = make_offline_proposer(n);
+    ASSERT_TRUE(p.ok()) << n;
+    EXPECT_EQ((*p)->name(), n);
+  }
+  EXPECT_EQ((*make_offline_proposer("grid"))->name(), "exhaustive");
+  EXPECT_EQ((*make_offline_proposer("surrogate"))->name(), "evolve");
+  auto bad = make_offline_proposer("llm");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(bad.status().message().find("evolve"), std::string::npos);
+}
+
+TEST(EvolveProposer, StaysAwayFromFailingRegions) {
+  // Everything with DB == 0 fails to compile. Once that is in the history, evolve should
+  // hardly propose DB == 0 again, while it is half of the valid space.
+  ParamSpace space = tiled_space();
+  EvolveProposer p;
+  std::vector<Trial> history;
+  int db0 = 0, total = 0;
+  for (int gen = 0; gen < 8; ++gen) {
+    auto batch = p.propose(request(space, history, 8, 300 + gen));
+    ASSERT_TRUE(batch.status.ok());
+    for (const auto& prop : batch.proposals) {
+      Trial t;
+      t.config = prop.config;
+      if (prop.config.at("DB") == 0) {
+        t.outcome = Outcome::kCompileError;
+        if (gen >= 4) ++db0;
+      } else {
+        t.outcome = Outcome::kOk;
+        t.time_ms = fake_time(prop.config);
+      }
+      if (gen >= 4) ++total;
+      history.push_back(t);
+    }
+  }
+  EXPECT_LE(db0, total / 8) << db0 << " of " << total << " late proposals in the failing half";
+}
+
+TEST(EvolveProposer, FindsTheOptimumOfASmoothObjective) {
+  ParamSpace space = tiled_space();
+  auto all = space.enumerate_valid(ctx());
+  double best = 1e9;
+  for (const auto& pt : all) best = std::min(best, fake_time(space.to_config(pt)));
+  EvolveProposer p;
+  std::vector<Trial> history;
+  double found = 1e9;
+  for (int gen = 0; gen < 10; ++gen) {
+    auto batch = p.propose(request(space, history, 8, 900 + gen));
+    ASSERT_TRUE(batch.status.ok());
+    for (const auto& prop : batch.proposals) found = std::min(found, fake_time(prop.config));
+    history = measure(batch.proposals, history);
+  }
+  // 80 of ~1000 points; random search would have about a 1 in 12 chance at the optimum.
+  EXPECT_LE(found, best * 1.0001) << "best found " << found << ", optimum " << best;
+}
+
+}  // namespace
+}  // namespace tilesmith

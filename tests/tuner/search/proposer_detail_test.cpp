@@ -1,0 +1,141 @@
+// The proposers' helpers: the random forest and the space view.
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tuner/search/detail/forest.h"
+#include "tuner/search/detail/space_view.h"
+
+namespace tilesmith::proposers::detail {
+namespace {
+
+TEST(ProposerForest, FitsAndGeneralises) {
+  std::mt19937_64 rng(1);
+  const int d = 4;
+  std::vector<float> x;
+  std::vector<double> y;
+  // Distinct points on a grid of a function of two features (two are noise).
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 6; ++b)
+      for (int c = 0; c < 3; ++c) {
+        x.insert(x.end(), {float(a), float(b), float(c), float(rng() % 5)});
+        y.push_back(2.0 * a + std::abs(b - 3.0));
+      }
+  ForestOptions single;
+  single.trees = 1;
+  single.bootstrap = false;
+  single.feature_fraction = 1;
+  Forest exact;
+  exact.fit(x, d, y, single, 7);
+  for (size_t i = 0; i < y.size(); ++i) {
+    double m, s;
+    exact.predict(&x[i * d], &m, &s);
+    EXPECT_NEAR(m, y[i], 1e-9);  // one unpruned tree interpolates distinct training points
+    EXPECT_EQ(s, 0.0);
+  }
+  Forest forest;
+  forest.fit(x, d, y, ForestOptions{}, 7);
+  EXPECT_EQ(forest.tree_count(), ForestOptions{}.trees);
+  double err = 0;
+  int n = 0;
+  for (float a = 0.5f; a < 5; a += 1)
+    for (float b = 0.5f; b < 5; b += 1) {
+      const float row[] = {a, b, 1, 2};
+      double m, s;
+      forest.predict(row, &m, &s);
+      err += std::pow(m - (2.0 * a + std::abs(b - 3.0)), 2);
+      ++n;
+    }
+  EXPECT_LT(std::sqrt(err / n), 1.5) << "between grid points the forest stays close";
+  // Same seed, same model.
+  Forest again;
+  again.fit(x, d, y, ForestOptions{}, 7);
+  const float row[] = {2.5f, 1.5f, 0, 0};
+  double m1, s1, m2, s2;
+  forest.predict(row, &m1, &s1);
+  again.predict(row, &m2, &s2);
+  EXPECT_EQ(m1, m2);
+  EXPECT_EQ(s1, s2);
+  EXPECT_GT(s1, 0.0);
+}
+
+TEST(ProposerForest, ManyDistinctValuesUseQuantileBins) {
+  std::vector<float> x;
+  std::vector<double> y;
+  for (int i = 0; i < 2000; ++i) {
+    x.push_back(float(i) * 0.37f);
+    y.push_back(x.back() < 300 ? 1.0 : 5.0);
+  }
+  ForestOptions o;
+  o.trees = 8;
+  Forest f;
+  f.fit(x, 1, y, o, 3);
+  for (float v : {10.0f, 280.0f, 320.0f, 700.0f}) {  // bins are about 3 wide here
+    double m, s;
+    f.predict(&v, &m, &s);
+    EXPECT_NEAR(m, v < 300 ? 1.0 : 5.0, 0.5) << v;
+  }
+}
+
+TEST(ProposerSpaceView, EnumeratesEncodesAndFindsNeighbours) {
+  auto space = ParamSpace::from_json(nlohmann::json::parse(R"js({
+    "parameters": [{"name": "A", "values": [64, 16, 32]}, {"name": "B", "values": [1, 2, 4]},
+                   {"name": "F", "values": [0, 1]}, {"name": "C", "values": [7]}],
+    "constraints": ["A % (B * 8) == 0"]})js"));
+  ASSERT_TRUE(space.ok());
+  auto view = SpaceView::build(*space, {});
+  ASSERT_TRUE(view->enumerated());
+  EXPECT_EQ(view->points(), space->enumerate_valid({}));
+  EXPECT_EQ(view->active(), (std::vector<size_t>{0, 1, 2}));
+  // 3 ranks + one pair (A, B: both positive, several values) as log-sum and log-difference.
+  ASSERT_EQ(view->feature_count(), 5);
+  std::vector<float> f(5);
+  view->encode({32, 4, 1, 7}, f.data());
+  EXPECT_FLOAT_EQ(f[0], 0.5f);  // 32 is the middle of the sorted domain 16, 32, 64
+  EXPECT_FLOAT_EQ(f[1], 1.0f);
+  EXPECT_FLOAT_EQ(f[2], 1.0f);
+  EXPECT_FLOAT_EQ(f[3], 7.0f);  // log2(32 * 4)
+  EXPECT_FLOAT_EQ(f[4], 3.0f);  // log2(32 / 4)
+  const std::int64_t idx = view->index_of({32, 4, 1, 7});
+  ASSERT_GE(idx, 0);
+  for (int k = 0; k < 5; ++k)
+    EXPECT_EQ(view->encoded(static_cast<size_t>(idx))[k], f[static_cast<size_t>(k)]);
+  EXPECT_EQ(view->index_of({16, 4, 1, 7}), -1);  // 16 % 32 != 0
+  std::vector<PointValues> nb;
+  view->neighbours({32, 2, 0, 7}, false, &nb);
+  // A: 16 fails (16 % 16 == 0 is fine), 64 ok; B: 1 ok, 4 ok (32 % 32); F: 1.
+  std::set<PointValues> got(nb.begin(), nb.end());
+  EXPECT_EQ(got, (std::set<PointValues>{
+                     {16, 2, 0, 7}, {64, 2, 0, 7}, {32, 1, 0, 7}, {32, 4, 0, 7}, {32, 2, 1, 7}}));
+  nb.clear();
+  view->neighbours({16, 1, 0, 7}, true, &nb);  // adjacent ranks only: A 32, B 2 (16 % 16 ok), F 1
+  EXPECT_EQ(std::set<PointValues>(nb.begin(), nb.end()),
+            (std::set<PointValues>{{32, 1, 0, 7}, {16, 2, 0, 7}, {16, 1, 1, 7}}));
+  EXPECT_EQ(SpaceView::hamming({1, 2, 3}, {1, 5, 4}), 2);
+}
+
+TEST(ProposerSpaceView, SamplesLargeSpaces) {
+  nlohmann::json j = nlohmann::json::parse(
+      R"js({"parameters": [], "constraints": ["A * B * C * D * E * F * G * H > 4000000"]})js");
+  for (const char* n : {"A", "B", "C", "D", "E", "F", "G", "H"})
+    j["parameters"].push_back({{"name", n}, {"values", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}}});
+  auto space = ParamSpace::from_json(j);
+  ASSERT_TRUE(space.ok());
+  auto view = SpaceView::build(*space, {});
+  EXPECT_FALSE(view->enumerated());  // 12^8 = 430M points
+  std::mt19937_64 rng(5);
+  std::set<PointValues> seen;
+  for (int i = 0; i < 50; ++i) {
+    auto p = view->sample(rng);
+    ASSERT_TRUE(p.has_value());
+    EXPECT_TRUE(space->is_valid(*p, {}));
+    seen.insert(*p);
+  }
+  EXPECT_GT(seen.size(), 40u);
+}
+
+}  // namespace
+}  // namespace tilesmith::proposers::detail

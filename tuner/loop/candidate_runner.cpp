@@ -1,0 +1,36 @@
+#include "tuner/loop/candidate_runner.h"
+
+namespace tilesmith {
+
+std::string device_label(const DeviceFacts& device) {
+  return device.backend + ":" + std::to_string(device.ordinal);
+}
+
+InlineRunner::InlineRunner(Evaluator& evaluator) : evaluator_(evaluator), device_(device_label(evaluator.device())) {}
+
+void InlineRunner::submit(RunnerCandidate candidate, OnSend on_send) {
+  queue_.emplace_back(std::move(candidate), std::move(on_send));
+}
+
+std::optional<RunnerResult> InlineRunner::next(std::chrono::milliseconds) {
+  if (queue_.empty()) return std::nullopt;
+  auto [candidate, on_send] = std::move(queue_.front());
+  queue_.pop_front();
+  if (on_send) on_send(candidate.tag, device_);
+  RunnerResult r;
+  r.tag = candidate.tag;
+  r.device = device_;
+  const auto t0 = std::chrono::steady_clock::now();
+  r.evaluation = evaluator_.evaluate(*candidate.tmpl, candidate.problem, candidate.config);
+  r.eval_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::vector<std::uint64_t> InlineRunner::cancel_queued() {
+  std::vector<std::uint64_t> tags;
+  for (const auto& [c, on_send] : queue_) tags.push_back(c.tag);
+  queue_.clear();
+  return tags;
+}
+
+}  // namespace tilesmith

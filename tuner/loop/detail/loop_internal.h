@@ -1,0 +1,215 @@
+#pragma once
+// The insides of GenerationLoop (tuner/loop/loop.h), shared by its three files:
+//   loop.cpp       opening the folder, the run from start to end: sessions, the vendor
+//                  baseline, crashes found on resume, re-timing and finishing;
+//   loop_plan.cpp  planning a generation, budgets and stops;
+//   loop_run.cpp   running a plan's candidates and recording their rows and the best.
+// Private to tuner/loop.
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tuner/loop/loop.h"
+#include "tuner/loop/generation.h"
+#include "tuner/loop/loop_rows.h"
+#include "tuner/loop/retime.h"
+#include "tuner/records/best_entry.h"
+#include "tuner/records/journal.h"
+
+namespace tilesmith {
+namespace loop_detail {
+
+using Clock = std::chrono::steady_clock;
+inline constexpr int kMaxEmptyGenerations = 3;
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+}  // namespace loop_detail
+
+struct TargetState {
+  LoopTarget target;
+  SpaceContext context;
+  std::vector<Trial> trials;   // one per known config of this template
+  bool exhausted = false;
+  std::optional<std::size_t> best;  // index of the fastest ok evaluation row in the history
+};
+
+struct GenerationLoop::State {
+  using Clock = loop_detail::Clock;
+  CandidateRunner* runner = nullptr;
+  std::unique_ptr<CandidateRunner> owned_runner;  // open(Evaluator&): an InlineRunner
+  Evaluator* evaluator = nullptr;                 // runner->evaluator()
+  LoopOptions options;
+  std::vector<TargetState> targets;
+  RunJournal journal;
+  int lock_fd = -1;
+  std::string run_id;
+  int session = 1;
+  int next_generation = 0;
+  int current_generation = 0;
+
+  std::set<std::string> known;      // keys of every row with a config hash
+  std::set<std::string> evaluated;  // keys of evaluation rows
+  std::int64_t evaluated_count = 0, evaluated_session = 0, rejected_count = 0;
+  std::map<std::string, std::int64_t> outcomes;
+  std::optional<double> best_ms, best_tflops;
+  std::string best_template;
+  int last_improving_generation = -1;
+  // A journal write that failed on a compile-ahead thread; the loop's thread ends the run.
+  std::atomic<bool> journal_failed{false};
+  std::mutex journal_error_mutex;
+  std::string journal_error;
+
+  std::optional<Evaluation> vendor;
+  std::string vendor_name, vendor_note;
+  Clock::time_point started = Clock::now();
+  LoopReport report;
+  LoopObserver* observer = nullptr;
+  const std::atomic<bool>* stop = nullptr;
+
+  ~State() {
+    if (lock_fd >= 0) ::close(lock_fd);
+  }
+
+  TargetState* target(const std::string& name) {
+    for (auto& t : targets)
+      if (t.target.tmpl->name() == name) return &t;
+    return nullptr;
+  }
+  bool stop_requested() const { return stop && stop->load(); }
+  // Keeps the counters, the per-template trials and bests in step with one row.
+  void absorb(const HistoryRow& row);
+  void log(LogLevel level, const std::string& m) {
+    if (observer) observer->log(level, m);
+  }
+};
+
+class GenerationLoop::Runner {
+ public:
+  Runner(GenerationLoop::State& s, HistoryFile& history, const std::filesystem::path& best_path, Evaluator* retimer)
+      : s_(s),
+        history_(history),
+        best_path_(best_path),
+        retimer_(retimer ? *retimer : *s.evaluator),
+        rows_(s.run_id, s.session, s.options.problem, s.evaluator->device()) {}
+
+  Status run();
+
+  void set_resume(const ResumePoint& rp) { resume_ = rp; }
+
+ private:
+  // --- rows -------------------------------------------------------------------------
+
+  const std::string& template_hash(const std::string& template_name) const;
+
+  std::optional<double> vendor_ms() const;
+
+  HistoryRow evaluation_row(const PlanItem& item, int generation, const Evaluation& e, std::optional<double> eval_ms,
+                            const std::string& device) {
+    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), device);
+  }
+
+  // Measuring time as a share of the devices: with several, each second of one device is
+  // 1/width of the whole.
+  void add_measure(double device_seconds, bool candidate);
+
+  HistoryRow rejection_row(const PlanRejection& rej, int generation);
+
+  Status append(HistoryRow row);
+
+  // --- best_config.json -----------------------------------------------------------
+
+  BestEntry entry_for(const TargetState& t, const HistoryRow& row, const Evaluation* retimed) const;
+
+  Status update_best(const HistoryRow& row);
+
+  // After a crash between a row and its best_config update, the file lags the history.
+  Status ensure_best_written();
+
+  // --- sessions, vendor, crashes ------------------------------------------------------
+
+  Status start_session();
+
+  Status record_crashes();
+
+  void measure_vendor();
+
+  void note_journal(const Status& st);
+
+  // --- planning ---------------------------------------------------------------------
+
+  std::uint64_t request_seed(const std::string& template_name, int generation) const;
+
+  Status make_plan(int generation, GenerationPlan* plan);
+
+  Status write_plan(const GenerationPlan& plan);
+
+  bool all_exhausted() const;
+
+  // --- executing a plan ---------------------------------------------------------------
+
+  Status execute(const GenerationPlan& plan);
+
+  // One candidate's row, and its line in the log.
+  Status record(const PlanItem& item, int generation, Evaluation e, std::optional<double> eval_ms,
+                const std::string& device) {
+    HistoryRow row = evaluation_row(item, generation, e, eval_ms, device);
+    char buf[200];
+    if (e.ok())
+      std::snprintf(buf, sizeof buf, "gen %d %s [%s] ok %.4g ms %.2f TFLOP/s", generation, item.template_name.c_str(),
+                    item.proposer.c_str(), e.timing.median_ms, e.tflops);
+    else
+      std::snprintf(buf, sizeof buf, "gen %d %s [%s] %s", generation, item.template_name.c_str(),
+                    item.proposer.c_str(), outcome_name(e.outcome));
+    std::string line = std::string(buf) + (device.empty() ? "" : " on " + device) + " " +
+                       config_to_json_text(item.config) +
+                       (e.ok() || e.message.empty() ? "" : ": " + e.message.substr(0, 200));
+    // A candidate that cost its worker is worth a look; the run goes on without it.
+    const bool lost = e.outcome == Outcome::kCrash || e.outcome == Outcome::kTimeout;
+    s_.log(lost ? LogLevel::kWarn : LogLevel::kDebug, line);
+    TS_RETURN_IF_ERROR(append(std::move(row)));
+    note_device_health();
+    return {};
+  }
+
+  // Says so when a device turns unhealthy (a failed health check: it backs off) and when
+  // every device is healthy again.
+  void note_device_health();
+
+  // --- budgets and ends ---------------------------------------------------------------
+
+  void stop(StopReason reason, std::string detail);
+
+  // True (and stopped) when the run must end before the next candidate, or before the
+  // next generation when `between_generations`.
+  bool check_budgets(bool between_generations);
+
+  void generation_done(int generation);
+
+  LoopProgress progress() const;
+
+  // --- the end: re-timing the finalists -------------------------------------------------
+
+  void collect_search_winners();
+
+  Status retime();
+
+  void finish_session();
+
+  GenerationLoop::State& s_;
+  HistoryFile& history_;
+  std::filesystem::path best_path_;
+  Evaluator& retimer_;
+  RowMaker rows_;
+  ResumePoint resume_;
+  bool stopped_ = false;
+  bool degraded_ = false;  // a device was unhealthy when last looked at
+};
+
+}  // namespace tilesmith

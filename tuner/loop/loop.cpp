@@ -1,0 +1,439 @@
+#include "tuner/loop/loop.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/format.h"
+#include "base/files.h"
+#include "base/hash.h"
+#include "tuner/loop/compile_ahead.h"
+#include "tuner/loop/detail/loop_internal.h"
+
+namespace tilesmith {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace loop_detail;  // Clock, kMaxEmptyGenerations, seconds_since
+
+const char* stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::kGenerations: return "generation budget reached";
+    case StopReason::kMaxEvals: return "evaluation budget reached";
+    case StopReason::kTime: return "time budget reached";
+    case StopReason::kPlateau: return "plateau (no faster config within the patience)";
+    case StopReason::kExhausted: return "every valid configuration has been tried";
+    case StopReason::kNoProposals: return "the proposers produced nothing new";
+    case StopReason::kInterrupted: return "interrupted";
+    case StopReason::kError: return "error";
+  }
+  return "?";
+}
+
+namespace {
+
+
+
+std::string describe_row_problem(const HistoryRow& r) {
+  return std::to_string(r.m) + "x" + std::to_string(r.n) + "x" + std::to_string(r.k) + " " + r.dtype + (r.c_dtype.empty() || r.c_dtype == r.dtype ? "" : "->" + r.c_dtype) + " " + r.layout;
+}
+
+// The folder lock: one loop per results folder. flock is dropped by the kernel when the
+// process dies, so a kill -9 never leaves the folder locked.
+Result<int> lock_folder(const fs::path& dir) {
+  const fs::path path = dir / ".autotune-loop.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::io_error("opening " + path.string() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char buf[32] = {0};
+    ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+    ::close(fd);
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "?";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    return Status::failed_precondition("another autotune-loop (pid " + pid + ") is using " + dir.string() +
+                                       "; wait for it to end, or give this run another --results folder");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+  return fd;
+}
+
+std::string new_run_id() {
+  std::string ts = utc_timestamp_now();  // 2026-01-02T03:04:05.678Z
+  std::string compact;
+  for (char c : ts.substr(0, 19))
+    if (c != '-' && c != ':') compact.push_back(c);
+  Hasher h;
+  h.add_field(ts).add_field(std::to_string(::getpid())).add_field(std::to_string(Clock::now().time_since_epoch().count()));
+  return compact + "Z-" + h.hex().substr(0, 6);
+}
+
+}  // namespace
+
+void GenerationLoop::State::absorb(const HistoryRow& row) {
+  State& s = *this;
+  if (!row.config_hash.empty()) {
+    const std::string key = row.key();
+    const bool fresh = s.known.insert(key).second;
+    if (TargetState* t = s.target(row.template_name); t && fresh) {
+      auto config = config_from_json_text(row.config);
+      if (config.ok()) {
+        Trial trial;
+        trial.config = *config;
+        trial.outcome = row.outcome;
+        if (row.ok() && row.median_ms) trial.time_ms = *row.median_ms;
+        trial.proposer = row.model.empty() ? row.proposer : row.proposer + ":" + row.model;
+        trial.message = row.message;
+        t->trials.push_back(std::move(trial));
+      }
+    }
+    if (row.evaluated()) s.evaluated.insert(key);
+  }
+  if (row.evaluated()) {
+    ++s.evaluated_count;
+    ++s.outcomes[outcome_name(row.outcome)];
+  } else {
+    ++s.rejected_count;
+  }
+  if (row.evaluated() && row.ok() && row.median_ms && *row.median_ms > 0) {
+    if (!s.best_ms || *row.median_ms < *s.best_ms) {
+      s.best_ms = row.median_ms;
+      s.best_tflops = row.tflops;
+      s.best_template = row.template_name;
+      s.last_improving_generation = row.generation;
+    }
+  }
+}
+
+
+GenerationLoop::~GenerationLoop() = default;
+
+std::size_t GenerationLoop::repaired_journal_bytes() const { return s_->journal.repaired_bytes(); }
+
+Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(Evaluator& evaluator, std::vector<LoopTarget> targets,
+                                                             LoopOptions options) {
+  auto runner = std::make_unique<InlineRunner>(evaluator);
+  TS_ASSIGN_OR_RETURN(auto loop, open(*runner, std::move(targets), std::move(options)));
+  loop->s_->owned_runner = std::move(runner);
+  return loop;
+}
+
+Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(CandidateRunner& runner, std::vector<LoopTarget> targets,
+                                                             LoopOptions options) {
+  if (targets.empty()) return Status::invalid("no template to tune");
+  if (options.candidates < 1) return Status::invalid("--candidates must be at least 1");
+  const fs::path dir = options.results_dir;
+  TS_RETURN_IF_ERROR(ensure_directory(dir));
+  std::unique_ptr<GenerationLoop> loop(new GenerationLoop());
+  loop->s_ = std::make_unique<State>();
+  State& s = *loop->s_;
+  s.runner = &runner;
+  s.evaluator = &runner.evaluator();
+  Evaluator& evaluator = *s.evaluator;
+  s.options = std::move(options);
+  TS_ASSIGN_OR_RETURN(s.lock_fd, lock_folder(dir));
+
+  auto history = HistoryFile::open(dir / kHistoryFileName);
+  if (!history.ok()) return history.status();
+  loop->history_ = std::make_unique<HistoryFile>(std::move(history).value());
+  TS_ASSIGN_OR_RETURN(s.journal, RunJournal::open(dir / kJournalFileName));
+  loop->best_path_ = dir / "best_config.json";
+  // The journal describes this history only if every plan in it was made when the history
+  // was at most as long as it is now. A history moved away or replaced by hand leaves a
+  // journal whose markers would all look like crashes: set it aside instead.
+  std::int64_t planned_rows = 0;
+  for (const auto& e : s.journal.events())
+    if (e.value("event", "") == "plan") planned_rows = std::max(planned_rows, e.value("rows_before", std::int64_t{0}));
+  if (planned_rows > static_cast<std::int64_t>(loop->history_->rows().size())) {
+    fs::path aside = dir / kJournalFileName;
+    aside += ".stale-" + std::to_string(::time(nullptr));
+    std::error_code ec;
+    fs::rename(dir / kJournalFileName, aside, ec);
+    if (ec) return Status::io_error("moving the stale journal aside: " + ec.message());
+    loop->notes_.push_back("journal.jsonl describes a longer history than history.csv holds (" +
+                           std::to_string(planned_rows) + " rows then, " +
+                           std::to_string(loop->history_->rows().size()) + " now); moved it to " + aside.string() +
+                           " and resumed from history.csv alone");
+    TS_ASSIGN_OR_RETURN(s.journal, RunJournal::open(dir / kJournalFileName));
+  }
+
+  // What the folder holds must be the same experiment: same problem, same device, same
+  // kernel sources. Mixing them would make the history lie.
+  const GemmProblem& problem = s.options.problem;
+  const DeviceFacts& device = evaluator.device();
+  const std::string key = problem.key();
+  for (const auto& r : loop->history_->rows()) {
+    if (r.problem_key != key)
+      return Status::failed_precondition(
+          dir.string() + " holds a run for another problem (" + describe_row_problem(r) + ", key " + r.problem_key +
+          ") than this one (" + problem.describe() + "). Give this run its own --results folder, or run the same "
+          "problem to continue that one.");
+    if (r.evaluated() && (r.device_name != device.name || r.device_arch != device.arch))
+      return Status::failed_precondition(dir.string() + " was recorded on " + r.device_name + " (" + r.device_arch +
+                                         "); this is " + device.name + " (" + device.arch +
+                                         "). Give this run its own --results folder.");
+  }
+  for (const auto& e : s.journal.events())
+    if (e.value("event", "") == "session" && e.value("problem_key", key) != key)
+      return Status::failed_precondition(dir.string() + " holds a run for another problem (key " +
+                                         e.value("problem_key", "") + ") than this one (" + problem.describe() +
+                                         "). Give this run its own --results folder.");
+
+  for (const auto& t : targets) {
+    TargetState ts;
+    ts.target = t;
+    ts.context = t.tmpl->context(problem, &device);
+    s.targets.push_back(std::move(ts));
+  }
+  for (const auto& r : loop->history_->rows()) {
+    TargetState* t = s.target(r.template_name);
+    if (t && r.template_hash != t->target.tmpl->source_hash())
+      return Status::failed_precondition(
+          "template " + r.template_name + " changed since " + (dir / kHistoryFileName).string() +
+          " was recorded (source hash " + r.template_hash + " then, " + t->target.tmpl->source_hash() +
+          " now): its recorded results do not describe the new kernel. Give this run its own --results folder.");
+  }
+
+  loop->resume_ = find_resume_point(loop->history_->rows(), s.journal.events());
+  s.run_id = loop->resume_.run_id.empty() ? new_run_id() : loop->resume_.run_id;
+  s.session = loop->resume_.session;
+  s.next_generation = loop->resume_.next_generation;
+  for (const auto& r : loop->history_->rows()) s.absorb(r);
+  const auto& rows = loop->history_->rows();
+  for (auto& t : s.targets) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const HistoryRow& r = rows[i];
+      if (r.template_name == t.target.tmpl->name() && r.evaluated() && r.ok() && r.median_ms &&
+          (!t.best || *r.median_ms < *rows[*t.best].median_ms))
+        t.best = i;
+    }
+  }
+  return loop;
+}
+
+Status GenerationLoop::Runner::run() {
+  TS_RETURN_IF_ERROR(start_session());
+  TS_RETURN_IF_ERROR(record_crashes());
+  TS_RETURN_IF_ERROR(ensure_best_written());
+  // A resumed run's best scales the workers' run deadlines until the vendor's or a new
+  // measurement does.
+  if (s_.best_ms) s_.runner->expect_kernel_ms(s_.options.problem, *s_.best_ms);
+  measure_vendor();
+  if (resume_.unfinished) {
+    s_.current_generation = resume_.unfinished->generation;
+    s_.log(LogLevel::kInfo, "finishing generation " + std::to_string(resume_.unfinished->generation) +
+                                " as planned: " + std::to_string(resume_.unfinished->items.size()) +
+                                " candidate(s) left");
+    TS_RETURN_IF_ERROR(execute(*resume_.unfinished));
+    if (!stopped_) generation_done(resume_.unfinished->generation);
+  }
+  int empty_generations = 0;
+  while (!stopped_) {
+    if (check_budgets(/*between_generations=*/true)) break;
+    GenerationPlan plan;
+    TS_RETURN_IF_ERROR(make_plan(s_.next_generation, &plan));
+    if (stopped_) break;
+    s_.current_generation = plan.generation;
+    ++s_.next_generation;
+    if (all_exhausted() && plan.items.empty()) {
+      TS_RETURN_IF_ERROR(write_plan(plan));
+      TS_RETURN_IF_ERROR(execute(plan));
+      stop(StopReason::kExhausted, "every valid configuration of the space has been tried (" +
+                                       std::to_string(s_.evaluated.size()) + " evaluated)");
+      break;
+    }
+    TS_RETURN_IF_ERROR(write_plan(plan));
+    TS_RETURN_IF_ERROR(execute(plan));
+    if (stopped_) break;
+    generation_done(plan.generation);
+    empty_generations = plan.items.empty() ? empty_generations + 1 : 0;
+    if (empty_generations >= kMaxEmptyGenerations)
+      stop(StopReason::kNoProposals, "no new candidate in " + std::to_string(empty_generations) +
+                                         " generations in a row");
+  }
+  if (s_.report.reason != StopReason::kInterrupted && !s_.stop_requested()) TS_RETURN_IF_ERROR(retime());
+  else collect_search_winners();
+  finish_session();
+  return {};
+}
+
+Status GenerationLoop::Runner::start_session() {
+  const DeviceFacts& d = s_.evaluator->device();
+  json device, problem;
+  to_json(device, d);
+  to_json(problem, s_.options.problem);
+  json templates = json::array();
+  for (const auto& t : s_.targets)
+    templates.push_back({{"name", t.target.tmpl->name()}, {"source_hash", t.target.tmpl->source_hash()},
+                         {"proposer", t.target.proposer->name()}});
+  s_.report.run_id = s_.run_id;
+  s_.report.session = s_.session;
+  s_.report.rows_at_start = static_cast<std::int64_t>(history_.rows().size());
+  return s_.journal.append(json{{"event", "session"},
+                                {"run_id", s_.run_id},
+                                {"session", s_.session},
+                                {"time", utc_timestamp_now()},
+                                {"pid", ::getpid()},
+                                {"problem_key", s_.options.problem.key()},
+                                {"problem", problem},
+                                {"device", device},
+                                {"templates", templates},
+                                {"settings", s_.options.settings},
+                                {"tilesmith_version", TILESMITH_VERSION}});
+}
+
+Status GenerationLoop::Runner::record_crashes() {
+  for (const auto& c : resume_.crashed) {
+    if (s_.evaluated.count(c.item.key())) continue;
+    Evaluation e;
+    e.outcome = Outcome::kCrash;
+    e.message = c.message;
+    s_.log(LogLevel::kWarn, "candidate " + c.item.template_name + " " + config_to_json_text(c.item.config) + ": " +
+                                c.message);
+    TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt, c.device)));
+  }
+  return {};
+}
+
+void GenerationLoop::Runner::measure_vendor() {
+  s_.vendor_name = s_.evaluator->vendor_name();
+  if (!s_.options.vendor_baseline) {
+    s_.vendor_note = "not measured (--no-vendor)";
+    return;
+  }
+  const auto t0 = Clock::now();
+  auto v = s_.evaluator->vendor_baseline(s_.options.problem);
+  const double took = seconds_since(t0);
+  s_.vendor_name = s_.evaluator->vendor_name();  // knows the library's version once it has run
+  add_measure(took, false);
+  if (v.ok() && v->ok()) {
+    s_.vendor = *v;
+    s_.runner->expect_kernel_ms(s_.options.problem, v->timing.median_ms);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "vendor baseline %s: %.4g ms, %.2f TFLOP/s", s_.vendor_name.c_str(),
+                  v->timing.median_ms, v->tflops);
+    s_.log(LogLevel::kInfo, buf);
+    json ev{{"event", "vendor"}, {"session", s_.session}, {"name", s_.vendor_name}};
+    to_json(ev["evaluation"], *v);
+    note_journal(s_.journal.append(ev, false));
+  } else {
+    s_.vendor_note = v.ok() ? std::string(outcome_name(v->outcome)) + ": " + v->message : v.status().message();
+    s_.log(LogLevel::kInfo, "no vendor baseline: " + s_.vendor_note);
+  }
+}
+
+void GenerationLoop::Runner::note_journal(const Status& st) {
+  if (st.ok()) return;
+  std::lock_guard lock(s_.journal_error_mutex);
+  if (s_.journal_error.empty()) s_.journal_error = st.message();
+  s_.journal_failed = true;
+}
+
+void GenerationLoop::Runner::collect_search_winners() {
+  for (auto& t : s_.targets)
+    if (t.best) s_.report.winners.push_back(entry_for(t, history_.rows()[*t.best], nullptr));
+}
+
+Status GenerationLoop::Runner::retime() {
+  if (s_.options.retime_top <= 0) {
+    collect_search_winners();
+    return {};
+  }
+  for (auto& t : s_.targets) {
+    const std::string name = t.target.tmpl->name();
+    auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top);
+    if (finalists.empty()) continue;
+    s_.log(LogLevel::kInfo, "re-timing the " + std::to_string(finalists.size()) + " fastest configs of " + name);
+    const auto t0 = Clock::now();
+    auto results = tilesmith::retime(
+        retimer_, *t.target.tmpl, s_.options.problem, finalists, [this] { return s_.stop_requested(); },
+        [this](const RetimeResult& rr) {
+          json ev{{"event", "retime"},
+                  {"session", s_.session},
+                  {"template", rr.template_name},
+                  {"config_hash", rr.row.config_hash},
+                  {"history_row", rr.row.row},
+                  {"outcome", outcome_name(rr.retimed.outcome)}};
+          if (rr.retimed.ok()) ev["median_ms"] = rr.retimed.timing.median_ms;
+          note_journal(s_.journal.append(ev, false));
+          if (!rr.retimed.ok())
+            s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " + rr.template_name +
+                                        " failed its re-timing: " + outcome_name(rr.retimed.outcome) +
+                                        (rr.retimed.message.empty() ? "" : " (" + rr.retimed.message + ")"));
+        });
+    add_measure(seconds_since(t0), false);
+    if (s_.stop_requested()) {
+      s_.log(LogLevel::kWarn, "re-timing abandoned (stop requested); best_config.json keeps the search's best");
+      s_.report.winners.clear();
+      collect_search_winners();
+      return {};
+    }
+    const RetimeResult* winner = retime_winner(results);
+    if (!winner) {
+      s_.log(LogLevel::kError, "no finalist of " + name +
+                                   " passed its re-timing; its best_config.json entry is removed rather than "
+                                   "left unconfirmed");
+      TS_RETURN_IF_ERROR(remove_best_config_entry(best_path_, entry_for(t, *finalists.front(), nullptr).key()));
+    } else {
+      BestEntry entry = entry_for(t, winner->row, &winner->retimed);
+      for (const auto& rr : results) {
+        json f{{"config_hash", rr.row.config_hash},
+               {"history_row", rr.row.row},
+               {"search_median_ms", rr.row.median_ms.value_or(0)},
+               {"outcome", outcome_name(rr.retimed.outcome)},
+               {"winner", rr.winner}};
+        if (rr.retimed.ok()) f["retime_median_ms"] = rr.retimed.timing.median_ms;
+        entry.retime.push_back(f);
+      }
+      TS_RETURN_IF_ERROR(upsert_best_config(best_path_, entry).with_context("writing best_config.json"));
+      s_.report.winners.push_back(entry);
+    }
+    for (auto& rr : results) s_.report.retimes.push_back(std::move(rr));
+  }
+  return {};
+}
+
+void GenerationLoop::Runner::finish_session() {
+  s_.report.wall_s = seconds_since(s_.started);
+  s_.report.devices = s_.runner->width();
+  s_.report.device_summaries = s_.runner->device_summaries();
+  s_.report.vendor = s_.vendor;
+  s_.report.vendor_name = s_.vendor_name;
+  s_.report.vendor_note = s_.vendor_note;
+  s_.report.rows = history_.rows();
+  note_journal(s_.journal.append(json{{"event", "end"},
+                                      {"session", s_.session},
+                                      {"time", utc_timestamp_now()},
+                                      {"reason", stop_reason_name(s_.report.reason)},
+                                      {"detail", s_.report.detail},
+                                      {"evaluated", s_.evaluated_session}}));
+}
+
+Result<LoopReport> GenerationLoop::run(LoopObserver& observer, const std::atomic<bool>* stop, Evaluator* retimer) {
+  State& s = *s_;
+  s.observer = &observer;
+  s.stop = stop;
+  s.started = Clock::now();
+  s.report = LoopReport{};
+  s.runner->watch_stop(stop);
+  Runner runner(s, *history_, best_path_, retimer);
+  runner.set_resume(resume_);
+  Status st = runner.run();
+  s.observer = nullptr;
+  s.runner->watch_stop(nullptr);  // the flag is the caller's; it may not outlive this call
+  if (!st.ok()) return st;
+  return s.report;
+}
+
+}  // namespace tilesmith

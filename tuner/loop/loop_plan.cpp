@@ -1,0 +1,196 @@
+// GenerationLoop: planning a generation (proposals, validation, dedup, the plan in the journal), budgets and stops.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/format.h"
+#include "base/hash.h"
+#include "tuner/loop/compile_ahead.h"
+#include "tuner/loop/detail/loop_internal.h"
+
+namespace tilesmith {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace loop_detail;  // Clock, kMaxEmptyGenerations, seconds_since
+
+std::uint64_t GenerationLoop::Runner::request_seed(const std::string& template_name, int generation) const {
+  Hasher h;
+  h.add_field(std::to_string(s_.options.seed)).add_field(template_name).add_field(std::to_string(generation));
+  return h.low64();
+}
+
+Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
+  plan->generation = generation;
+  plan->rows_before = static_cast<std::int64_t>(history_.rows().size());
+  std::int64_t remaining = std::numeric_limits<std::int64_t>::max();
+  if (s_.options.budget.max_evals > 0) remaining = s_.options.budget.max_evals - s_.evaluated_count;
+  std::set<std::string> planned;
+  for (auto& t : s_.targets) {
+    if (t.exhausted) continue;
+    if (s_.stop_requested()) {
+      stop(StopReason::kInterrupted, "stopped by a signal");
+      return {};
+    }
+    const KernelTemplate& tmpl = *t.target.tmpl;
+    ProposalRequest req;
+    req.space = &tmpl.space();
+    req.context = t.context;
+    req.history = &t.trials;
+    req.count = static_cast<int>(std::min<std::int64_t>(s_.options.candidates, std::max<std::int64_t>(remaining, 1)));
+    req.seed = request_seed(tmpl.name(), generation);
+    req.generation = generation;
+    const auto t0 = Clock::now();
+    ProposalBatch batch = t.target.proposer->propose(req);
+    s_.report.propose_s += seconds_since(t0);
+    for (const auto& r : batch.rejected) {
+      PlanRejection pr = plan_rejection(tmpl.name(), batch.proposer, r);
+      // Known configs proposed again are not new rows; their first outcome stands.
+      if (!pr.config_hash.empty() && s_.known.count(candidate_key(tmpl.name(), pr.config_hash))) {
+        ++s_.report.dropped_known;
+        continue;
+      }
+      plan->rejected.push_back(std::move(pr));
+    }
+    int valid = 0;
+    for (const auto& p : batch.proposals) {
+      PlanItem item;
+      item.template_name = tmpl.name();
+      item.config = p.config;
+      item.config_hash = config_hash(p.config);
+      split_proposer_name(p.proposer.empty() ? batch.proposer : p.proposer, &item.proposer, &item.model);
+      item.rationale = p.rationale;
+      const std::string key = item.key();
+      if (s_.known.count(key) || planned.count(key)) {
+        ++s_.report.dropped_known;
+        continue;
+      }
+      // Proposers validate too, but only what passes here reaches the compiler.
+      if (Status st = tmpl.space().validate(p.config, t.context); !st.ok()) {
+        PlanRejection pr;
+        pr.template_name = tmpl.name();
+        pr.proposer = item.proposer;
+        pr.model = item.model;
+        pr.config = config_to_json_text(p.config);
+        pr.config_hash = item.config_hash;
+        pr.reason = st.message();
+        planned.insert(key);
+        plan->rejected.push_back(std::move(pr));
+        continue;
+      }
+      planned.insert(key);
+      plan->items.push_back(std::move(item));
+      ++valid;
+    }
+    if (batch.proposals.empty() && !batch.status.ok()) {
+      if (batch.status.code() == StatusCode::kFailedPrecondition) {
+        t.exhausted = true;
+        s_.log(LogLevel::kInfo, tmpl.name() + ": " + batch.proposer + " has nothing left to propose (" +
+                                    batch.status.message() + ")");
+      } else {
+        s_.log(LogLevel::kWarn, tmpl.name() + ": " + batch.proposer + " failed: " + batch.status.message());
+      }
+    }
+    remaining -= valid;
+  }
+  return {};
+}
+
+Status GenerationLoop::Runner::write_plan(const GenerationPlan& plan) {
+  json j = plan_to_json(plan);
+  j["session"] = s_.session;
+  return s_.journal.append(j);
+}
+
+bool GenerationLoop::Runner::all_exhausted() const {
+  return std::all_of(s_.targets.begin(), s_.targets.end(), [](const TargetState& t) { return t.exhausted; });
+}
+
+void GenerationLoop::Runner::stop(StopReason reason, std::string detail) {
+  if (stopped_) return;
+  stopped_ = true;
+  s_.report.reason = reason;
+  s_.report.detail = std::move(detail);
+}
+
+bool GenerationLoop::Runner::check_budgets(bool between_generations) {
+  if (stopped_) return true;
+  const LoopBudget& b = s_.options.budget;
+  if (s_.stop_requested()) {
+    stop(StopReason::kInterrupted, "stopped by a signal");
+  } else if (b.hours > 0 && seconds_since(s_.started) >= b.hours * 3600) {
+    stop(StopReason::kTime, "ran for " + format_duration(seconds_since(s_.started)) + " (--hours " +
+                                format_number(b.hours) + ")");
+  } else if (b.max_evals > 0 && s_.evaluated_count >= b.max_evals) {
+    stop(StopReason::kMaxEvals, std::to_string(s_.evaluated_count) + " candidates evaluated (--max-evals " +
+                                    std::to_string(b.max_evals) + ")");
+  } else if (between_generations && b.generations > 0 && s_.next_generation >= b.generations) {
+    stop(StopReason::kGenerations, std::to_string(s_.next_generation) + " generations (--generations " +
+                                       std::to_string(b.generations) + ")");
+  } else if (between_generations && b.patience > 0 &&
+             (s_.next_generation - 1) - s_.last_improving_generation >= b.patience) {
+    stop(StopReason::kPlateau,
+         s_.last_improving_generation < 0
+             ? "no valid config in " + std::to_string(s_.next_generation) + " generations (--patience " +
+                   std::to_string(b.patience) + ")"
+             : "no faster config since generation " + std::to_string(s_.last_improving_generation) + " (" +
+                   std::to_string(s_.next_generation - 1 - s_.last_improving_generation) +
+                   " generations, --patience " + std::to_string(b.patience) + ")");
+  }
+  return stopped_;
+}
+
+void GenerationLoop::Runner::generation_done(int generation) {
+  std::int64_t n = 0;
+  std::map<std::string, int> outcomes;
+  for (auto it = history_.rows().rbegin(); it != history_.rows().rend() && it->generation == generation; ++it)
+    if (it->evaluated() && it->session == s_.session) {
+      ++n;
+      ++outcomes[outcome_name(it->outcome)];
+    }
+  std::string parts;
+  for (const auto& [name, c] : outcomes) parts += (parts.empty() ? "" : ", ") + std::to_string(c) + " " + name;
+  char buf[120] = "";
+  if (s_.best_ms)
+    std::snprintf(buf, sizeof buf, "; best %.4g ms, %.2f TFLOP/s", *s_.best_ms, s_.best_tflops.value_or(0));
+  s_.log(LogLevel::kInfo, "generation " + std::to_string(generation) + ": " + std::to_string(n) + " evaluated" +
+                              (parts.empty() ? "" : " (" + parts + ")") + buf);
+  if (s_.observer) s_.observer->on_generation(progress());
+}
+
+LoopProgress GenerationLoop::Runner::progress() const {
+  LoopProgress p;
+  p.generation = s_.current_generation;
+  p.evaluated = s_.evaluated_count;
+  p.evaluated_session = s_.evaluated_session;
+  p.rejected = s_.rejected_count;
+  p.outcomes = s_.outcomes;
+  p.best_ms = s_.best_ms;
+  p.best_tflops = s_.best_tflops;
+  p.best_template = s_.best_template;
+  if (s_.vendor && s_.best_ms && *s_.best_ms > 0) p.best_vendor_ratio = s_.vendor->timing.median_ms / *s_.best_ms;
+  p.elapsed_s = seconds_since(s_.started);
+  p.measure_s = s_.report.measure_s;
+  if (p.elapsed_s > 0) p.per_minute = 60.0 * static_cast<double>(s_.evaluated_session) / p.elapsed_s;
+  p.workers = s_.runner->status_line();
+  const LoopBudget& b = s_.options.budget;
+  std::string left;
+  auto add = [&](const std::string& part) { left += (left.empty() ? "" : ", ") + part; };
+  if (b.generations > 0) add(std::to_string(std::max(0, b.generations - s_.current_generation - 1)) + " generations");
+  if (b.max_evals > 0) add(std::to_string(std::max<std::int64_t>(0, b.max_evals - s_.evaluated_count)) + " evaluations");
+  if (b.hours > 0) add(format_duration(std::max(0.0, b.hours * 3600 - p.elapsed_s)));
+  if (b.patience > 0) {
+    const int since = s_.current_generation - s_.last_improving_generation;
+    add("plateau in " + std::to_string(std::max(0, b.patience - since)) + " generations");
+  }
+  p.budget_left = left;
+  return p;
+}
+
+}  // namespace tilesmith

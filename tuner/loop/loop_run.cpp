@@ -1,0 +1,236 @@
+// GenerationLoop: running a plan's candidates and recording what happened (history rows, best_config.json).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "base/format.h"
+#include "base/hash.h"
+#include "tuner/loop/compile_ahead.h"
+#include "tuner/loop/detail/loop_internal.h"
+
+namespace tilesmith {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace loop_detail;  // Clock, kMaxEmptyGenerations, seconds_since
+
+const std::string& GenerationLoop::Runner::template_hash(const std::string& template_name) const {
+  static const std::string none;
+  const TargetState* t = s_.target(template_name);
+  return t ? t->target.tmpl->source_hash() : none;
+}
+
+std::optional<double> GenerationLoop::Runner::vendor_ms() const {
+  return s_.vendor ? std::optional<double>(s_.vendor->timing.median_ms) : std::nullopt;
+}
+
+void GenerationLoop::Runner::add_measure(double device_seconds, bool candidate) {
+  const double share = device_seconds / static_cast<double>(std::max<std::size_t>(1, s_.runner->width()));
+  s_.report.measure_s += share;
+  if (candidate) s_.report.candidate_measure_s += share;
+}
+
+HistoryRow GenerationLoop::Runner::rejection_row(const PlanRejection& rej, int generation) {
+  return rows_.rejection(rej, generation, template_hash(rej.template_name));
+}
+
+Status GenerationLoop::Runner::append(HistoryRow row) {
+  TS_RETURN_IF_ERROR(history_.append(std::move(row)));
+  const HistoryRow& stored = history_.rows().back();
+  s_.absorb(stored);
+  if (stored.evaluated()) ++s_.evaluated_session;
+  TS_RETURN_IF_ERROR(update_best(stored));
+  if (s_.observer) s_.observer->on_row(stored, progress());
+  if (s_.journal_failed.load()) {
+    std::lock_guard lock(s_.journal_error_mutex);
+    return Status::io_error("writing the journal failed: " + s_.journal_error);
+  }
+  return {};
+}
+
+BestEntry GenerationLoop::Runner::entry_for(const TargetState& t, const HistoryRow& row, const Evaluation* retimed) const {
+  BestEntryContext ctx;
+  ctx.device = s_.evaluator->device();
+  ctx.problem = s_.options.problem;
+  ctx.run_id = s_.run_id;
+  ctx.results_dir = s_.options.results_dir.string();
+  ctx.vendor_library = s_.vendor_name;
+  ctx.vendor = s_.vendor;
+  return make_best_entry(ctx, *t.target.tmpl, row, retimed);
+}
+
+Status GenerationLoop::Runner::update_best(const HistoryRow& row) {
+  if (!row.evaluated() || !row.ok() || !row.median_ms) return {};
+  TargetState* t = s_.target(row.template_name);
+  if (!t || (t->best && *history_.rows()[*t->best].median_ms <= *row.median_ms)) return {};
+  t->best = history_.rows().size() - 1;  // `row` is the last one appended
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "new best for %s: %.4g ms, %.2f TFLOP/s (row %lld, generation %d, %s)",
+                row.template_name.c_str(), *row.median_ms, row.tflops.value_or(0), (long long)row.row,
+                row.generation, row.proposer.c_str());
+  s_.log(LogLevel::kInfo, std::string(buf) + " " + row.config);
+  return upsert_best_config(best_path_, entry_for(*t, row, nullptr)).with_context("updating best_config.json");
+}
+
+Status GenerationLoop::Runner::ensure_best_written() {
+  std::vector<BestEntry> existing;
+  std::error_code ec;
+  if (fs::exists(best_path_, ec)) {
+    auto r = read_best_config(best_path_);
+    if (!r.ok()) return r.status();
+    existing = std::move(r).value();
+  }
+  for (auto& t : s_.targets) {
+    if (!t.best) continue;
+    BestEntry e = entry_for(t, history_.rows()[*t.best], nullptr);
+    const bool present = std::any_of(existing.begin(), existing.end(), [&](const BestEntry& x) { return x.key() == e.key(); });
+    if (!present) TS_RETURN_IF_ERROR(upsert_best_config(best_path_, e));
+  }
+  return {};
+}
+
+Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
+  for (const auto& r : plan.rejected) {
+    TS_RETURN_IF_ERROR(append(rejection_row(r, plan.generation)));
+  }
+  std::vector<const PlanItem*> items;
+  for (const auto& item : plan.items) {
+    if (s_.evaluated.count(item.key())) continue;
+    if (!s_.target(item.template_name)) {
+      s_.log(LogLevel::kWarn, "skipping planned candidate of template " + item.template_name +
+                                  ", which this run does not tune");
+      continue;
+    }
+    items.push_back(&item);
+  }
+  if (items.empty()) return {};
+  CandidateRunner& runner = *s_.runner;
+  CompileAhead::Marker compile_marker;
+  // The compile markers find a compiler that takes this process down (resume.h). In
+  // worker processes a compiler crash costs its candidate instead, so there is
+  // nothing to find and no marker to write.
+  if (!runner.compiles_isolated())
+    compile_marker = [this](const std::string& key, bool started) {
+      json ev{{"event", started ? "compile" : "compiled"}, {"session", s_.session}, {"key", key}};
+      // The start must survive a machine crash; the end may ride on the next fsync.
+      note_journal(s_.journal.append(ev, started));
+    };
+  CompileAhead ahead(*s_.evaluator, s_.options.problem, s_.options.compile_threads, compile_marker);
+  std::vector<std::size_t> tickets;
+  for (const auto* item : items)
+    tickets.push_back(ahead.submit(*s_.target(item->template_name)->target.tmpl, item->config, item->key()));
+
+  // Compiled candidates go to the runner in plan order, a few more than it measures at
+  // once so no device waits for the loop; results come back in completion order and
+  // each becomes its row at once. Nothing is handed over while a budget or a stop says
+  // so; what is in flight then is finished and recorded.
+  std::vector<Evaluation> compiled(items.size());
+  const std::size_t depth = runner.depth();
+  std::size_t next = 0;
+  bool feeding = true;
+  auto stop_feeding = [&] {
+    if (!feeding) return;
+    feeding = false;
+    ahead.cancel_pending();
+    runner.cancel_queued();
+  };
+  // On an error return nothing may be left with the runner: its device threads would
+  // still call the markers' callbacks, which use this Runner. Queued candidates are
+  // dropped (they never started) and those in flight are waited for; their results are
+  // lost with the run's error, and their markers make the next session record them as
+  // crashes.
+  struct Drain {
+    CandidateRunner& runner;
+    ~Drain() {
+      runner.cancel_queued();
+      while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(250));
+    }
+  } drain{runner};
+  auto last_idle = Clock::now();
+  for (;;) {
+    while (feeding && next < items.size() && runner.outstanding() < depth) {
+      if (check_budgets(/*between_generations=*/false) || s_.journal_failed.load()) {
+        stop_feeding();
+        break;
+      }
+      // Candidates in flight count against --max-evals already: their rows may end the run.
+      const std::int64_t max_evals = s_.options.budget.max_evals;
+      if (max_evals > 0 && s_.evaluated_count + static_cast<std::int64_t>(runner.outstanding()) >= max_evals) break;
+      const bool idle = runner.outstanding() == 0;
+      if (!idle && !ahead.ready(tickets[next])) break;  // results may come in meanwhile
+      double waited_ms = 0;
+      std::optional<Evaluation> prepared = ahead.take(tickets[next], &waited_ms);
+      if (idle) s_.report.compile_wait_s += waited_ms / 1000;
+      if (!prepared) {
+        stop_feeding();
+        break;
+      }
+      if (s_.stop_requested()) {
+        check_budgets(false);
+        stop_feeding();
+        break;
+      }
+      const std::size_t i = next++;
+      const PlanItem& item = *items[i];
+      if (!prepared->ok()) {
+        // The compile step decided it (a compile error, or a compiler that crashed or
+        // hung in its helper process): nothing to measure.
+        TS_RETURN_IF_ERROR(record(item, plan.generation, std::move(*prepared), std::nullopt, ""));
+        continue;
+      }
+      compiled[i] = std::move(*prepared);
+      RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, i};
+      // Runs on the thread that sends the candidate (a device thread with workers), just
+      // before it goes: the "started" marker a resumed run turns into a crash row when
+      // no result follows. Copies, not references: it may run after this frame has
+      // moved on to other candidates.
+      json marker = plan_item_to_json(item);
+      marker["event"] = "evaluate";
+      marker["session"] = s_.session;
+      marker["generation"] = plan.generation;
+      runner.submit(std::move(candidate),
+                    [this, marker = std::move(marker)](std::uint64_t, const std::string& device) {
+                      json m = marker;
+                      m["device"] = device;
+                      note_journal(s_.journal.append(m));
+                    });
+    }
+    if (runner.outstanding() == 0 && (!feeding || next >= items.size())) break;
+    const bool compile_pending = feeding && next < items.size() && runner.outstanding() < depth;
+    std::optional<RunnerResult> r = runner.next(std::chrono::milliseconds(compile_pending ? 20 : 250));
+    if (r) {
+      const std::size_t i = static_cast<std::size_t>(r->tag);
+      Evaluation e = std::move(r->evaluation);
+      // The compile happened ahead, in prepare(); evaluate() found it in the cache. The
+      // candidate's compile cost is prepare's.
+      e.compile_ms = compiled[i].compile_ms;
+      e.compile_cache_hit = compiled[i].compile_cache_hit;
+      add_measure(r->eval_ms / 1000, true);
+      TS_RETURN_IF_ERROR(record(*items[i], plan.generation, std::move(e), r->eval_ms, r->device));
+    } else if (seconds_since(last_idle) >= 1.0) {
+      last_idle = Clock::now();
+      note_device_health();
+      if (s_.observer) s_.observer->on_idle(progress());
+    }
+  }
+  return {};
+}
+
+void GenerationLoop::Runner::note_device_health() {
+  const bool degraded = s_.runner->degraded();
+  if (degraded == degraded_) return;
+  degraded_ = degraded;
+  if (degraded)
+    s_.log(LogLevel::kWarn, "a device failed its health check and backs off; the others go on (" +
+                                s_.runner->status_line() + ")");
+  else
+    s_.log(LogLevel::kInfo, "every device is healthy again");
+}
+
+}  // namespace tilesmith

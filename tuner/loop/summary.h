@@ -1,0 +1,25 @@
+#pragma once
+// The summary printed when a run ends: why it stopped, where the time went (the share
+// of wall time spent measuring on the GPU), the top configs, outcome counts by
+// proposer, the re-timed finalists and what went to best_config.json. Pure formatting.
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "registry/device_facts.h"
+#include "registry/problem.h"
+#include "tuner/loop/loop.h"
+
+namespace tilesmith {
+
+struct SummaryContext {
+  GemmProblem problem;
+  DeviceFacts device;
+  std::filesystem::path results_dir;
+  std::size_t top = 5;
+};
+
+std::string format_run_summary(const LoopReport& report, const SummaryContext& context);
+
+}  // namespace tilesmith

@@ -1,0 +1,119 @@
+#include "tuner/records/best_config.h"
+
+#include "base/files.h"
+
+namespace tilesmith {
+using nlohmann::json;
+
+std::string BestEntry::key() const {
+  return device_fingerprint + "|" + template_name + "@" + template_hash + "|" + problem.key();
+}
+
+json metrics_json(const Evaluation& e) {
+  return json{{"median_ms", e.timing.median_ms}, {"min_ms", e.timing.min_ms},   {"p20_ms", e.timing.p20_ms},
+              {"p80_ms", e.timing.p80_ms},       {"cv", e.timing.cv},            {"samples", e.timing.samples},
+              {"tflops", e.tflops},              {"gbps", e.gbps},               {"roofline_pct", e.roofline_pct},
+              {"max_abs_error", e.accuracy.max_abs_error},
+              {"rel_error_norm", e.accuracy.rel_error_norm},
+              {"registers", e.resources.registers}};
+}
+
+namespace {
+json entry_to_json(const BestEntry& e) {
+  json problem;
+  to_json(problem, e.problem);
+  json j{{"key", e.key()},
+         {"device_fingerprint", e.device_fingerprint},
+         {"device", e.device},
+         {"template", {{"name", e.template_name}, {"source_hash", e.template_hash}}},
+         {"problem", problem},
+         {"config", config_to_json(e.config)},
+         {"metrics", e.metrics},
+         {"vendor",
+          {{"name", e.vendor_name},
+           {"median_ms", e.vendor_median_ms ? json(*e.vendor_median_ms) : json(nullptr)},
+           {"ratio", e.vendor_ratio ? json(*e.vendor_ratio) : json(nullptr)}}},
+         {"provenance", e.provenance},
+         {"environment", e.environment},
+         {"retime", e.retime.is_array() ? e.retime : json::array()}};
+  return j;
+}
+
+Result<BestEntry> entry_from_json(const json& j, size_t index) {
+  const std::string where = "entry " + std::to_string(index);
+  BestEntry e;
+  try {
+    e.device_fingerprint = j.at("device_fingerprint").get<std::string>();
+    e.device = j.value("device", json::object());
+    e.template_name = j.at("template").at("name").get<std::string>();
+    e.template_hash = j.at("template").value("source_hash", std::string());
+    TS_ASSIGN_OR_RETURN(e.problem, problem_from_json(j.at("problem")));
+    TS_ASSIGN_OR_RETURN(e.config, config_from_json(j.at("config")));
+    e.metrics = j.value("metrics", json::object());
+    if (j.contains("vendor")) {
+      e.vendor_name = j["vendor"].value("name", std::string());
+      if (j["vendor"].contains("ratio") && j["vendor"]["ratio"].is_number())
+        e.vendor_ratio = j["vendor"]["ratio"].get<double>();
+      if (j["vendor"].contains("median_ms") && j["vendor"]["median_ms"].is_number())
+        e.vendor_median_ms = j["vendor"]["median_ms"].get<double>();
+    }
+    e.provenance = j.value("provenance", json::object());
+    e.environment = j.value("environment", json::object());
+    e.retime = j.value("retime", json::array());
+  } catch (const json::exception& ex) {
+    return Status::parse_error(where + ": " + ex.what());
+  }
+  return e;
+}
+}  // namespace
+
+Result<std::vector<BestEntry>> read_best_config(const std::filesystem::path& path) {
+  TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Status::parse_error(path.string() + " is not valid JSON");
+  if (!j.is_object() || j.value("schema", std::string()) != kBestConfigSchema)
+    return Status::parse_error(path.string() + " is not a tilesmith best_config file (expected \"schema\": \"" +
+                               kBestConfigSchema + "\")");
+  std::vector<BestEntry> out;
+  const json& entries = j.value("entries", json::array());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    auto e = entry_from_json(entries[i], i);
+    if (!e.ok()) return e.status().with_context(path.string());
+    out.push_back(std::move(e).value());
+  }
+  return out;
+}
+
+Status write_best_config(const std::filesystem::path& path, const std::vector<BestEntry>& entries) {
+  json j{{"schema", kBestConfigSchema}, {"entries", json::array()}};
+  for (const auto& e : entries) j["entries"].push_back(entry_to_json(e));
+  return write_file_atomic(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+Status upsert_best_config(const std::filesystem::path& path, const BestEntry& entry) {
+  std::vector<BestEntry> entries;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    TS_ASSIGN_OR_RETURN(entries, read_best_config(path));
+  }
+  bool replaced = false;
+  for (auto& e : entries)
+    if (e.key() == entry.key()) {
+      e = entry;
+      replaced = true;
+    }
+  if (!replaced) entries.push_back(entry);
+  return write_best_config(path, entries);
+}
+
+Status remove_best_config_entry(const std::filesystem::path& path, const std::string& key) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  TS_ASSIGN_OR_RETURN(auto entries, read_best_config(path));
+  const auto before = entries.size();
+  std::erase_if(entries, [&](const BestEntry& e) { return e.key() == key; });
+  if (entries.size() == before) return {};
+  return write_best_config(path, entries);
+}
+
+}  // namespace tilesmith

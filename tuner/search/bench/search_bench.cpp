@@ -1,0 +1,265 @@
+// tilesmith_search_bench: how many evaluations each offline proposer needs to come
+// within 5% (and 1%) of the optimum of recorded Kernel Tuner spaces, over many seeds,
+// next to the exact figures for uniform random sampling. See docs/search.md.
+//
+//   tilesmith_search_bench [--seeds 20] [--batch 8] [--cap 2000] [--proposers evolve,random]
+//                          [--spaces-dir DIR] PATH...
+// PATH: Kernel Tuner cache files, or folders holding *.json / *.json.gz caches.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis/stats.h"
+#include "runtime/replay/recording.h"
+#include "tuner/search/bench/search_run.h"
+#include "tuner/search/evolve_proposer.h"
+#include "tuner/search/offline_proposers.h"
+
+namespace {
+
+using namespace tilesmith;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::vector<std::filesystem::path> cache_files(const std::vector<std::string>& paths) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& p : paths) {
+    if (std::filesystem::is_directory(p)) {
+      std::vector<std::filesystem::path> found;
+      for (const auto& e : std::filesystem::directory_iterator(p)) {
+        const std::string n = e.path().filename().string();
+        if (n.ends_with(".json.gz") || n.ends_with(".json")) found.push_back(e.path());
+      }
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else {
+      out.emplace_back(p);
+    }
+  }
+  return out;
+}
+
+// Applies "key=value,key=value" to EvolveOptions, for exploring the proposer's settings.
+bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
+  for (const auto& item : split(text)) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos) return false;
+    const std::string key = item.substr(0, eq);
+    const double v = std::stod(item.substr(eq + 1));
+    if (key == "initial_design")
+      o->initial_design = static_cast<int>(v);
+    else if (key == "trees")
+      o->forest.trees = static_cast<int>(v);
+    else if (key == "min_leaf")
+      o->forest.min_leaf = static_cast<int>(v);
+    else if (key == "feature_fraction")
+      o->forest.feature_fraction = v;
+    else if (key == "bootstrap")
+      o->forest.bootstrap = v != 0;
+    else if (key == "failure_penalty")
+      o->failure_penalty = v;
+    else if (key == "exploit")
+      o->exploit_per_batch = static_cast<int>(v);
+    else if (key == "local")
+      o->local_per_batch = static_cast<int>(v);
+    else if (key == "diversity")
+      o->diversity_penalty = v;
+    else if (key == "exploration")
+      o->exploration = v;
+    else if (key == "elite")
+      o->elite = static_cast<int>(v);
+    else if (key == "local_elites")
+      o->local_elites = static_cast<int>(v);
+    else if (key == "ei_quantile")
+      o->ei_quantile = v;
+    else if (key == "thompson")
+      o->acquisition = v != 0 ? Acquisition::kThompson : Acquisition::kExpectedImprovement;
+    else if (key == "thompson_trees")
+      o->thompson_trees = v;
+    else if (key == "clip_quantile")
+      o->clip_quantile = v;
+    else if (key == "region_radius")
+      o->region_radius = static_cast<int>(v);
+    else
+      return false;
+  }
+  return true;
+}
+
+// "37" or ">2000" when the statistic falls on runs that hit the cap.
+std::string stat(const std::vector<double>& sorted, double q, int cap) {
+  double v = analysis::percentile_sorted(sorted, q);
+  if (v > cap) return ">" + std::to_string(cap);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Search efficiency of the offline proposers on recorded Kernel Tuner spaces"};
+  std::vector<std::string> paths;
+  int seeds = 20;
+  std::string proposers_arg;
+  std::string spaces_dir;
+  std::string evolve_text;
+  int first_seed = 1;
+  int jobs = 1;
+  bench::SearchRunOptions options;
+  app.add_option("paths", paths, "Kernel Tuner cache files or folders of them")->required();
+  app.add_option("--seeds", seeds, "runs per proposer and space (seeds 1..N)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch", options.batch, "configurations per generation")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cap", options.cap, "evaluations per run")->check(CLI::PositiveNumber);
+  app.add_option("--proposers", proposers_arg, "comma-separated proposer names (default: all)");
+  app.add_option("--spaces-dir", spaces_dir,
+                 "folder of space files (default: the shipped data/spaces)");
+  app.add_option("--jobs", jobs, "runs in parallel (threads)")->check(CLI::PositiveNumber);
+  app.add_option("--first-seed", first_seed,
+                 "first seed (runs use first-seed .. first-seed+seeds-1)");
+  app.add_option("--evolve", evolve_text,
+                 "evolve settings to try, key=value,... (see evolve_proposer.h)");
+  CLI11_PARSE(app, argc, argv);
+  EvolveOptions evolve_options;
+  if (!apply_evolve_options(evolve_text, &evolve_options)) {
+    std::fprintf(stderr, "bad --evolve settings '%s'\n", evolve_text.c_str());
+    return 2;
+  }
+
+  std::vector<std::string> proposer_names =
+      proposers_arg.empty() ? offline_proposer_names() : split(proposers_arg);
+  // Exhaustive search order says nothing about search efficiency on its own seeds (it
+  // ignores them); one run is enough.
+  replay::RecordingOptions rec_options;
+  rec_options.spaces_dir = spaces_dir;
+
+  std::printf(
+      "# Search efficiency: evaluations until the best found is within 5%% / 1%% of the optimum\n");
+  std::printf(
+      "seeds %d..%d, batch %d, cap %d evaluations per run; distances use the recorded mean times\n",
+      first_seed, first_seed + seeds - 1, options.batch, options.cap);
+  if (!evolve_text.empty()) std::printf("evolve settings: %s\n", evolve_text.c_str());
+  std::printf("\n");
+  int exit_code = 0;
+  for (const auto& file : cache_files(paths)) {
+    auto rec = replay::Recording::load(file, rec_options);
+    if (!rec.ok()) {
+      std::fprintf(stderr, "%s: %s\n", file.c_str(), rec.status().to_string().c_str());
+      exit_code = 1;
+      continue;
+    }
+    const replay::Recording& r = **rec;
+    const std::uint64_t valid = r.space().enumerate_valid(r.context()).size();
+    std::printf("## %s: %s\n", r.name().c_str(), r.describe().c_str());
+    std::printf("%llu valid configurations (constraints: %s)",
+                static_cast<unsigned long long>(valid), r.space_origin().c_str());
+    for (double t : options.targets)
+      std::printf("; %zu within %.0f%%", r.count_within(1 + t), t * 100);
+    std::printf("\n\n");
+    std::printf(
+        "| proposer | target | median | q1 | q3 | mean | cap hits | best/opt at stop (median) | ms "
+        "per proposal |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t k = 0; k < options.targets.size(); ++k) {
+      auto b = bench::uniform_sampling_baseline(valid, r.count_within(1 + options.targets[k]));
+      std::printf("| uniform random, exact | %.0f%% | %llu | %llu | %llu | %.1f | - | - | - |\n",
+                  options.targets[k] * 100, static_cast<unsigned long long>(b.median),
+                  static_cast<unsigned long long>(b.q1), static_cast<unsigned long long>(b.q3),
+                  b.expectation);
+    }
+    for (const auto& name : proposer_names) {
+      std::vector<std::vector<double>> hits(options.targets.size());
+      std::vector<int> cap_hits(options.targets.size(), 0);
+      std::vector<double> best_ratio;
+      double seconds = 0;
+      int calls = 0;
+      const int runs = name == "exhaustive" || name == "grid" ? 1 : seeds;
+      // Runs are independent (a proposer each; the recording is shared read-only), so
+      // they can go on several threads; results are gathered by seed, so the table does
+      // not depend on the thread count.
+      std::vector<bench::SearchRunResult> results(static_cast<size_t>(runs));
+      std::atomic<int> next{0};
+      bool bad_name = false;
+      auto worker = [&] {
+        for (int i = next++; i < runs; i = next++) {
+          auto proposer = make_offline_proposer(name);
+          if (!proposer.ok()) {
+            bad_name = true;
+            return;
+          }
+          if (name == "evolve" && !evolve_text.empty())
+            *proposer = std::make_unique<EvolveProposer>(evolve_options);
+          results[static_cast<size_t>(i)] =
+              bench::run_search(r, **proposer, static_cast<std::uint64_t>(first_seed + i), options);
+        }
+      };
+      std::vector<std::thread> threads;
+      for (int t = 0; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
+      for (auto& t : threads) t.join();
+      if (bad_name) {
+        std::fprintf(stderr, "%s\n", make_offline_proposer(name).status().to_string().c_str());
+        return 2;
+      }
+      for (int i = 0; i < runs; ++i) {
+        const auto& res = results[static_cast<size_t>(i)];
+        if (!res.status.ok()) {
+          std::fprintf(stderr, "%s seed %d: %s\n", name.c_str(), first_seed + i,
+                       res.status.to_string().c_str());
+          exit_code = 1;
+        }
+        for (size_t k = 0; k < options.targets.size(); ++k) {
+          if (res.evaluations_to_target[k]) {
+            hits[k].push_back(*res.evaluations_to_target[k]);
+          } else {
+            hits[k].push_back(options.cap + 1.0);  // above every real count: sorts last
+            ++cap_hits[k];
+          }
+        }
+        best_ratio.push_back(res.best_over_optimum);
+        seconds += res.propose_seconds;
+        calls += res.propose_calls;
+      }
+      std::sort(best_ratio.begin(), best_ratio.end());
+      for (size_t k = 0; k < options.targets.size(); ++k) {
+        auto& v = hits[k];
+        std::sort(v.begin(), v.end());
+        double mean = 0;
+        for (double x : v) mean += x;
+        mean /= double(v.size());
+        std::string mean_text =
+            cap_hits[k] ? ">" + std::to_string(static_cast<long long>(mean)) : [&] {
+              char buf[32];
+              std::snprintf(buf, sizeof buf, "%.1f", mean);
+              return std::string(buf);
+            }();
+        std::printf("| %s | %.0f%% | %s | %s | %s | %s | %d/%zu | %.3f | %.1f |\n", name.c_str(),
+                    options.targets[k] * 100, stat(v, 0.5, options.cap).c_str(),
+                    stat(v, 0.25, options.cap).c_str(), stat(v, 0.75, options.cap).c_str(),
+                    mean_text.c_str(), cap_hits[k], v.size(),
+                    analysis::percentile_sorted(best_ratio, 0.5),
+                    calls ? seconds / calls * 1e3 : 0.0);
+      }
+      std::fflush(stdout);
+    }
+    std::printf("\n");
+  }
+  return exit_code;
+}

@@ -1,0 +1,376 @@
+#include "tuner/search/evolve_proposer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include "tuner/search/request_check.h"
+
+namespace tilesmith {
+
+using proposers::detail::Forest;
+using proposers::detail::MappedHistory;
+using proposers::detail::Observation;
+using proposers::detail::PointSet;
+using proposers::detail::SpaceView;
+
+namespace {
+
+std::string fmt_ms(double ms) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ms);
+  return buf;
+}
+
+double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); }
+double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
+
+// Untried candidates with their features, deduplicated, in a deterministic order. Points
+// of an enumerated space are referenced by index (features from the view's cache);
+// others are owned.
+class Candidates {
+ public:
+  Candidates(const SpaceView& view, const PointSet& tried) : view_(view), tried_(tried) {
+    if (view.enumerated()) {
+      taken_.assign(view.points().size(), 0);
+      for (const auto& p : tried) {
+        std::int64_t i = view.index_of(p);
+        if (i >= 0) taken_[static_cast<size_t>(i)] = 1;
+      }
+    }
+  }
+
+  void add_index(size_t i) {
+    if (taken_[i]) return;
+    taken_[i] = 1;
+    points_.push_back(&view_.points()[i]);
+    index_.push_back(static_cast<std::int64_t>(i));
+  }
+
+  void add(const PointValues& p) {
+    if (view_.enumerated()) {
+      std::int64_t i = view_.index_of(p);
+      if (i >= 0) add_index(static_cast<size_t>(i));
+      return;
+    }
+    if (tried_.count(p) || !seen_.insert(p).second) return;
+    owned_.push_back(p);
+    points_.push_back(&owned_.back());
+    index_.push_back(-1);
+  }
+
+  // Call once after the last add(): fills features for points the view has not cached.
+  void finish() {
+    const size_t nf = static_cast<size_t>(view_.feature_count());
+    features_.assign(points_.size(), nullptr);
+    size_t own = 0;
+    for (size_t i = 0; i < points_.size(); ++i)
+      if (index_[i] < 0 || !view_.encoded(static_cast<size_t>(index_[i]))) ++own;
+    buffer_.resize(own * nf);
+    own = 0;
+    for (size_t i = 0; i < points_.size(); ++i) {
+      const float* cached =
+          index_[i] >= 0 ? view_.encoded(static_cast<size_t>(index_[i])) : nullptr;
+      if (cached) {
+        features_[i] = cached;
+      } else {
+        float* f = buffer_.data() + own++ * nf;
+        view_.encode(*points_[i], f);
+        features_[i] = f;
+      }
+    }
+  }
+
+  size_t size() const { return points_.size(); }
+  const PointValues& point(size_t i) const { return *points_[i]; }
+  const float* features(size_t i) const { return features_[i]; }
+
+ private:
+  const SpaceView& view_;
+  const PointSet& tried_;
+  std::vector<char> taken_;  // enumerated spaces: tried or already added, by index
+  PointSet seen_;
+  std::deque<PointValues> owned_;  // stable addresses
+  std::vector<const PointValues*> points_;
+  std::vector<std::int64_t> index_;
+  std::vector<const float*> features_;
+  std::vector<float> buffer_;
+};
+
+}  // namespace
+
+EvolveProposer::EvolveProposer(EvolveOptions options) : options_(options) {}
+
+ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, const SpaceView& view,
+                                             const MappedHistory& history, std::mt19937_64& rng) {
+  ProposalBatch batch;
+  batch.proposer = name();
+  const size_t want = static_cast<size_t>(request.count);
+  Candidates cand(view, history.tried);
+  constexpr size_t kPool = 4000;
+  if (view.enumerated()) {
+    std::vector<size_t> order(view.points().size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    const size_t take = std::min(order.size(), kPool);
+    for (size_t k = 0; k < take; ++k) {
+      std::uniform_int_distribution<size_t> pick(k, order.size() - 1);
+      std::swap(order[k], order[pick(rng)]);
+      cand.add_index(order[k]);
+    }
+  } else {
+    for (size_t i = 0; i < kPool; ++i)
+      if (auto p = view.sample(rng)) cand.add(*p);
+  }
+  cand.finish();
+  // Maximin over normalised ranks (the first active features): each pick is the
+  // candidate farthest from everything tried or picked.
+  const size_t nr = view.active().size();
+  std::vector<double> nearest(cand.size(), std::numeric_limits<double>::infinity());
+  auto account = [&](const float* f) {
+    for (size_t i = 0; i < cand.size(); ++i) {
+      const float* g = cand.features(i);
+      double d = 0;
+      for (size_t k = 0; k < nr; ++k) d += std::fabs(g[k] - f[k]);
+      nearest[i] = std::min(nearest[i], d);
+    }
+  };
+  std::vector<float> f(static_cast<size_t>(view.feature_count()));
+  for (const auto& o : history.observations) {
+    view.encode(o.point, f.data());
+    account(f.data());
+  }
+  std::vector<char> picked(cand.size(), 0);
+  while (batch.proposals.size() < want) {
+    size_t best = cand.size();
+    for (size_t i = 0; i < cand.size(); ++i)
+      if (!picked[i] && (best == cand.size() || nearest[i] > nearest[best])) best = i;
+    if (best == cand.size()) break;
+    picked[best] = 1;
+    account(cand.features(best));
+    batch.proposals.push_back(
+        {request.space->to_config(cand.point(best)),
+         "initial design: space-filling sample " +
+             std::to_string(history.observations.size() + batch.proposals.size() + 1)});
+  }
+  if (batch.proposals.empty() && want > 0)
+    batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
+  return batch;
+}
+
+ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
+  ProposalBatch batch;
+  batch.proposer = name();
+  if (Status st = proposers::check_request(request); !st.ok()) {
+    batch.status = st;
+    return batch;
+  }
+  const size_t want = static_cast<size_t>(request.count);
+  auto view_ptr = views_.get(*request.space, request.context);
+  const SpaceView& view = *view_ptr;
+  const MappedHistory history = proposers::detail::map_history(view, request.history);
+  std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history.observations.size()));
+
+  if (history.observations.size() < static_cast<size_t>(options_.initial_design) ||
+      history.ok_count < 2)
+    return initial_design(request, view, history, rng);
+
+  // ---- Surrogate ---------------------------------------------------------------------
+  const int nf = view.feature_count();
+  double worst_ok = -std::numeric_limits<double>::infinity();
+  std::vector<const Observation*> ok_obs;
+  for (const auto& o : history.observations) {
+    if (!o.ok) continue;
+    worst_ok = std::max(worst_ok, std::log(o.time_ms));
+    ok_obs.push_back(&o);
+  }
+  std::stable_sort(ok_obs.begin(), ok_obs.end(),
+                   [](auto* a, auto* b) { return a->time_ms < b->time_ms; });
+  const double best_ok = std::log(ok_obs.front()->time_ms);
+  if (options_.clip_quantile < 1.0) {
+    const size_t k = static_cast<size_t>(options_.clip_quantile * double(ok_obs.size() - 1));
+    worst_ok = std::log(ok_obs[k]->time_ms);
+  }
+  std::vector<float> x(history.observations.size() * static_cast<size_t>(nf));
+  std::vector<double> y;
+  for (size_t i = 0; i < history.observations.size(); ++i) {
+    const Observation& o = history.observations[i];
+    view.encode(o.point, x.data() + i * static_cast<size_t>(nf));
+    y.push_back(o.ok ? std::min(std::log(o.time_ms), worst_ok)
+                     : worst_ok + options_.failure_penalty);
+  }
+  Forest forest;
+  forest.fit(x, nf, y, options_.forest, rng());
+
+  std::vector<PointValues> elite;  // best distinct successful points, best first
+  {
+    PointSet seen;
+    for (auto* o : ok_obs) {
+      if (elite.size() >= static_cast<size_t>(std::max(options_.elite, options_.local_elites)))
+        break;
+      if (seen.insert(o->point).second) elite.push_back(o->point);
+    }
+  }
+
+  // ---- Candidates --------------------------------------------------------------------
+  Candidates cand(view, history.tried);
+  std::vector<PointValues> scratch;
+  for (const auto& e : elite) {
+    scratch.clear();
+    view.neighbours(e, /*adjacent_only=*/false, &scratch);
+    for (const auto& p : scratch) cand.add(p);
+  }
+  if (view.enumerated() && view.points().size() <= options_.max_scored + history.tried.size()) {
+    for (size_t i = 0; i < view.points().size(); ++i) cand.add_index(i);
+  } else if (view.enumerated()) {
+    std::uniform_int_distribution<size_t> pick(0, view.points().size() - 1);
+    for (size_t i = 0; i < options_.max_scored; ++i) cand.add_index(pick(rng));
+  } else {
+    for (size_t i = 0; i < options_.pool_size; ++i)
+      if (auto p = view.sample(rng)) cand.add(*p);
+    // Mutations (two or three parameters re-drawn) and uniform crossovers of the elite.
+    const auto& active = view.active();
+    if (!active.empty()) {
+      std::uniform_int_distribution<size_t> pick_elite(0, elite.size() - 1);
+      std::uniform_int_distribution<size_t> pick_dim(0, active.size() - 1);
+      for (size_t i = 0; i < options_.pool_size / 2; ++i) {
+        PointValues p = elite[pick_elite(rng)];
+        if (i % 2 == 0) {
+          const int changes = 2 + static_cast<int>(rng() % 2);
+          for (int c = 0; c < changes; ++c) {
+            const size_t d = active[pick_dim(rng)];
+            std::uniform_int_distribution<int> pick_rank(0, view.domain_size(d) - 1);
+            p[d] = view.value_at_rank(d, pick_rank(rng));
+          }
+        } else {
+          const PointValues& other = elite[pick_elite(rng)];
+          for (size_t d : active)
+            if (rng() & 1) p[d] = other[d];
+        }
+        if (view.is_valid(p)) cand.add(p);
+      }
+    }
+  }
+  cand.finish();
+  const size_t n = cand.size();
+  if (n == 0) {
+    if (want > 0)
+      batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
+    return batch;
+  }
+
+  // ---- Scores ------------------------------------------------------------------------
+  const int trees = forest.tree_count();
+  const bool thompson = options_.acquisition == Acquisition::kThompson;
+  std::vector<double> per_tree(thompson ? n * static_cast<size_t>(trees) : 0);
+  std::vector<double> mu(n), sigma(n), score(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (thompson) {
+      double* t = per_tree.data() + i * static_cast<size_t>(trees);
+      forest.predict_trees(cand.features(i), t);
+      double s = 0, s2 = 0;
+      for (int k = 0; k < trees; ++k) {
+        s += t[k];
+        s2 += t[k] * t[k];
+      }
+      mu[i] = s / trees;
+      sigma[i] = std::sqrt(std::max(0.0, s2 / trees - mu[i] * mu[i]));
+    } else {
+      forest.predict(cand.features(i), &mu[i], &sigma[i]);
+    }
+    const double improvement = best_ok - mu[i] - options_.exploration;
+    if (sigma[i] > 1e-12) {
+      const double z = improvement / sigma[i];
+      score[i] = improvement * normal_cdf(z) + sigma[i] * normal_pdf(z);
+    } else {
+      score[i] = std::max(0.0, improvement);
+    }
+  }
+  std::vector<size_t> by_mean(n);
+  std::iota(by_mean.begin(), by_mean.end(), size_t{0});
+  std::stable_sort(by_mean.begin(), by_mean.end(),
+                   [&](size_t a, size_t b) { return mu[a] < mu[b]; });
+
+  // ---- Batch -------------------------------------------------------------------------
+  std::vector<char> picked(n, 0);
+  auto take = [&](size_t i, const std::string& why) {
+    picked[i] = 1;
+    batch.proposals.push_back({request.space->to_config(cand.point(i)),
+                               why + ", predicted " + fmt_ms(std::exp(mu[i])) + " (best so far " +
+                                   fmt_ms(std::exp(best_ok)) + ")"});
+    if (!thompson)
+      for (size_t j = 0; j < n; ++j)
+        if (SpaceView::hamming(cand.point(i), cand.point(j)) <= 1)
+          score[j] *= options_.diversity_penalty;
+  };
+  const size_t local_elites =
+      std::min(elite.size(), static_cast<size_t>(std::max(1, options_.local_elites)));
+  auto within = [&](const PointValues& p, int radius) {
+    for (size_t e = 0; e < local_elites; ++e)
+      if (SpaceView::hamming(p, elite[e]) <= radius) return true;
+    return false;
+  };
+
+  for (size_t k = 0, taken = 0; k < n && taken < static_cast<size_t>(options_.exploit_per_batch) &&
+                                batch.proposals.size() < want;
+       ++k) {
+    if (picked[by_mean[k]]) continue;
+    take(by_mean[k], "surrogate's best prediction");
+    ++taken;
+  }
+  for (size_t k = 0, taken = 0; k < n && taken < static_cast<size_t>(options_.local_per_batch) &&
+                                batch.proposals.size() < want;
+       ++k) {
+    const size_t i = by_mean[k];
+    if (picked[i] || !within(cand.point(i), 1)) continue;
+    take(i, "one-parameter neighbour of one of the best so far");
+    ++taken;
+  }
+
+  std::vector<char> eligible(n, 1);
+  if (options_.region_radius > 0)
+    for (size_t i = 0; i < n; ++i) eligible[i] = within(cand.point(i), options_.region_radius);
+  if (!thompson && options_.ei_quantile < 1.0) {
+    const size_t keep = std::max(want, static_cast<size_t>(options_.ei_quantile * double(n)));
+    for (size_t k = keep; k < n; ++k) eligible[by_mean[k]] = 0;
+  }
+  std::vector<int> tree_order(static_cast<size_t>(trees));
+  std::iota(tree_order.begin(), tree_order.end(), 0);
+  const int draw = std::max(1, static_cast<int>(std::lround(options_.thompson_trees * trees)));
+  while (batch.proposals.size() < want) {
+    size_t best = n;
+    if (thompson) {
+      std::shuffle(tree_order.begin(), tree_order.end(), rng);
+      double best_value = std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < n; ++i) {
+        if (picked[i] || !eligible[i]) continue;
+        const double* t = per_tree.data() + i * static_cast<size_t>(trees);
+        double v = 0;
+        for (int k = 0; k < draw; ++k) v += t[tree_order[static_cast<size_t>(k)]];
+        if (v < best_value) {
+          best_value = v;
+          best = i;
+        }
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        if (picked[i] || !eligible[i]) continue;
+        if (best == n || score[i] > score[best] || (score[i] == score[best] && mu[i] < mu[best]))
+          best = i;
+      }
+    }
+    if (best == n) {
+      // The trust region or quantile ran dry: widen to every candidate.
+      if (std::find(eligible.begin(), eligible.end(), 0) == eligible.end()) break;
+      std::fill(eligible.begin(), eligible.end(), 1);
+      continue;
+    }
+    take(best, thompson ? "Thompson sample of the surrogate" : "expected improvement");
+  }
+  return batch;
+}
+
+}  // namespace tilesmith

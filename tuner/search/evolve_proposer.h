@@ -1,0 +1,82 @@
+#pragma once
+// "evolve": the default offline proposer. A surrogate model guides the search:
+//
+//  1. Initial design. Until the history holds `initial_design` observations (at least
+//     two of them successful), a space-filling batch: from a large random sample of
+//     untried valid points, greedily the one farthest (in normalised parameter ranks)
+//     from everything tried or chosen so far.
+//  2. Surrogate. A random forest fitted on the history: log(time) of every ok trial,
+//     clipped at the `clip_quantile` of the successes (the model's job is to tell good
+//     configurations apart); every failed trial (invalid, compile_error, wrong_result,
+//     timeout, crash, ...) counts as `failure_penalty` (in log units) above that, so
+//     the model steers away from failures and their neighbourhood. Features: each
+//     parameter's rank, and log-products/ratios of parameter pairs (SpaceView).
+//  3. Candidates. Every untried valid point when the space can be enumerated (up to
+//     `max_scored`, beyond which a uniform subset plus the elite's neighbourhoods);
+//     otherwise an evolutionary pool: random valid samples, all one-parameter
+//     neighbours, mutations and crossovers of the best configurations found.
+//  4. Batch. `exploit_per_batch` points with the best predicted time;
+//     `local_per_batch` untried one-parameter neighbours of the `local_elites` best
+//     configurations found, by predicted time; the rest by the acquisition:
+//       expected improvement (forest mean and spread) over the best time found, each
+//       pick damping its one-parameter neighbours' scores by `diversity_penalty`, or
+//       Thompson sampling: each pick is the best candidate of a random half of the trees.
+//     With `region_radius` > 0 the acquisition looks only within that many parameter
+//     changes of the `local_elites` best configurations (a trust region).
+//
+// Generic: it sees only the space, the context, the history and the seed. Deterministic
+// for a given seed and history. Keeps a cached view of the last space between calls;
+// not thread-safe (one propose() at a time).
+
+#include <cstddef>
+
+#include "tuner/search/proposer.h"
+#include "tuner/search/detail/forest.h"
+#include "tuner/search/detail/view_cache.h"
+
+namespace tilesmith {
+
+enum class Acquisition { kExpectedImprovement, kThompson };
+
+struct EvolveOptions {
+  int initial_design = 16;
+  proposers::detail::ForestOptions forest;
+  double failure_penalty = 0.7;  // log-time units beyond the slowest success (0.7: about 2x)
+  // Targets above this quantile of the successful log-times are clipped to it, so the
+  // trees spend their splits telling good configurations apart rather than bad ones
+  // (1: no clipping). Failures then sit failure_penalty above the clip.
+  double clip_quantile = 0.5;
+  int exploit_per_batch = 1;
+  int local_per_batch = 2;
+  int local_elites = 1;
+  Acquisition acquisition = Acquisition::kExpectedImprovement;
+  double diversity_penalty = 0.5;  // expected improvement only
+  double exploration = 0.0;        // expected improvement's xi (log units)
+  // Expected improvement only considers this best fraction of the candidates by
+  // predicted time (1: all).
+  double ei_quantile = 1.0;
+  double thompson_trees = 0.5;  // fraction of the trees behind each Thompson pick
+  int region_radius = 0;        // 0: no trust region
+  size_t pool_size = 20000;     // random part of the pool when the space is not enumerated
+  size_t max_scored = 200000;   // largest candidate set scored per call
+  int elite = 8;                // best configurations whose neighbourhoods join the pool
+};
+
+class EvolveProposer final : public Proposer {
+ public:
+  explicit EvolveProposer(EvolveOptions options = {});
+  std::string name() const override { return "evolve"; }
+  // Fewer than request.count only when fewer untried valid configurations remain;
+  // status failed_precondition when none remain.
+  ProposalBatch propose(const ProposalRequest& request) override;
+
+ private:
+  ProposalBatch initial_design(const ProposalRequest& request,
+                               const proposers::detail::SpaceView& view,
+                               const proposers::detail::MappedHistory& history,
+                               std::mt19937_64& rng);
+  EvolveOptions options_;
+  proposers::detail::ViewCache views_;
+};
+
+}  // namespace tilesmith
