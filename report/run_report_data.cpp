@@ -10,9 +10,9 @@
 #include "base/files.h"
 #include "registry/device_facts.h"
 #include "registry/problem.h"
-#include "tuner/csv.h"
-#include "tuner/history.h"
-#include "tuner/history_report.h"
+#include "tuner/records/csv.h"
+#include "tuner/records/history.h"
+#include "tuner/records/history_report.h"
 
 namespace tilesmith {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "report/run_report_data.h"
 #include "tests/cli/process.h"
-#include "tuner/history.h"
+#include "tuner/records/history.h"
 
 namespace tilesmith {
 namespace {
