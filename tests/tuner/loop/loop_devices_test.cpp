@@ -1,0 +1,258 @@
+// The generation loop with several devices measuring at once (threads standing in for
+// worker processes): completion order, a stop with several candidates in flight, and the
+// evaluation budget counting what is in flight.
+
+#include "tests/tuner/loop/loop_fixture.h"
+
+namespace tilesmith::loop_test {
+namespace {
+
+// Several devices without processes: `width` threads, each with its own evaluator over
+// the same recording, take candidates from one queue and call OnSend on their thread,
+// as WorkerRunner's device threads do. A candidate takes 0 to 12 ms depending on its
+// place in the plan, so results come back out of plan order.
+class ThreadedRunner final : public CandidateRunner {
+ public:
+  ThreadedRunner(std::shared_ptr<const replay::Recording> recording, std::uint64_t seed, int width,
+                 std::map<std::string, int>* evaluations)
+      : facade_(recording, seed), evaluations_(evaluations) {
+    for (int i = 0; i < width; ++i) {
+      devices_.push_back(std::make_unique<replay::ReplayEvaluator>(recording, seed));
+      labels_.push_back("sim:" + std::to_string(i));
+    }
+    for (int i = 0; i < width; ++i) threads_.emplace_back([this, i] { work(static_cast<std::size_t>(i)); });
+  }
+  ~ThreadedRunner() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  Evaluator& evaluator() override { return facade_; }
+  std::size_t width() const override { return devices_.size(); }
+  std::size_t depth() const override { return 2 * devices_.size(); }
+  std::vector<std::string> devices() const override { return labels_; }
+  bool compiles_isolated() const override { return true; }
+  void submit(RunnerCandidate c, OnSend on_send) override {
+    {
+      std::lock_guard lock(mu_);
+      queue_.emplace_back(std::move(c), std::move(on_send));
+      ++outstanding_;
+    }
+    work_cv_.notify_one();
+  }
+  std::optional<RunnerResult> next(std::chrono::milliseconds wait) override {
+    std::unique_lock lock(mu_);
+    if (!done_cv_.wait_for(lock, wait, [&] { return !done_.empty(); })) return std::nullopt;
+    RunnerResult r = std::move(done_.front());
+    done_.pop_front();
+    --outstanding_;
+    return r;
+  }
+  std::size_t outstanding() const override {
+    std::lock_guard lock(mu_);
+    return outstanding_;
+  }
+  std::vector<std::uint64_t> cancel_queued() override {
+    std::lock_guard lock(mu_);
+    std::vector<std::uint64_t> tags;
+    for (const auto& [c, s] : queue_) tags.push_back(c.tag);
+    outstanding_ -= queue_.size();
+    queue_.clear();
+    return tags;
+  }
+  int max_busy() const { return max_busy_.load(); }
+
+ private:
+  void work(std::size_t device) {
+    for (;;) {
+      std::pair<RunnerCandidate, OnSend> job;
+      {
+        std::unique_lock lock(mu_);
+        work_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+        (*evaluations_)[config_hash(job.first.config)]++;
+      }
+      const int now = ++busy_;
+      for (int m = max_busy_.load(); now > m && !max_busy_.compare_exchange_weak(m, now);) {
+      }
+      if (job.second) job.second(job.first.tag, labels_[device]);
+      std::this_thread::sleep_for(std::chrono::milliseconds(3 * ((job.first.tag * 7) % 5)));
+      RunnerResult r;
+      r.tag = job.first.tag;
+      r.device = labels_[device];
+      r.evaluation = devices_[device]->evaluate(*job.first.tmpl, job.first.problem, job.first.config);
+      r.eval_ms = 1;
+      --busy_;
+      {
+        std::lock_guard lock(mu_);
+        done_.push_back(std::move(r));
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  replay::ReplayEvaluator facade_;
+  std::vector<std::unique_ptr<replay::ReplayEvaluator>> devices_;
+  std::vector<std::string> labels_;
+  std::map<std::string, int>* evaluations_;  // guarded by mu_
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::pair<RunnerCandidate, OnSend>> queue_;
+  std::deque<RunnerResult> done_;
+  std::size_t outstanding_ = 0;
+  bool stopping_ = false;
+  std::atomic<int> busy_{0}, max_busy_{0};
+  std::vector<std::thread> threads_;
+};
+
+std::map<std::string, std::string> outcome_by_key(const std::vector<HistoryRow>& rows) {
+  std::map<std::string, std::string> m;
+  for (const auto& r : rows)
+    m[r.key()] = std::string(outcome_name(r.outcome)) + (r.median_ms ? " " + format_number(*r.median_ms) : "");
+  return m;
+}
+
+TEST(Loop, SeveralDevicesMeasureAtOnceAndRowsComeInCompletionOrder) {
+  Fixture f;
+  LoopReport inline_report;
+  {
+    auto proposer = make_offline_proposer("random");
+    LoopOptions o = f.options(fresh_dir("loop_devices_inline"), 36);
+    o.retime_top = 0;
+    auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, o);
+    ASSERT_TRUE(loop.ok());
+    Observer obs;
+    auto r = (*loop)->run(obs, nullptr, nullptr);
+    ASSERT_TRUE(r.ok());
+    inline_report = *r;
+  }
+  const fs::path dir = fresh_dir("loop_devices_three");
+  std::map<std::string, int> evaluations;
+  ThreadedRunner runner(f.recording, 7, 3, &evaluations);
+  auto proposer = make_offline_proposer("random");
+  LoopOptions o = f.options(dir, 36);
+  o.retime_top = 0;
+  auto loop = GenerationLoop::open(runner, {{&f.tmpl, proposer->get()}}, o);
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  Observer obs;
+  auto report = (*loop)->run(obs, nullptr, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  EXPECT_EQ(report->devices, 3u);
+  EXPECT_EQ(runner.max_busy(), 3) << "three candidates were measured at once";
+  // The same candidates with the same answers as one device measuring them in turn.
+  EXPECT_EQ(outcome_by_key(report->rows), outcome_by_key(inline_report.rows));
+  for (const auto& [hash, n] : evaluations) EXPECT_EQ(n, 1) << hash;
+  std::set<std::string> devices;
+  bool out_of_plan_order = false;
+  std::map<int, std::vector<std::string>> planned;  // generation -> keys in plan order
+  {
+    auto journal = RunJournal::open(dir / "journal.jsonl");
+    ASSERT_TRUE(journal.ok());
+    std::map<std::string, std::string> marker_device;
+    for (const auto& e : journal->events()) {
+      if (e.value("event", "") == "plan") {
+        auto plan = plan_from_json(e);
+        ASSERT_TRUE(plan.ok());
+        for (const auto& item : plan->items) planned[plan->generation].push_back(item.key());
+      }
+      if (e.value("event", "") == "evaluate")
+        marker_device[e.value("template", "") + "/" + e.value("config_hash", "")] = e.value("device", "");
+    }
+    for (const auto& r : report->rows) {
+      if (r.outcome == Outcome::kCompileError) {
+        EXPECT_EQ(r.device, "") << "found by compile-ahead: no device measured it";
+        EXPECT_EQ(marker_device.count(r.key()), 0u);
+        continue;
+      }
+      devices.insert(r.device);
+      EXPECT_EQ(marker_device[r.key()], r.device) << "the started marker names the device that measured it";
+    }
+  }
+  EXPECT_EQ(devices, (std::set<std::string>{"sim:0", "sim:1", "sim:2"}));
+  for (const auto& [generation, keys] : planned) {
+    std::vector<std::string> recorded;
+    for (const auto& r : report->rows)
+      if (r.generation == generation) recorded.push_back(r.key());
+    EXPECT_EQ(std::set<std::string>(recorded.begin(), recorded.end()), std::set<std::string>(keys.begin(), keys.end()));
+    out_of_plan_order |= recorded != keys;
+  }
+  EXPECT_TRUE(out_of_plan_order) << "rows are appended as results come, not in plan order";
+}
+
+TEST(Loop, StopWithSeveralInFlightRecordsThemAllAndResumesExactly) {
+  Fixture f;
+  std::map<std::string, std::string> whole;
+  {
+    std::map<std::string, int> evaluations;
+    ThreadedRunner runner(f.recording, 7, 3, &evaluations);
+    auto proposer = make_offline_proposer("random");
+    LoopOptions o = f.options(fresh_dir("loop_devices_whole"), 45);
+    o.retime_top = 0;
+    auto loop = GenerationLoop::open(runner, {{&f.tmpl, proposer->get()}}, o);
+    ASSERT_TRUE(loop.ok());
+    Observer obs;
+    auto r = (*loop)->run(obs, nullptr, nullptr);
+    ASSERT_TRUE(r.ok());
+    whole = outcome_by_key(r->rows);
+  }
+  const fs::path dir = fresh_dir("loop_devices_stops");
+  std::map<std::string, int> evaluations;  // over every session
+  LoopReport last;
+  for (std::int64_t stop_after : {4, 13, -1}) {
+    ThreadedRunner runner(f.recording, 7, 3, &evaluations);
+    auto proposer = make_offline_proposer("random");
+    LoopOptions o = f.options(dir, 45);
+    o.retime_top = 0;
+    auto loop = GenerationLoop::open(runner, {{&f.tmpl, proposer->get()}}, o);
+    ASSERT_TRUE(loop.ok());
+    EXPECT_TRUE((*loop)->resume_point().crashed.empty()) << "a stop finishes what is in flight";
+    Observer obs;
+    obs.stop_after = stop_after;
+    auto r = (*loop)->run(obs, &obs.stop, nullptr);
+    ASSERT_TRUE(r.ok());
+    if (stop_after > 0) {
+      EXPECT_EQ(r->reason, StopReason::kInterrupted);
+      // Those in flight at the stop were finished and recorded, so there were more rows
+      // than asked for and none is missing its started marker's result.
+      EXPECT_GE(obs.rows, stop_after);
+    }
+    last = *r;
+  }
+  EXPECT_EQ(last.session, 3);
+  EXPECT_EQ(outcome_by_key(last.rows), whole);
+  for (const auto& r : last.rows) EXPECT_NE(r.outcome, Outcome::kCrash);
+  for (const auto& [hash, n] : evaluations) EXPECT_EQ(n, 1) << "evaluated again after a stop: " << hash;
+}
+
+TEST(Loop, CandidatesInFlightCountAgainstTheEvaluationBudget) {
+  // Two templates, --max-evals 5, 6 candidates each: the first gets 5, the second 1 (a
+  // proposer is always asked for at least one), so the plan holds 6. One device stops at
+  // the 5th row; three must not start the 6th while the 5th is still in flight.
+  Fixture f;
+  auto second = synthetic("Synthetic GPU", {1, 2, 4, 8, 16}, "second");
+  KernelTemplate second_tmpl = replay::recorded_template(*second);
+  std::map<std::string, int> evaluations;
+  ThreadedRunner runner(f.recording, 7, 3, &evaluations);
+  auto p1 = make_offline_proposer("random");
+  auto p2 = make_offline_proposer("random");
+  LoopOptions o = f.options(fresh_dir("loop_devices_budget"), 5);
+  o.retime_top = 0;
+  auto loop = GenerationLoop::open(runner, {{&f.tmpl, p1->get()}, {&second_tmpl, p2->get()}}, o);
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  Observer obs;
+  auto report = (*loop)->run(obs, nullptr, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  EXPECT_EQ(report->reason, StopReason::kMaxEvals);
+  EXPECT_EQ(report->rows.size(), 5u);
+  int started = 0;
+  for (const auto& [hash, n] : evaluations) started += n;
+  EXPECT_LE(started, 5);
+}
+
+}  // namespace
+}  // namespace tilesmith::loop_test
