@@ -6,6 +6,7 @@
 #include "cli/cli_common.h"
 #include "cli/compile_command.h"
 #include "cli/exit_codes.h"
+#include "cli/export_command.h"
 #include "cli/history_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
       "                                                         start from an earlier run's winners (r4096/best_config.json)\n"
       "  autotune-loop --config tune.toml                                       settings from a file\n"
       "  autotune-loop history --results results                               what the run found\n"
+      "  autotune-loop export --results results --out pkg                      the winners as a package a program\n"
+      "                                                         links (libtilesmith_gemm, docs/package.md)\n"
       "  autotune-loop compile --arch sm_90                                     compile one config, no GPU\n"
       "  autotune-loop --list-devices\n"
       "Candidates are compiled and measured in worker processes (tilesmith-worker): a kernel that faults or hangs,\n"
@@ -48,6 +51,7 @@ int main(int argc, char** argv) {
   add_compile_command(app, exit_code);
   add_history_command(app, exit_code);
   add_report_command(app, exit_code);
+  add_export_command(app, exit_code);
   app.require_subcommand(0, 1);
   if (argc <= 1) {
     std::cout << app.help();

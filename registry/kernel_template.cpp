@@ -115,6 +115,7 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     if (!t.defaults_.count(p.name))
       return Status::parse_error(origin + ": parameter " + p.name + " has no default");
   t.source_ = source;
+  t.json_text_ = json_text;
   t.headers_ = std::move(headers);
   Hasher h;
   h.add_field(source).add_field(json_text);

@@ -78,6 +78,11 @@ class KernelTemplate {
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
   const std::string& source() const { return source_; }
+  // The NAME.json text it was loaded from, verbatim (empty for a recorded space): what
+  // an exported package ships beside the source (docs/package.md).
+  const std::string& description_json() const { return json_text_; }
+  // The headers the source may include (may be null).
+  const std::shared_ptr<const KernelHeaders>& headers() const { return headers_; }
   // short_hash of the source, the JSON and the headers: changes whenever one changes.
   const std::string& source_hash() const { return source_hash_; }
   const std::string& entry() const { return entry_; }
@@ -113,7 +118,7 @@ class KernelTemplate {
                                 const DeviceFacts& device) const;
 
  private:
-  std::string name_, description_, source_, source_hash_, entry_, nvidia_arch_suffix_;
+  std::string name_, description_, source_, json_text_, source_hash_, entry_, nvidia_arch_suffix_;
   ParamSpace space_;
   std::shared_ptr<const KernelHeaders> headers_;
   Config defaults_;

@@ -1,0 +1,304 @@
+#include "package/package_export.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "base/format.h"
+#include "base/hash.h"
+#include "registry/config.h"
+#include "registry/device_facts.h"
+#include "runtime/candidate_compiler.h"
+
+namespace tilesmith {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string problem_file_name(const GemmProblem& p) {
+  std::string s = "m" + std::to_string(p.m) + "_n" + std::to_string(p.n) + "_k" + std::to_string(p.k) + "_" +
+                  dtype_name(p.a_type) + "_" + p.layout_code();
+  if (p.c_type != p.a_type) s += std::string("_c") + dtype_name(p.c_type);
+  if (p.c_layout == Layout::kColMajor) s += "_ccol";
+  if (p.beta != 0.0) s += "_beta";
+  if (p.epilogue != Epilogue::kNone) s += std::string("_") + epilogue_name(p.epilogue);
+  return s;
+}
+
+namespace {
+
+double entry_median(const BestEntry& e) {
+  auto it = e.metrics.find("median_ms");
+  return it != e.metrics.end() && it->is_number() ? it->get<double>() : INFINITY;
+}
+
+// The fastest entry for `problem_key` (every problem when empty) in one best_config.json,
+// grouped by problem key, on the device the filter selects.
+Result<std::map<std::string, BestEntry>> winners_in(const fs::path& path, const std::string& device_filter) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    return Status::not_found(path.string() + " does not exist: that problem has no winner yet (tune it first, or "
+                             "resume the run until it has one)");
+  TS_ASSIGN_OR_RETURN(std::vector<BestEntry> entries, read_best_config(path));
+  std::set<std::string> devices;
+  std::vector<const BestEntry*> kept;
+  for (const auto& e : entries) {
+    if (!device_filter.empty() && e.device_fingerprint.find(device_filter) == std::string::npos) continue;
+    devices.insert(e.device_fingerprint);
+    kept.push_back(&e);
+  }
+  if (kept.empty())
+    return Status::not_found(path.string() + " has no entry" +
+                             (device_filter.empty() ? "" : " for a device matching \"" + device_filter + "\""));
+  if (devices.size() > 1) {
+    std::string list;
+    for (const auto& d : devices) list += "\n  " + d;
+    return Status::failed_precondition(path.string() + " holds results of several devices; a package is for one. "
+                                       "Choose with --device TEXT (part of the fingerprint):" + list);
+  }
+  std::map<std::string, BestEntry> best;
+  for (const BestEntry* e : kept) {
+    if (e->device.value("backend", "") == "replay")
+      return Status::failed_precondition(path.string() + ": the winner of " + e->problem.describe() +
+                                         " was recorded on the replay backend; there is no kernel to compile or "
+                                         "ship. Export a run measured on a GPU");
+    if (!std::isfinite(entry_median(*e))) continue;
+    auto [it, added] = best.emplace(e->problem.key(), *e);
+    if (!added && entry_median(*e) < entry_median(it->second)) it->second = *e;
+  }
+  if (best.empty()) return Status::not_found(path.string() + " has no entry with a measured time");
+  return best;
+}
+
+// A set's problem_set.json: names, counts and subfolders, in the set's order.
+Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const ExportOptions& o) {
+  const fs::path set_path = dir / "problem_set.json";
+  TS_ASSIGN_OR_RETURN(std::string text, read_file(set_path));
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return Status::parse_error(set_path.string() + " is not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || !j.contains("problems") || !j["problems"].is_array())
+    return Status::parse_error(set_path.string() + " has no \"problems\" list");
+  std::vector<ExportProblem> out;
+  for (const auto& item : j["problems"]) {
+    if (!item.is_object() || !item.contains("name") || !item["name"].is_string())
+      return Status::parse_error(set_path.string() + ": a problem without a \"name\"");
+    ExportProblem p;
+    p.name = item["name"].get<std::string>();
+    p.count = item.value("count", std::int64_t{1});
+    std::string sub = item.value("dir", item.value("subfolder", p.name));
+    if (sub.empty() || fs::path(sub).is_absolute() || sub.find("..") != std::string::npos)
+      return Status::parse_error(set_path.string() + ": problem " + p.name + " names an unsafe folder \"" + sub + "\"");
+    p.best_config = dir / sub / "best_config.json";
+    TS_ASSIGN_OR_RETURN(auto winners, winners_in(p.best_config, o.device_filter));
+    if (item.contains("problem")) {
+      TS_ASSIGN_OR_RETURN(GemmProblem want, problem_from_json(item["problem"]));
+      auto it = winners.find(want.key());
+      if (it == winners.end())
+        return Status::not_found(p.best_config.string() + " has no winner for " + p.name + " (" + want.describe() + ")");
+      p.winner = it->second;
+    } else {
+      if (winners.size() != 1)
+        return Status::parse_error(set_path.string() + ": problem " + p.name + " has no \"problem\" and its folder "
+                                   "holds several");
+      p.winner = winners.begin()->second;
+    }
+    out.push_back(std::move(p));
+  }
+  if (out.empty()) return Status::parse_error(set_path.string() + " lists no problems");
+  return out;
+}
+
+Status check_package_path(const fs::path& p) {
+  std::error_code ec;
+  if (fs::exists(p, ec) && !fs::is_directory(p, ec))
+    return Status::failed_precondition(p.string() + " exists and is not a folder");
+  return Status();
+}
+
+// Writes the package into a fresh folder beside `out`, then puts it in place.
+Status write_package(const fs::path& out, bool replace, const std::map<std::string, std::string>& files) {
+  std::error_code ec;
+  const bool exists = fs::exists(out, ec);
+  if (exists && !replace && !fs::is_empty(out, ec))
+    return Status::failed_precondition(out.string() + " already exists and is not empty; give --replace to replace "
+                                       "it, or choose another --out");
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  TS_RETURN_IF_ERROR(ensure_directory(parent));
+  const fs::path staging = parent / (out.filename().string() + ".partial-" + std::to_string(::getpid()));
+  fs::remove_all(staging, ec);
+  for (const auto& [rel, contents] : files) {
+    const fs::path p = staging / rel;
+    TS_RETURN_IF_ERROR(ensure_directory(p.parent_path()));
+    TS_RETURN_IF_ERROR(write_file_atomic(p, contents));
+  }
+  if (exists) {
+    const fs::path old = parent / (out.filename().string() + ".old-" + std::to_string(::getpid()));
+    fs::rename(out, old, ec);
+    if (ec) return Status::io_error("cannot move the old package " + out.string() + " aside: " + ec.message());
+    fs::rename(staging, out, ec);
+    if (ec) {
+      std::error_code ignore;
+      fs::rename(old, out, ignore);
+      return Status::io_error("cannot put the package in place at " + out.string() + ": " + ec.message());
+    }
+    fs::remove_all(old, ec);
+  } else {
+    fs::rename(staging, out, ec);
+    if (ec) return Status::io_error("cannot put the package in place at " + out.string() + ": " + ec.message());
+  }
+  return Status();
+}
+
+json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
+Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& o) {
+  std::error_code ec;
+  if (!fs::is_directory(o.results_dir, ec))
+    return Status::not_found("results folder " + o.results_dir.string() + " does not exist");
+  if (fs::exists(o.results_dir / "problem_set.json", ec)) return set_problems(o.results_dir, o);
+  const fs::path best = o.results_dir / "best_config.json";
+  if (!fs::exists(best, ec))
+    return Status::not_found(o.results_dir.string() + " holds neither problem_set.json (a problem set's run) nor "
+                             "best_config.json (a single problem's run): is it an autotune-loop results folder, "
+                             "and has the run found a config yet?");
+  TS_ASSIGN_OR_RETURN(auto winners, winners_in(best, o.device_filter));
+  std::vector<ExportProblem> out;
+  for (auto& [key, entry] : winners) {
+    ExportProblem p;
+    p.name = problem_file_name(entry.problem);
+    p.best_config = best;
+    p.winner = entry;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrary& templates, Compiler& compiler) {
+  TS_RETURN_IF_ERROR(check_package_path(o.out_dir));
+  ExportReport report;
+  TS_ASSIGN_OR_RETURN(report.problems, collect_export_problems(o));
+
+  const BestEntry& first = report.problems.front().winner;
+  for (const auto& p : report.problems)
+    if (p.winner.device_fingerprint != first.device_fingerprint)
+      return Status::failed_precondition("the winners were measured on different devices (" + first.device_fingerprint +
+                                         "; " + p.winner.device_fingerprint + " for " + p.name +
+                                         "); a package is for one device: choose with --device TEXT");
+  TS_ASSIGN_OR_RETURN(DeviceFacts device, device_facts_from_json(first.device));
+  const bool amd = device.backend == "hip";
+
+  std::map<std::string, std::string> files;  // package-relative path -> contents
+  json templates_json = json::array(), kernels_json = json::array(), problems_json = json::array();
+  std::set<std::string> templates_done;
+  std::map<std::string, std::string> kernel_ids;  // id -> binary path
+  std::shared_ptr<const KernelHeaders> headers;
+
+  for (const auto& p : report.problems) {
+    const BestEntry& w = p.winner;
+    const KernelTemplate* tmpl = templates.find(w.template_name);
+    if (!tmpl)
+      return Status::not_found("problem " + p.name + ": template " + w.template_name +
+                               " is not among this build's templates (give --kernels-dir with the folder it was "
+                               "tuned from)");
+    if (tmpl->source_hash() != w.template_hash)
+      return Status::failed_precondition(
+          "problem " + p.name + ": template " + w.template_name + " changed since it was tuned (source hash " +
+          w.template_hash + " then, " + tmpl->source_hash() + " now), so the measured time would not belong to the "
+          "kernel shipped. Export with the templates of that version (--kernels-dir), or tune again");
+    ConfigUpdate update = tmpl->update_config(w.config);
+    if (!update.dropped.empty())
+      return Status::failed_precondition("problem " + p.name + ": " + update.notes().back());
+    for (const auto& n : update.notes()) report.notes.push_back(p.name + ": " + n);
+
+    CompiledCandidate c = compile_candidate(compiler, *tmpl, w.problem, update.config, device);
+    if (!c.evaluation.ok())
+      return Status::failed_precondition(
+          "problem " + p.name + ": " + w.template_name + " " + config_to_json_text(update.config) +
+          (c.evaluation.outcome == Outcome::kInvalid ? " is not valid for it: " : " does not compile for " + device.arch + ": ") +
+          c.evaluation.message);
+    const RenderedKernel& rk = c.rendered;
+    Hasher id_hash;
+    id_hash.add_field(tmpl->source_hash()).add_field(rk.arch);
+    for (const auto& opt : rk.options) id_hash.add_field(opt);
+    const std::string id = id_hash.hex().substr(0, 16);
+
+    if (templates_done.insert(tmpl->name()).second) {
+      files["kernels/" + tmpl->name() + ".hip"] = tmpl->source();
+      files["kernels/" + tmpl->name() + ".json"] = tmpl->description_json();
+      templates_json.push_back({{"name", tmpl->name()},
+                                {"source_hash", tmpl->source_hash()},
+                                {"source", "kernels/" + tmpl->name() + ".hip"},
+                                {"description", "kernels/" + tmpl->name() + ".json"}});
+      if (!headers) headers = tmpl->headers();
+    }
+    if (!kernel_ids.count(id)) {
+      const std::string bin = "binaries/" + id + (amd ? ".hsaco" : ".cubin");
+      kernel_ids[id] = bin;
+      files[bin] = c.compiled.binary;
+      kernels_json.push_back({{"id", id},
+                              {"template", tmpl->name()},
+                              {"arch", rk.arch},
+                              {"entry", rk.entry},
+                              {"options", rk.options},
+                              {"compiler", compiler.version()},
+                              {"binary", bin},
+                              {"binary_hash", short_hash(c.compiled.binary)}});
+      report.kernels.push_back({id, tmpl->name(), bin, c.compiled.binary.size(), c.compiled.compile_ms});
+    }
+    json problem_json;
+    to_json(problem_json, w.problem);
+    problems_json.push_back({{"name", p.name},
+                             {"count", p.count},
+                             {"problem", problem_json},
+                             {"template", tmpl->name()},
+                             {"config", config_to_json(update.config)},
+                             {"kernel", id},
+                             {"grid", rk.grid},
+                             {"block", rk.block},
+                             {"dynamic_shared_bytes", rk.dynamic_shared_bytes},
+                             {"workspace_bytes", rk.workspace_bytes},
+                             {"median_ms", w.metrics.value("median_ms", json(nullptr))},
+                             {"tflops", w.metrics.value("tflops", json(nullptr))},
+                             {"vendor", {{"name", w.vendor_name}, {"median_ms", optional_number(w.vendor_median_ms)}}}});
+  }
+  json header_list = json::array();
+  if (headers)
+    for (const auto& [name, text] : *headers) {
+      files["kernels/" + name] = text;
+      header_list.push_back("kernels/" + name);
+    }
+  const std::string compiler_recorded = first.environment.value("compiler", "");
+  if (!compiler_recorded.empty() && compiler_recorded != compiler.version())
+    report.notes.push_back("the winners were measured with " + compiler_recorded + "; the binaries are compiled with " +
+                           compiler.version());
+
+  report.tuned = {{"schema", kTunedPackageSchema},
+                  {"created", utc_timestamp_now()},
+                  {"tilesmith_version", TILESMITH_VERSION},
+                  {"device",
+                   {{"fingerprint", first.device_fingerprint},
+                    {"name", device.name},
+                    {"arch", device.arch},
+                    {"multiprocessors", device.multiprocessors},
+                    {"backend", device.backend},
+                    {"driver", device.driver_version},
+                    {"runtime_compiler", compiler_recorded},
+                    {"facts", first.device}}},
+                  {"templates", templates_json},
+                  {"headers", header_list},
+                  {"kernels", kernels_json},
+                  {"problems", problems_json}};
+  files["tuned.json"] = report.tuned.dump(2) + "\n";
+  TS_RETURN_IF_ERROR(write_package(o.out_dir, o.replace, files));
+  return report;
+}
+
+}  // namespace tilesmith
