@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tuner/loop/problem_set.h"
+#include "tuner/loop/progress.h"
 
 namespace tilesmith {
 namespace {
@@ -125,6 +126,16 @@ TEST(ProblemSetFile, ShippedExamplesRead) {
       EXPECT_EQ(s->entries.size(), 16u);
     }
   }
+}
+
+// The set's slice label leads the status line and the plain progress line.
+TEST(ProblemSetFile, ProgressLinesShowTheProblemAndItsShare) {
+  LoopProgress p;
+  p.generation = 4;
+  EXPECT_EQ(format_status_line(p).rfind("gen 4 |", 0), 0u);
+  p.label = "3/8 qkv_t16 · 42/300 evals, share 18%";
+  EXPECT_EQ(format_status_line(p).rfind("[3/8 qkv_t16 · 42/300 evals, share 18%] gen 4 |", 0), 0u);
+  EXPECT_NE(format_progress_line(p).find("progress: [3/8 qkv_t16"), std::string::npos);
 }
 
 }  // namespace
