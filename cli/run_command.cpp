@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "cli/exit_codes.h"
 #include "cli/signals.h"
 #include "tuner/loop/loop.h"
+#include "tuner/loop/problem_set_run.h"
 #include "tuner/search/offline_proposers.h"
 #include "tuner/loop/run_setup.h"
 #include "tuner/loop/summary.h"
@@ -34,6 +36,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
     app.get_option(name)->group(problem_group);
   app.add_option("--problem-file", f.problem_file,
                  "the problem as JSON instead of flags: {\"m\":4096,\"n\":4096,\"k\":4096,\"dtype\":\"fp32\",\"layout\":\"NN\"}")
+      ->check(CLI::ExistingFile)
+      ->group(problem_group);
+  app.add_option("--problems", f.problems,
+                 "tune a whole set of problems under one budget (--max-evals and/or --hours, shared; not "
+                 "--generations): a JSON file {\"name\": ..., \"problems\": [{\"name\": \"qkv_t16\", \"count\": 32, "
+                 "\"m\": 16, \"n\": 6144, \"k\": 4096, \"dtype\": \"bf16\"}, ...]}, e.g. "
+                 "data/problems/llama3_8b_bf16_decode.json. --results DIR gets problem_set.json, a folder per "
+                 "problem and summary.json (docs/problem-sets.md)")
       ->check(CLI::ExistingFile)
       ->group(problem_group);
 
@@ -450,9 +460,13 @@ void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, c
   spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 
+// --problems: the set, its problems' templates, and the run under one budget.
+int run_problem_set_tuning(const RunFlags& f);
+
 }  // namespace
 
 int run_tuning(const RunFlags& f) {
+  if (!f.problems.empty()) return run_problem_set_tuning(f);
   const bool replay = f.evaluator.backend == "replay";
   // Problem, templates, proposer and warm-start files are checked before anything slow starts.
   std::optional<GemmProblem> problem;
@@ -527,5 +541,109 @@ int run_tuning(const RunFlags& f) {
   spdlog::debug("summary:\n{}", summary);
   return exit_code_for_signal(report->winners.empty() ? kExitFailed : kExitOk);
 }
+
+namespace {
+
+int run_problem_set_tuning(const RunFlags& f) {
+  if (problem_given(f.problem) || f.problem.m || f.problem.n || f.problem.k || !f.problem_file.empty())
+    return usage("--problems takes the problems from the set file: leave out --m/--n/--k and --problem-file");
+  if (f.generations)
+    return usage("--generations does not go with --problems: the set shares --max-evals and/or --hours, split "
+                 "by the scheduler (docs/problem-sets.md)");
+  if (f.evaluator.backend == "replay")
+    return usage("--problems needs a GPU backend: the replay backend answers for its one recorded problem");
+  auto set = read_problem_set(f.problems);
+  if (!set.ok()) return usage(set.status().message());
+  std::optional<TemplateLibrary> library;
+  if (auto code = load_library(f, false, &library)) return *code;
+  ProposerSettings ps = proposer_settings(f);
+  if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
+  std::vector<WarmStartFile> warm_start;
+  if (auto code = load_warm_starts(f, &warm_start)) return *code;
+  if (Status st = ensure_directory(f.results); !st.ok()) {
+    std::cerr << "autotune-loop: " << st.message() << "\n";
+    return kExitFailed;
+  }
+  auto console = open_console(f);
+  if (!console.ok()) return usage(console.status().message());
+
+  EvaluatorContext ec;
+  ec.seed = f.seed;
+  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
+  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
+  ec.compile_threads = f.compile_threads;
+  auto opened = open_evaluator(f.evaluator, ec);
+  if (!opened.ok()) {
+    spdlog::error(opened.status().message());
+    return status_exit(opened.status());
+  }
+  CandidateRunner& runner = opened->runner();
+  const DeviceFacts& device = opened->primary().device();
+  // Every problem must have a template that can serve it before anything is measured.
+  std::map<std::string, std::vector<const KernelTemplate*>> templates;
+  std::vector<const KernelTemplate*> every;  // each template once, for the --warm-start seeds
+  for (const auto& e : set->entries) {
+    std::optional<GemmProblem> problem = e.problem;
+    if (auto code = choose_templates(f, false, *opened, library, &problem, &templates[e.name])) {
+      std::cerr << "autotune-loop: (problem '" << e.name << "' of " << f.problems << ")\n";
+      return *code;
+    }
+    for (const KernelTemplate* t : templates[e.name])
+      if (std::find(every.begin(), every.end(), t) == every.end()) every.push_back(t);
+  }
+  add_warm_start_seeds(warm_start, every, device, &ps);
+  auto factory = ProposerFactory::create(ps);
+  if (!factory.ok()) return usage(factory.status().message());
+
+  ProblemTargetsFactory make_targets = [&](const ProblemSetEntry& e,
+                                           const std::vector<fs::path>& related) -> Result<ProblemTargets> {
+    std::vector<WarmStartFile> files;
+    for (const auto& path : related)
+      if (auto w = load_warm_start(path); w.ok()) files.push_back(std::move(w).value());
+    ProblemTargets t;
+    for (const KernelTemplate* tmpl : templates[e.name]) {
+      auto seeds = warm_start_seeds(files, tmpl->name(), device.name, tmpl);
+      if (!seeds.empty()) spdlog::info("{}: {} warm-start seed(s) for {} from the set", e.name, seeds.size(), tmpl->name());
+      TS_ASSIGN_OR_RETURN(auto p, (*factory)->make(*tmpl, device, e.problem, seeds));
+      t.proposers.push_back(std::move(p));
+      t.targets.push_back({tmpl, t.proposers.back().get()});
+    }
+    return t;
+  };
+
+  ProblemSetOptions so;
+  so.results_dir = f.results;
+  so.set = *set;
+  so.loop = loop_options(f, set->entries.front().problem, runner, (*factory)->describe());
+  so.loop.settings["problems"] = f.problems;
+  so.max_evals = f.max_evals;
+  so.hours = f.hours;
+  // Two generations' worth: enough for a first result and a step from it.
+  so.min_slice = so.slice = 2 * static_cast<std::int64_t>(f.candidates);
+  spdlog::info("problem set {} ({} problems) from {} in {}; proposer: {}; budget:{}{}", set->name,
+               set->entries.size(), f.problems, f.results, (*factory)->describe(),
+               f.max_evals ? " --max-evals " + std::to_string(f.max_evals) : "",
+               f.hours > 0 ? " --hours " + format_number(f.hours) : (f.max_evals ? "" : " none (until every search ends or Ctrl-C)"));
+
+  install_stop_handlers();
+  ConsoleObserver observer(**console);
+  auto report = run_problem_set(runner, so, make_targets, observer, &stop_requested(), opened->retimer.get());
+  (*console)->clear_status();
+  if (!report.ok()) {
+    spdlog::error("the problem set stopped: {}", report.status().message());
+    spdlog::error("every row written so far is in the problems' folders under {}; run the same command again to "
+                  "resume", f.results);
+    return exit_code_for_signal(status_exit(report.status()) == kExitUsage ? kExitUsage : kExitFailed);
+  }
+  spdlog::default_logger()->flush();
+  const std::string summary = format_problem_set_summary(*report);
+  std::cout << summary << "summary: " << (fs::path(f.results) / "summary.json").string() << "\n" << std::flush;
+  spdlog::debug("summary:\n{}", summary);
+  bool any = false;
+  for (const auto& p : report->problems) any = any || p.ours_ms.has_value();
+  return exit_code_for_signal(any ? kExitOk : kExitFailed);
+}
+
+}  // namespace
 
 }  // namespace tilesmith::cli

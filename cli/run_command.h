@@ -18,6 +18,7 @@ namespace tilesmith::cli {
 struct RunFlags {
   ProblemFlags problem;
   std::string problem_file;
+  std::string problems;  // a problem set file (docs/problem-sets.md)
   std::vector<std::string> templates;
   std::string kernels_dir;
   EvaluatorFlags evaluator;

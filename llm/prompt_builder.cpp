@@ -160,6 +160,21 @@ std::string problem_section(const GemmProblem& p, const DeviceFacts& d) {
   return s;
 }
 
+// What won on the set's related problems: where the search may start. Their configs
+// come from our own best_config.json files, and are cut like every other text.
+std::string related_section(const std::vector<RelatedProblem>& related) {
+  if (related.empty()) return "";
+  std::string s = "\n## Related problems in this set\nWinners measured on this device for similar shapes of "
+                  "the same workload (configs of other templates do not apply here as they are):\n";
+  for (const auto& r : related) {
+    s += "- " + sanitize_text(r.name, 60) + " (" + sanitize_text(r.problem, 80) + "): " +
+         sanitize_text(r.template_name, 60) + " " + sanitize_text(r.config, 400) + " at " + fmt("%.4g", r.ms) + " ms";
+    if (r.vendor_ratio) s += ", " + fmt("%.2f", *r.vendor_ratio) + "x the vendor library's speed";
+    s += "\n";
+  }
+  return s;
+}
+
 std::string perf_text(double ms, const GemmProblem& p, const DeviceFacts& d) {
   std::string s = fmt("%.4g", ms) + " ms";
   if (ms > 0) {
@@ -273,7 +288,7 @@ Result<Prompt> build_prompt(const PromptInputs& in) {
   HistorySummary summary = summarize_history(in.history, *in.space, kMaxBest, kMaxFailures);
 
   const std::string fixed_head = device_section(in.device);
-  const std::string problem = problem_section(in.problem, in.device);
+  const std::string problem = problem_section(in.problem, in.device) + related_section(in.related);
   const std::string task = task_section(in);
   int needed = 0;
   int level_index = 0;

@@ -12,6 +12,7 @@
 // (compile logs, rejection reasons) is sanitised and cut, and the system message tells the
 // model it is data, not instructions.
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,6 +26,16 @@
 
 namespace tilesmith::llm {
 
+// What won on another problem of the same problem set (docs/problem-sets.md).
+struct RelatedProblem {
+  std::string name;      // the problem's name in the set
+  std::string problem;   // "16x6144x4096 bf16 NN"
+  std::string template_name;
+  std::string config;    // JSON text
+  double ms = 0;
+  std::optional<double> vendor_ratio;  // vendor ms / ours
+};
+
 struct PromptInputs {
   DeviceFacts device;
   std::string template_name;
@@ -32,6 +43,8 @@ struct PromptInputs {
   const ParamSpace* space = nullptr;  // required; not owned
   GemmProblem problem;
   std::span<const TrialView> history;
+  // Winners of related problems of the same set, nearest first; a short section when any.
+  std::vector<RelatedProblem> related;
   // Reasons the model's previous reply was (partly) rejected, as given to the next prompt.
   std::vector<std::string> previous_rejections;
   int count = 8;              // configs wanted

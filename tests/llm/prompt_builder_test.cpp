@@ -100,6 +100,32 @@ TEST(PromptBuilder, ContainsTheDeviceTemplateParametersConstraintsProblemAndTask
   EXPECT_EQ(p->estimated_tokens, estimate_tokens(p->system) + estimate_tokens(p->user));
 }
 
+// A problem of a set: the winners of its related problems are cited after the problem,
+// and only when there are some.
+TEST(PromptBuilder, CitesTheWinnersOfRelatedProblemsInTheSet) {
+  ParamSpace space = tilesmith::testing::small_space();
+  History h;
+  h.finish();
+  PromptInputs in = inputs(space, h);
+  auto plain = build_prompt(in);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->user.find("Related problems"), std::string::npos);
+  in.related.push_back({"qkv_t16", "16x6144x4096 bf16 NN", "gemm_tiled",
+                        "{\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"THREAD_M\": 4}", 0.0421, 1.37});
+  in.related.push_back({"down_t16", "16x4096x14336 bf16 NN", "gemm_wgmma", "{\"BM\": 64}", 0.08, std::nullopt});
+  auto p = build_prompt(in);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const std::string& u = p->user;
+  const auto section = u.find("## Related problems in this set");
+  ASSERT_NE(section, std::string::npos) << u;
+  EXPECT_GT(section, u.find("## Problem"));
+  EXPECT_NE(u.find("- qkv_t16 (16x6144x4096 bf16 NN): gemm_tiled {\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"THREAD_M\": 4} "
+                   "at 0.0421 ms, 1.37x the vendor library's speed"),
+            std::string::npos)
+      << u;
+  EXPECT_NE(u.find("- down_t16 (16x4096x14336 bf16 NN): gemm_wgmma {\"BM\": 64} at 0.08 ms\n"), std::string::npos) << u;
+}
+
 // A half-precision problem: its input and output types, and the matrix units' peak (the
 // one its throughput is measured against) reach the prompt.
 TEST(PromptBuilder, HalfPrecisionProblemNamesItsTypesAndTheMatrixPeak) {

@@ -65,6 +65,14 @@ struct LoopOptions {
   int retime_top = 3;      // finalists re-timed per template at the end; 0: none
   int compile_threads = 2; // compile-ahead threads; 0: compile just before measuring
   bool vendor_baseline = true;
+  // The vendor library's time measured by an earlier session (a problem set times it at
+  // a problem's first slice only): used as this session's baseline instead of timing it
+  // again. Ignored without vendor_baseline.
+  std::optional<Evaluation> vendor_known;
+  // What won on related problems of a problem set, handed to every proposal request.
+  std::vector<RelatedResult> related;
+  // Shown before the progress line's facts: "3/8 qkv_t16 · 42/300 evals, share 18%".
+  std::string progress_label;
   nlohmann::json settings = nlohmann::json::object();  // recorded in the journal's session event
 };
 

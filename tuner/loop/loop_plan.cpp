@@ -46,6 +46,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     req.count = static_cast<int>(std::min<std::int64_t>(s_.options.candidates, std::max<std::int64_t>(remaining, 1)));
     req.seed = request_seed(tmpl.name(), generation);
     req.generation = generation;
+    req.related = &s_.options.related;
     const auto t0 = Clock::now();
     ProposalBatch batch = t.target.proposer->propose(req);
     s_.report.propose_s += seconds_since(t0);
@@ -166,6 +167,7 @@ void GenerationLoop::Runner::generation_done(int generation) {
 
 LoopProgress GenerationLoop::Runner::progress() const {
   LoopProgress p;
+  p.label = s_.options.progress_label;
   p.generation = s_.current_generation;
   p.evaluated = s_.evaluated_count;
   p.evaluated_session = s_.evaluated_session;

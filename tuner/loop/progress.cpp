@@ -22,7 +22,7 @@ std::string format_duration(double seconds) {
 
 namespace {
 std::string body(const LoopProgress& p) {
-  std::string out = "gen " + std::to_string(p.generation) + " | " + std::to_string(p.evaluated) + " evaluated";
+  std::string out = (p.label.empty() ? "" : "[" + p.label + "] ") + "gen " + std::to_string(p.generation) + " | " + std::to_string(p.evaluated) + " evaluated";
   // Outcomes, most frequent first, ok always first.
   std::vector<std::pair<std::string, std::int64_t>> counts(p.outcomes.begin(), p.outcomes.end());
   std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {

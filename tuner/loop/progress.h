@@ -11,6 +11,7 @@
 namespace tilesmith {
 
 struct LoopProgress {
+  std::string label;                  // shown first in brackets when set (a problem set's problem and share)
   int generation = 0;                 // the generation under way (or last finished)
   std::int64_t evaluated = 0;         // evaluation rows of the whole run
   std::int64_t evaluated_session = 0; // of this session

@@ -72,14 +72,17 @@ std::string ProposerFactory::describe() const {
 }
 
 Result<std::unique_ptr<Proposer>> ProposerFactory::make(const KernelTemplate& tmpl, const DeviceFacts& device,
-                                                        const GemmProblem& problem) const {
+                                                        const GemmProblem& problem,
+                                                        const std::vector<WarmStartSeed>& first_seeds) const {
   TS_ASSIGN_OR_RETURN(auto proposer, make_search(tmpl, device, problem));
-  auto seeds = settings_.warm_start.find(tmpl.name());
-  if (seeds == settings_.warm_start.end() || seeds->second.empty()) return proposer;
+  std::vector<WarmStartSeed> seeds = first_seeds;
+  if (auto given = settings_.warm_start.find(tmpl.name()); given != settings_.warm_start.end())
+    seeds.insert(seeds.end(), given->second.begin(), given->second.end());
+  if (seeds.empty()) return proposer;
   WarmStartOptions wo;
   wo.label = tmpl.name();
   wo.on_event = settings_.on_event;
-  return std::unique_ptr<Proposer>(new WarmStartProposer(seeds->second, std::move(proposer), std::move(wo)));
+  return std::unique_ptr<Proposer>(new WarmStartProposer(std::move(seeds), std::move(proposer), std::move(wo)));
 }
 
 Result<std::unique_ptr<Proposer>> ProposerFactory::make_search(const KernelTemplate& tmpl, const DeviceFacts& device,

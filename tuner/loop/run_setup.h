@@ -69,8 +69,11 @@ class ProposerFactory {
   // "evolve", or "llm:<model> (openai at URL) with evolve as fallback".
   std::string describe() const;
   // A new proposer for one template; behind the warm start when it has seeds.
+  // `first_seeds` (a problem set's winners of related problems) go before the settings'
+  // seeds.
   Result<std::unique_ptr<Proposer>> make(const KernelTemplate& tmpl, const DeviceFacts& device,
-                                         const GemmProblem& problem) const;
+                                         const GemmProblem& problem,
+                                         const std::vector<WarmStartSeed>& first_seeds = {}) const;
 
  private:
   // The offline proposer, or the LLM behind the fallback: what the warm start hands over to.

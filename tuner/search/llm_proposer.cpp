@@ -61,6 +61,9 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
   inputs.problem = options_.problem;
   inputs.history = views;
   inputs.previous_rejections = previous_rejections_;
+  if (request.related)
+    for (const auto& r : *request.related)
+      inputs.related.push_back({r.name, r.problem, r.template_name, r.config, r.ms, r.vendor_ratio});
   inputs.count = request.count;
   inputs.token_budget = options_.prompt_token_budget;
   // In json_object and text modes the provider adds the schema to the system message.

@@ -23,6 +23,17 @@ struct Trial {
   std::string message;  // reason or compile-log excerpt for failures
 };
 
+// What won on another problem of the same problem set (docs/problem-sets.md), for
+// proposers that can learn from it: the LLM's prompt cites these.
+struct RelatedResult {
+  std::string name;           // the problem's name in the set
+  std::string problem;        // "16x6144x4096 bf16 NN"
+  std::string template_name;
+  std::string config;         // the winning config, JSON text
+  double ms = 0;
+  std::optional<double> vendor_ratio;  // vendor ms / ours: above 1 is faster than the vendor library
+};
+
 struct ProposalRequest {
   const ParamSpace* space = nullptr;
   SpaceContext context;             // problem/device constants and limits
@@ -30,6 +41,8 @@ struct ProposalRequest {
   int count = 8;                    // how many distinct new configs are wanted
   std::uint64_t seed = 0;           // per generation; same seed + history => same proposals
   int generation = 0;
+  // Winners of related problems of the same set, nearest first; nullptr or empty: none.
+  const std::vector<RelatedResult>* related = nullptr;
 };
 
 struct Proposal {

@@ -1,0 +1,211 @@
+// Whole problem sets in process on the synthetic replayed recording of the loop tests.
+// The recording has one shape, so ShapedEvaluator stands in for a GPU that measures
+// several: it answers every problem from the recording, its times scaled by the
+// problem's flops, and times a "vendor library" at 1.5x the recording's fastest config
+// scaled the same way. So the problems differ in what they cost per step, as a set's do.
+
+#include <fstream>
+
+#include "tests/tuner/loop/loop_fixture.h"
+#include "tuner/loop/problem_set_folder.h"
+#include "tuner/loop/problem_set_run.h"
+#include "tuner/records/history.h"
+
+namespace tilesmith::loop_test {
+namespace {
+
+class ShapedEvaluator final : public Evaluator {
+ public:
+  ShapedEvaluator(Evaluator& inner, GemmProblem recorded) : inner_(inner), recorded_(recorded) {}
+  const DeviceFacts& device() const override { return inner_.device(); }
+  Evaluation prepare(const KernelTemplate& t, const GemmProblem&, const Config& c) override {
+    return inner_.prepare(t, recorded_, c);
+  }
+  Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    Evaluation e = inner_.evaluate(t, recorded_, c);
+    if (e.ok()) {
+      const double s = scale(p);
+      for (double* v : {&e.timing.median_ms, &e.timing.min_ms, &e.timing.p20_ms, &e.timing.p80_ms, &e.timing.mean_ms})
+        *v *= s;
+      e.tflops = p.flops() / (e.timing.median_ms * 1e9);
+    }
+    return e;
+  }
+  Result<Evaluation> vendor_baseline(const GemmProblem& p) override {
+    ++vendor_calls;
+    Evaluation e;
+    e.outcome = Outcome::kOk;
+    e.timing.median_ms = e.timing.min_ms = e.timing.p20_ms = e.timing.p80_ms = e.timing.mean_ms = 1.5 * scale(p);
+    e.tflops = p.flops() / (e.timing.median_ms * 1e9);
+    return e;
+  }
+  std::string vendor_name() const override { return "scaled vendor"; }
+  int vendor_calls = 0;
+
+ private:
+  double scale(const GemmProblem& p) const { return p.flops() / recorded_.flops(); }
+  Evaluator& inner_;
+  GemmProblem recorded_;
+};
+
+ProblemSet three_problems() {
+  auto set = problem_set_from_json(json::parse(R"({"name": "trio", "source": "test", "problems": [
+      {"name": "small", "count": 1, "m": 64, "n": 64, "k": 64},
+      {"name": "heavy", "count": 32, "m": 1024, "n": 1024, "k": 1024},
+      {"name": "middle", "count": 4, "m": 512, "n": 512, "k": 512}]})"),
+                                   "trio.json");
+  EXPECT_TRUE(set.ok()) << set.status().to_string();
+  return *set;
+}
+
+struct SetFixture : Fixture {
+  ShapedEvaluator shaped{replay, problem};
+  ShapedEvaluator shaped_retimer{retimer, problem};
+  InlineRunner runner{shaped};
+  std::vector<std::vector<std::filesystem::path>> warm_starts;  // what each make_targets call was given
+
+  ProblemSetOptions options(const fs::path& dir, std::int64_t max_evals) {
+    ProblemSetOptions o;
+    o.results_dir = dir;
+    o.set = three_problems();
+    o.loop = Fixture::options(dir, 0);
+    o.loop.retime_top = 2;
+    o.max_evals = max_evals;
+    o.min_slice = 6;
+    o.slice = 6;
+    return o;
+  }
+  ProblemTargetsFactory factory() {
+    return [this](const ProblemSetEntry&, const std::vector<fs::path>& warm) -> Result<ProblemTargets> {
+      warm_starts.push_back(warm);
+      ProblemTargets t;
+      auto p = make_offline_proposer("random");
+      if (!p.ok()) return p.status();
+      t.proposers.push_back(std::move(p).value());
+      t.targets.push_back({&tmpl, t.proposers.back().get()});
+      return t;
+    };
+  }
+};
+
+void expect_no_repeats(const fs::path& folder) {
+  auto h = read_history(folder / "history.csv");
+  ASSERT_TRUE(h.ok()) << h.status().to_string();
+  std::set<std::string> keys;
+  for (const auto& r : h->rows)
+    if (r.evaluated()) {
+      EXPECT_TRUE(keys.insert(r.key()).second) << folder << ": evaluated twice: " << r.config;
+    }
+}
+
+TEST(ProblemSetRun, SplitsTheBudgetByCostAndWritesTheSummary) {
+  SetFixture f;
+  const fs::path dir = fresh_dir("set_split");
+  Observer obs;
+  auto report = run_problem_set(f.runner, f.options(dir, 90), f.factory(), obs, nullptr, &f.shaped_retimer);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  EXPECT_EQ(report->reason, StopReason::kMaxEvals);
+  EXPECT_EQ(report->evals, 90);
+  EXPECT_EQ(f.shaped.vendor_calls, 3) << "the vendor is timed once per problem, not per slice";
+
+  // The set as run, one folder per problem with a single run's files, and the summary.
+  auto set_json = json::parse(std::ifstream(dir / "problem_set.json"));
+  EXPECT_EQ(set_json["problems"][1]["folder"], "heavy");
+  auto summary = json::parse(std::ifstream(dir / "summary.json"));
+  ASSERT_EQ(summary["problems"].size(), 3u);
+  std::map<std::string, std::int64_t> evals;
+  for (const auto& p : summary["problems"]) {
+    const std::string name = p["name"];
+    evals[name] = p["evals"];
+    EXPECT_GE(evals[name], 6) << name << " had its minimum slice";
+    EXPECT_TRUE(p["ours_ms"].is_number()) << name;
+    EXPECT_DOUBLE_EQ(p["vendor_ratio"].get<double>(), p["vendor_ms"].get<double>() / p["ours_ms"].get<double>());
+    for (const char* file : {"history.csv", "journal.jsonl", "best_config.json"})
+      EXPECT_TRUE(fs::exists(dir / name / file)) << name << "/" << file;
+    expect_no_repeats(dir / name);
+    auto folder = read_problem_folder(dir / name);
+    ASSERT_TRUE(folder.ok());
+    EXPECT_EQ(folder->evals, evals[name]);
+    EXPECT_TRUE(folder->retimed) << name << ": finalists re-timed at the end of the set";
+    ASSERT_EQ(folder->winners.size(), 1u);
+    EXPECT_EQ(folder->winners[0].metrics["source"], "retime");
+  }
+  EXPECT_EQ(evals["small"] + evals["heavy"] + evals["middle"], 90);
+  // heavy costs 32 x 512 x small's flops per step, middle 4 x 64 x: heavy gets the most.
+  EXPECT_GT(evals["heavy"], evals["middle"]);
+  EXPECT_GE(evals["middle"], evals["small"]);
+  EXPECT_EQ(evals["small"], 6) << "the cheapest problem gets no more than its minimum";
+  const auto& totals = summary["totals"];
+  EXPECT_GT(totals["speedup"].get<double>(), 1.0);
+  EXPECT_GT(totals["vendor_us_per_step"].get<double>(), totals["ours_us_per_step"].get<double>());
+  const std::string table = format_problem_set_summary(*report);
+  EXPECT_NE(table.find("these GEMMs take"), std::string::npos) << table;
+  EXPECT_NE(table.find("heavy"), std::string::npos);
+
+  // Warm start between problems: the first problem has nothing to start from; the later
+  // ones start from the winners of those already tuned (all fp32 NN here).
+  ASSERT_EQ(f.warm_starts.size(), 3u);
+  EXPECT_TRUE(f.warm_starts[0].empty());
+  ASSERT_EQ(f.warm_starts[1].size(), 1u);
+  EXPECT_EQ(f.warm_starts[1][0], dir / "small" / "best_config.json");
+  ASSERT_EQ(f.warm_starts[2].size(), 2u);
+  EXPECT_EQ(f.warm_starts[2][0], dir / "heavy" / "best_config.json") << "nearest shape first";
+}
+
+TEST(ProblemSetRun, StoppedSetResumesWithNothingLostOrRepeated) {
+  SetFixture f;
+  const fs::path dir = fresh_dir("set_resume");
+  for (std::int64_t stop_after : {5, 17, 30, -1}) {
+    SetFixture g;  // a new process: new proposers, evaluators and counters
+    Observer obs;
+    obs.stop_after = stop_after;
+    auto report = run_problem_set(g.runner, g.options(dir, 72), g.factory(), obs, &obs.stop, &g.shaped_retimer);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+    if (stop_after >= 0) EXPECT_EQ(report->reason, StopReason::kInterrupted);
+    else EXPECT_EQ(report->reason, StopReason::kMaxEvals);
+  }
+  std::int64_t total = 0;
+  for (const char* name : {"small", "heavy", "middle"}) {
+    expect_no_repeats(dir / name);
+    auto folder = read_problem_folder(dir / name);
+    ASSERT_TRUE(folder.ok());
+    EXPECT_GE(folder->evals, 6) << name;
+    EXPECT_TRUE(folder->retimed) << name;
+    total += folder->evals;
+  }
+  EXPECT_EQ(total, 72) << "the budget is spent exactly, across the stops";
+  auto summary = json::parse(std::ifstream(dir / "summary.json"));
+  EXPECT_EQ(summary["evals"], 72);
+}
+
+TEST(ProblemSetRun, FolderOfAnotherSetIsRefusedSayingWhatDiffers) {
+  SetFixture f;
+  const fs::path dir = fresh_dir("set_other");
+  Observer obs;
+  ASSERT_TRUE(run_problem_set(f.runner, f.options(dir, 18), f.factory(), obs, nullptr, &f.shaped_retimer).ok());
+  auto o = f.options(dir, 18);
+  o.set.entries[2].problem.k = 256;
+  auto again = run_problem_set(f.runner, o, f.factory(), obs, nullptr, &f.shaped_retimer);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("entry 2 ('middle') was 512x512x512 fp32 NN, now 512x512x256 fp32 NN"),
+            std::string::npos)
+      << again.status().message();
+}
+
+TEST(ProblemSetRun, NearestTunedProblemsShareTypesAndLayout) {
+  auto set = problem_set_from_json(json::parse(R"({"problems": [
+      {"name": "a", "m": 16, "n": 4096, "k": 4096, "dtype": "bf16"},
+      {"name": "b", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16"},
+      {"name": "c", "m": 4096, "n": 4096, "k": 4096, "dtype": "bf16"},
+      {"name": "d", "m": 16, "n": 4096, "k": 4096, "dtype": "fp32"},
+      {"name": "e", "m": 16, "n": 4096, "k": 4096, "dtype": "bf16", "layout": "NT"}]})"),
+                                   "s.json");
+  ASSERT_TRUE(set.ok());
+  EXPECT_EQ(nearest_tuned(*set, 0, {false, true, true, true, true}, 5), (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(nearest_tuned(*set, 2, {true, true, false, true, true}, 1), (std::vector<std::size_t>{1}));
+  EXPECT_TRUE(nearest_tuned(*set, 0, {false, false, false, true, true}, 5).empty());
+}
+
+}  // namespace
+}  // namespace tilesmith::loop_test

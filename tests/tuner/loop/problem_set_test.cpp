@@ -1,0 +1,142 @@
+// The problem-set file: what it reads, the names it derives, the errors that name the
+// entry and the field, the set as run and the check on resume; and the example sets
+// shipped in data/problems.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tuner/loop/problem_set.h"
+#include "tuner/loop/progress.h"
+
+namespace tilesmith {
+namespace {
+using nlohmann::json;
+
+Result<ProblemSet> parse(const std::string& text) { return problem_set_from_json(json::parse(text), "set.json"); }
+
+std::string error_of(const std::string& text) {
+  auto s = parse(text);
+  EXPECT_FALSE(s.ok()) << text;
+  return s.ok() ? "" : s.status().message();
+}
+
+TEST(ProblemSetFile, ReadsEntriesWithDefaultsAndDerivedNames) {
+  auto s = parse(R"({"name": "demo", "source": "by hand", "problems": [
+      {"name": "qkv_t16", "count": 32, "m": 16, "n": 6144, "k": 4096, "dtype": "bf16"},
+      {"m": 128, "n": 4096, "k": 4096},
+      {"m": 8, "n": 8, "k": 8, "dtype": "fp16", "c_dtype": "fp32", "c_layout": "col", "beta": 0.5, "epilogue": "relu"}]})");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->name, "demo");
+  EXPECT_EQ(s->source, "by hand");
+  ASSERT_EQ(s->entries.size(), 3u);
+  EXPECT_EQ(s->entries[0].name, "qkv_t16");
+  EXPECT_EQ(s->entries[0].count, 32);
+  EXPECT_EQ(s->entries[0].problem.a_type, DType::kBF16);
+  EXPECT_EQ(s->entries[1].name, "m128_n4096_k4096_fp32_NN");
+  EXPECT_EQ(s->entries[1].count, 1);
+  EXPECT_EQ(s->entries[2].name, "m8_n8_k8_fp16_NN_cfp32_ccol_beta0p5_relu");
+  EXPECT_EQ(problem_name_error(s->entries[2].name), "");
+}
+
+TEST(ProblemSetFile, SetNameDefaultsToTheFileName) {
+  auto s = problem_set_from_json(json::parse(R"({"problems": [{"m": 1, "n": 2, "k": 3}]})"), "data/llama.json");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->name, "llama");
+}
+
+TEST(ProblemSetFile, ErrorsNameTheEntryAndTheField) {
+  EXPECT_NE(error_of(R"([1, 2])").find("JSON object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"problems": []})").find("\"problems\" must be a non-empty array"), std::string::npos);
+  std::string e = error_of(R"({"problems": [{"m": 1, "n": 2, "k": 3}, {"name": "b", "m": 1, "n": 2}]})");
+  EXPECT_NE(e.find("problems[1] ('b')"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"k\""), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"name": "a", "m": 1, "n": 2, "k": 3, "count": 0}]})");
+  EXPECT_NE(e.find("problems[0] ('a'): \"count\" must be a whole number of at least 1"), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"m": 1, "n": 2, "k": 3, "dtpye": "bf16"}]})");
+  EXPECT_NE(e.find("problems[0] has an unknown field \"dtpye\""), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"m": 1, "n": 2, "k": 3, "dtype": "int3"}]})");
+  EXPECT_NE(e.find("problems[0]: "), std::string::npos) << e;
+  EXPECT_NE(e.find("int3"), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"name": "x/y", "m": 1, "n": 2, "k": 3}]})");
+  EXPECT_NE(e.find("the name 'x/y' holds '/'"), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"name": ".hidden", "m": 1, "n": 2, "k": 3}]})");
+  EXPECT_NE(e.find("starts with '.'"), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"name": "a", "m": 1, "n": 2, "k": 3}, {"name": "a", "m": 4, "n": 2, "k": 3}]})");
+  EXPECT_NE(e.find("problems[1] ('a'): the name 'a' is taken by an earlier entry"), std::string::npos) << e;
+  e = error_of(R"({"problems": [{"m": 1, "n": 2, "k": 3}, {"m": 1, "n": 2, "k": 3, "count": 2}]})");
+  EXPECT_NE(e.find("give each a \"name\""), std::string::npos) << e;
+  EXPECT_EQ(error_of(R"({"problems": [{"m": 0, "n": 2, "k": 3}]})").rfind("set.json: problems[0]: ", 0), 0u);
+}
+
+TEST(ProblemSetFile, SetAsRunRoundTripsAndResumeSaysWhatDiffers) {
+  auto s = parse(R"({"name": "demo", "problems": [{"name": "a", "count": 2, "m": 16, "n": 64, "k": 32},
+                                                    {"name": "b", "m": 32, "n": 64, "k": 32}]})");
+  ASSERT_TRUE(s.ok());
+  const json as_run = problem_set_to_json(*s);
+  EXPECT_EQ(as_run["problems"][0]["folder"], "a");
+  EXPECT_EQ(as_run["problems"][0]["count"], 2);
+  EXPECT_EQ(as_run["problems"][1]["problem"]["m"], 32);
+  auto back = problem_from_json(as_run["problems"][1]["problem"]);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->key(), s->entries[1].problem.key());
+  EXPECT_TRUE(check_same_problem_set(as_run, *s, "DIR/problem_set.json").ok());
+
+  auto other = *s;
+  other.entries[1].problem.k = 64;
+  Status st = check_same_problem_set(as_run, other, "DIR/problem_set.json");
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find("entry 1 ('b') was 32x64x32 fp32 NN, now 32x64x64 fp32 NN"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("another --results folder"), std::string::npos);
+  other = *s;
+  other.entries[0].count = 3;
+  st = check_same_problem_set(as_run, other, "p");
+  EXPECT_NE(st.message().find("entry 0 ('a') had count 2, now 3"), std::string::npos) << st.message();
+  other = *s;
+  other.entries.pop_back();
+  st = check_same_problem_set(as_run, other, "p");
+  EXPECT_NE(st.message().find("entry 1 ('b') is no longer in the file"), std::string::npos) << st.message();
+  other = *s;
+  other.entries[0].name = "z";
+  st = check_same_problem_set(as_run, other, "p");
+  EXPECT_NE(st.message().find("entry 0 was named 'a', now 'z'"), std::string::npos) << st.message();
+}
+
+// The shipped sets read, and hold the Llama 3 8B shapes they promise.
+TEST(ProblemSetFile, ShippedExamplesRead) {
+  const std::string dir = std::string(TILESMITH_SOURCE_DIR) + "/data/problems/";
+  for (const char* file : {"llama3_8b_bf16.json", "llama3_8b_fp32.json", "llama3_8b_bf16_decode.json"}) {
+    auto s = read_problem_set(dir + file);
+    ASSERT_TRUE(s.ok()) << file << ": " << s.status().to_string();
+    EXPECT_NE(s->source.find("hidden_size 4096"), std::string::npos) << file;
+    std::set<std::int64_t> ns, ms;
+    for (const auto& e : s->entries) {
+      ns.insert(e.problem.n);
+      ms.insert(e.problem.m);
+      EXPECT_EQ(e.count, 32) << file << " " << e.name;
+      EXPECT_EQ(e.problem.layout_code(), "NN");
+      EXPECT_EQ(e.problem.a_type, std::string(file).find("fp32") != std::string::npos ? DType::kF32 : DType::kBF16);
+    }
+    EXPECT_TRUE(ns.count(6144) && ns.count(4096) && ns.count(28672)) << file;
+    if (std::string(file).find("decode") != std::string::npos) {
+      EXPECT_EQ(ms, (std::set<std::int64_t>{16, 128}));
+      EXPECT_EQ(s->entries.size(), 8u);
+    } else {
+      EXPECT_EQ(ms, (std::set<std::int64_t>{1, 16, 128, 4096}));
+      EXPECT_EQ(s->entries.size(), 16u);
+    }
+  }
+}
+
+// The set's slice label leads the status line and the plain progress line.
+TEST(ProblemSetFile, ProgressLinesShowTheProblemAndItsShare) {
+  LoopProgress p;
+  p.generation = 4;
+  EXPECT_EQ(format_status_line(p).rfind("gen 4 |", 0), 0u);
+  p.label = "3/8 qkv_t16 · 42/300 evals, share 18%";
+  EXPECT_EQ(format_status_line(p).rfind("[3/8 qkv_t16 · 42/300 evals, share 18%] gen 4 |", 0), 0u);
+  EXPECT_NE(format_progress_line(p).find("progress: [3/8 qkv_t16"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilesmith
