@@ -7,7 +7,7 @@ namespace tilesmith::gemmlib {
 Result<std::string> compile_launch(const Package& pkg, const Launch& launch, Compiler& compiler) {
   if (!launch.tmpl) return Status::internal("compile_launch without a template");
   CompileRequest req;
-  req.name = launch.tmpl->source_path;
+  req.name = launch.tmpl->name + ".hip";  // as the tuner names it (runtime/candidate_compiler.cpp)
   req.source = launch.tmpl->tmpl.source();
   req.options = launch.options;
   req.arch = launch.arch;
