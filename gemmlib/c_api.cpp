@@ -143,8 +143,8 @@ ts_status ts_gemm_create(ts_gemm_handle** out, const char* package_dir, int devi
       ts_log_fn fn = o.log;
       void* user = o.log_user;
       bool to_stderr = o.log_to_stderr != 0;
-      h.log = [fn, user, to_stderr](const std::string& line) {
-        if (fn) fn(user, 0, line.c_str());
+      h.log = [fn, user, to_stderr](int level, const std::string& line) {
+        if (fn) fn(user, level, line.c_str());
         if (to_stderr) std::fprintf(stderr, "tilesmith: %s\n", line.c_str());
       };
     }

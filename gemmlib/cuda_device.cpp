@@ -209,9 +209,9 @@ class CudaGemmDevice final : public GemmDevice {
     };
     std::vector<std::string> notes;
     auto origin = load_launch_kernel(pkg, l, [this] { return compiler(); }, load, notes);
-    for (const auto& n : notes) options_.log("kernel " + l.kernel_key + ": " + n);
+    for (const auto& n : notes) options_.log(1, "kernel " + l.kernel_key + ": " + n);
     if (!origin.ok()) return origin.status();
-    if (!notes.empty() || !l.package_kernel) options_.log("kernel " + l.kernel_key + ": using the one " + *origin);
+    if (!notes.empty() || !l.package_kernel) options_.log(0, "kernel " + l.kernel_key + ": using the one " + *origin);
     return (kernels_[l.kernel_key] = std::move(k)).get();
   }
 

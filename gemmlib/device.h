@@ -16,7 +16,9 @@
 
 namespace tilesmith::gemmlib {
 
-using LogSink = std::function<void(const std::string& line)>;
+// level: 0 information (a decision, a kernel's origin), 1 warning (a package binary that
+// could not be used, files changed after export).
+using LogSink = std::function<void(int level, const std::string& line)>;
 
 struct GemmArgs {
   const void* a = nullptr;

@@ -21,7 +21,12 @@ ErrorKind error_kind(const Status& s) {
 
 Result<std::unique_ptr<GemmHandle>> GemmHandle::create(const std::filesystem::path& package, int ordinal,
                                                        HandleOptions options, ErrorKind* stage) {
-  if (!options.log) options.log = [](const std::string&) {};
+  if (!options.log) options.log = [](int, const std::string&) {};
+  // Lines come from decisions and kernel loads on any thread: the sink sees one at a time.
+  options.log = [sink = std::move(options.log), mu = std::make_shared<std::mutex>()](int level, const std::string& line) {
+    std::lock_guard lock(*mu);
+    sink(level, line);
+  };
   if (options.cache_dir.empty()) options.cache_dir = default_cache_dir();
   auto pkg = read_package(package);
   if (!pkg.ok()) {
@@ -29,7 +34,7 @@ Result<std::unique_ptr<GemmHandle>> GemmHandle::create(const std::filesystem::pa
     if (stage) *stage = ErrorKind::kPackage;
     return pkg.status();
   }
-  for (const auto& note : pkg->notes) options.log("package " + pkg->root.string() + ": " + note);
+  for (const auto& note : pkg->notes) options.log(1, "package " + pkg->root.string() + ": " + note);
   auto shared = std::make_shared<const Package>(std::move(pkg).value());
   auto device = open_gemm_device(shared->device.backend, ordinal, DeviceOptions{options.cache_dir, options.log});
   if (!device.ok()) {
@@ -37,7 +42,7 @@ Result<std::unique_ptr<GemmHandle>> GemmHandle::create(const std::filesystem::pa
     return device.status();
   }
   const std::string mismatch = device_mismatch(shared->device, (*device)->facts());
-  options.log("package " + shared->root.string() + ": " + std::to_string(shared->problems.size()) +
+  options.log(0, "package " + shared->root.string() + ": " + std::to_string(shared->problems.size()) +
               " tuned problems from " + shared->device.name + " (" + shared->device.arch + "), running on " +
               (*device)->facts().name + " (" + (*device)->facts().arch + ")" +
               (mismatch.empty() ? "" : options.allow_foreign_device ? "; another device, package kernels by opt-in"
@@ -58,7 +63,7 @@ Result<std::shared_ptr<const Decision>> GemmHandle::decision(const GemmProblem& 
   auto shared = std::make_shared<const Decision>(std::move(d).value());
   std::lock_guard lock(mu_);
   auto [it, inserted] = decisions_.emplace(key, shared);
-  if (inserted) options_.log(problem.describe() + ": " + shared->reason);
+  if (inserted) options_.log(0, problem.describe() + ": " + shared->reason);
   return it->second;
 }
 

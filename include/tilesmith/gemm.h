@@ -67,7 +67,8 @@ typedef struct ts_gemm_problem {
   double epilogue_slope;
 } ts_gemm_problem;
 
-/* level: 0 info, 1 warning. The line has no trailing newline. */
+/* level: 0 info, 1 warning. The line has no trailing newline. Called from whichever thread
+ * made the decision or loaded the kernel, one line at a time (never concurrently). */
 typedef void (*ts_log_fn)(void* user, int level, const char* line);
 
 typedef struct ts_gemm_options {

@@ -17,7 +17,7 @@ using testing::package_device;
 using testing::tiled_config;
 using testing::TunedEntry;
 
-class DispatchTest : public ::testing::Test {
+class GemmlibDispatchTest : public ::testing::Test {
  protected:
   void write(const std::vector<TunedEntry>& entries) {
     auto dir = fresh_dir("pkg");
@@ -47,7 +47,7 @@ TEST(GemmlibDispatchRule, ShapeDistanceIsTheSumOfLogRatios) {
   EXPECT_FALSE(same_kind(a, b));
 }
 
-TEST_F(DispatchTest, ExactProblemRunsItsTunedKernelWithTheStoredGeometry) {
+TEST_F(GemmlibDispatchTest, ExactProblemRunsItsTunedKernelWithTheStoredGeometry) {
   write({{"a", fp32_problem(256, 256, 256), tiled_config(64, 64)}, {"b", fp32_problem(64, 4096, 512), tiled_config(32, 128)}});
   Decision d = decide_on(fp32_problem(64, 4096, 512));
   EXPECT_EQ(d.path, Path::kExact);
@@ -61,7 +61,7 @@ TEST_F(DispatchTest, ExactProblemRunsItsTunedKernelWithTheStoredGeometry) {
   EXPECT_NE(d.reason.find("exact: tuned problem 'b'"), std::string::npos) << d.reason;
 }
 
-TEST_F(DispatchTest, UntunedShapeTakesTheNearestValidConfigWithItsOwnGeometry) {
+TEST_F(GemmlibDispatchTest, UntunedShapeTakesTheNearestValidConfigWithItsOwnGeometry) {
   write({{"small", fp32_problem(128, 128, 128), tiled_config(64, 64)},
          {"wide", fp32_problem(64, 8192, 1024), tiled_config(32, 128)}});
   Decision d = decide_on(fp32_problem(96, 6000, 1000));
@@ -84,7 +84,7 @@ TEST_F(DispatchTest, UntunedShapeTakesTheNearestValidConfigWithItsOwnGeometry) {
   EXPECT_DOUBLE_EQ(d.distance, 0.0);
 }
 
-TEST_F(DispatchTest, ConfigInvalidForTheShapeIsSkipped) {
+TEST_F(GemmlibDispatchTest, ConfigInvalidForTheShapeIsSkipped) {
   // gemm_tiled requires ceil_div(M, BLOCK_M) <= 65535: BLOCK_M = 16 cannot serve M = 2,000,000.
   write({{"near_but_small_tiles", fp32_problem(1000000, 16, 16), tiled_config(16, 16, 2)},
          {"far_big_tiles", fp32_problem(4096, 16, 16), tiled_config(128, 16)}});
@@ -95,7 +95,7 @@ TEST_F(DispatchTest, ConfigInvalidForTheShapeIsSkipped) {
   EXPECT_NE(d.reason.find("1 invalid for this shape"), std::string::npos) << d.reason;
 }
 
-TEST_F(DispatchTest, NothingValidOrNothingOfTheKindGoesToTheVendor) {
+TEST_F(GemmlibDispatchTest, NothingValidOrNothingOfTheKindGoesToTheVendor) {
   write({{"small_tiles", fp32_problem(1000000, 16, 16), tiled_config(16, 16, 2)}});
   Decision d = decide_on(fp32_problem(2000000, 16, 16));
   EXPECT_EQ(d.path, Path::kVendor);
@@ -114,7 +114,7 @@ TEST_F(DispatchTest, NothingValidOrNothingOfTheKindGoesToTheVendor) {
   EXPECT_EQ(decide_on(half).path, Path::kVendor);
 }
 
-TEST_F(DispatchTest, EqualDistanceGoesToTheFasterTunedKernel) {
+TEST_F(GemmlibDispatchTest, EqualDistanceGoesToTheFasterTunedKernel) {
   write({{"slow", fp32_problem(64, 256, 256), tiled_config(64, 64), 0.09},
          {"fast", fp32_problem(256, 64, 256), tiled_config(32, 32), 0.01}});
   Decision d = decide_on(fp32_problem(128, 128, 256));
@@ -122,7 +122,7 @@ TEST_F(DispatchTest, EqualDistanceGoesToTheFasterTunedKernel) {
   EXPECT_EQ(d.tuned->name, "fast");
 }
 
-TEST_F(DispatchTest, ForeignDeviceGetsTheVendorUnlessOptedIn) {
+TEST_F(GemmlibDispatchTest, ForeignDeviceGetsTheVendorUnlessOptedIn) {
   write({{"a", fp32_problem(256, 256, 256), tiled_config(64, 64)}});
   DeviceFacts other = nominal_facts_for_arch("sm_90");
   other.name = "NVIDIA H100 PCIe";
@@ -147,7 +147,7 @@ TEST_F(DispatchTest, ForeignDeviceGetsTheVendorUnlessOptedIn) {
   EXPECT_EQ(decide_on(fp32_problem(256, 256, 256), same).path, Path::kExact);
 }
 
-TEST_F(DispatchTest, InvalidProblemIsAnError) {
+TEST_F(GemmlibDispatchTest, InvalidProblemIsAnError) {
   write({{"a", fp32_problem(256, 256, 256), tiled_config(64, 64)}});
   auto d = decide(pkg_, package_device(), fp32_problem(0, 256, 256), {});
   ASSERT_FALSE(d.ok());
