@@ -23,7 +23,8 @@ namespace tilesmith::cuda {
   X(cuStreamDestroy) X(cuStreamSynchronize) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) \
   X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)      \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuCtxGetLimit) X(cuMemGetInfo)
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuCtxGetLimit) X(cuMemGetInfo)      \
+  X(cuCtxPushCurrent) X(cuCtxPopCurrent)
 
 #define TS_NVRTC_FUNCTIONS(X)                                                                       \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcCompileProgram)                \
