@@ -1,11 +1,13 @@
 // Runs every problem of a tuned package through libtilesmith_gemm on GPU 0: inputs filled
 // with deterministic values, C checked against a CPU reference in double precision with
-// the tolerance of docs/timing-and-tolerances.md, timed with events (3 warm-up runs, then
-// the median of 20), printed next to the times tuned.json recorded. Then one untuned
-// shape (MxNxK, default: the first problem with M + 7) shows the fallback's decision.
-// Exits non-zero when any result is wrong.
+// the tolerance of docs/timing-and-tolerances.md, timed with events the way the tuner and
+// bench-best time (warm-up, then the median of 30 runs, the L2 cache flushed before each
+// by writing a buffer twice its size, so a weight matrix that fits in L2 is still read from
+// memory as it would be in a model's forward pass), printed next to the times tuned.json
+// recorded. Then one untuned shape (MxNxK, default: the first problem with M + 7) shows
+// the fallback's decision. Exits non-zero when any result is wrong.
 //
-//   gemm_package PKG [MxNxK]
+//   gemm_package PKG [MxNxK] [--json FILE]     FILE: the table's rows as JSON
 
 #include <cuda_runtime.h>
 
@@ -198,7 +200,21 @@ void* device_copy(const std::vector<unsigned char>& bytes) {
 }
 
 // Runs, checks and times one problem; fills the row's decision, time and result.
-bool run(tilesmith::Gemm& gemm, const ts_gemm_problem& p, cudaStream_t stream, Row& row) {
+// A buffer twice the size of the L2 cache, written before each timed run.
+struct L2Flush {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  L2Flush() {
+    int dev = 0, l2 = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    bytes = std::max<std::size_t>(2 * std::size_t(l2), 1 << 20);
+    CUDA_CHECK(cudaMalloc(&ptr, bytes));
+  }
+  ~L2Flush() { cudaFree(ptr); }
+};
+
+bool run(tilesmith::Gemm& gemm, const ts_gemm_problem& p, cudaStream_t stream, const L2Flush& flush, Row& row) {
   const tilesmith::Explanation why = gemm.explain(p);
   row.decision = ts_path_string(why.path);
   Matrix a = fill(std::size_t(p.m * p.k), p.dtype, 1), b = fill(std::size_t(p.k * p.n), p.dtype, 2);
@@ -222,9 +238,10 @@ bool run(tilesmith::Gemm& gemm, const ts_gemm_problem& p, cudaStream_t stream, R
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) gemm.run(p, da, db, dc, dbias, stream);
+  for (int i = 0; i < 10; ++i) gemm.run(p, da, db, dc, dbias, stream);
   std::vector<float> times;
-  for (int i = 0; i < 20; ++i) {
+  for (int i = 0; i < 30; ++i) {
+    CUDA_CHECK(cudaMemsetAsync(flush.ptr, i & 0xff, flush.bytes, stream));
     CUDA_CHECK(cudaEventRecord(start, stream));
     gemm.run(p, da, db, dc, dbias, stream);
     CUDA_CHECK(cudaEventRecord(stop, stream));
@@ -234,7 +251,7 @@ bool run(tilesmith::Gemm& gemm, const ts_gemm_problem& p, cudaStream_t stream, R
     times.push_back(t);
   }
   std::sort(times.begin(), times.end());
-  row.lib_ms = ms((times[9] + times[10]) / 2);
+  row.lib_ms = ms((times[14] + times[15]) / 2);
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   for (void* ptr : {da, db, dc, dbias})
@@ -258,11 +275,18 @@ std::string shape(const ts_gemm_problem& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PKG [MxNxK]\n", argv[0]);
+  std::string pkg, untuned, json_out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json" && i + 1 < argc) json_out = argv[++i];
+    else if (pkg.empty()) pkg = arg;
+    else if (untuned.empty()) untuned = arg;
+    else pkg.clear(), i = argc;
+  }
+  if (pkg.empty()) {
+    std::fprintf(stderr, "usage: %s PKG [MxNxK] [--json FILE]\n", argv[0]);
     return 2;
   }
-  const std::string pkg = argv[1];
   std::ifstream in(pkg + "/tuned.json");
   nlohmann::json tuned = nlohmann::json::parse(in, nullptr, false);
   if (tuned.is_discarded() || !tuned.contains("problems")) {
@@ -275,6 +299,7 @@ int main(int argc, char** argv) {
     tilesmith::Gemm gemm(pkg, 0, options);
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
+    const L2Flush flush;
     std::vector<Row> rows;
     bool ok = true;
     for (const auto& entry : tuned["problems"]) {
@@ -287,22 +312,30 @@ int main(int argc, char** argv) {
       const auto& vendor = entry.value("vendor", nlohmann::json());
       row.vendor_ms = vendor.is_object() && vendor.contains("median_ms") && vendor["median_ms"].is_number()
                           ? ms(vendor["median_ms"]) : "-";
-      ok = run(gemm, p, stream, row) && ok;
+      ok = run(gemm, p, stream, flush, row) && ok;
       rows.push_back(row);
     }
     if (!tuned["problems"].empty()) {
       // One shape the package was not tuned for: the fallback's decision.
       ts_gemm_problem p = problem_from(tuned["problems"][0].at("problem"));
       p.m += 7;
-      if (argc > 2 && std::sscanf(argv[2], "%" SCNd64 "x%" SCNd64 "x%" SCNd64, &p.m, &p.n, &p.k) != 3) {
-        std::fprintf(stderr, "the shape must be MxNxK, not %s\n", argv[2]);
+      if (!untuned.empty() && std::sscanf(untuned.c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64, &p.m, &p.n, &p.k) != 3) {
+        std::fprintf(stderr, "the shape must be MxNxK, not %s\n", untuned.c_str());
         return 2;
       }
       Row row{"(untuned)", shape(p), dtype_name(p.dtype), "", "", "-", "-", ""};
-      ok = run(gemm, p, stream, row) && ok;
+      ok = run(gemm, p, stream, flush, row) && ok;
       rows.push_back(row);
     }
     print(rows);
+    if (!json_out.empty()) {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& r : rows)
+        j.push_back({{"name", r.name}, {"shape", r.shape}, {"dtype", r.dtype}, {"decision", r.decision},
+                     {"library_ms", r.lib_ms}, {"tuned_ms", r.tuned_ms}, {"vendor_ms", r.vendor_ms},
+                     {"result", r.result}});
+      std::ofstream(json_out) << j.dump(2) << "\n";
+    }
     cudaStreamDestroy(stream);
     return ok ? 0 : 1;
   } catch (const tilesmith::GemmError& e) {
