@@ -45,16 +45,16 @@
 #define BLOCK_M 128
 #endif
 #ifndef BLOCK_N
-#define BLOCK_N 128
+#define BLOCK_N 64
 #endif
 #ifndef WARPGROUPS
 #define WARPGROUPS 2
 #endif
 #ifndef STAGES
-#define STAGES 4
+#define STAGES 2
 #endif
 #ifndef MMA_PENDING
-#define MMA_PENDING 1
+#define MMA_PENDING 0
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
