@@ -65,6 +65,9 @@
 #ifndef VEC
 #define VEC 8
 #endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
@@ -109,7 +112,7 @@ __device__ __forceinline__ int tile_offset(int mn, int k) {
 __device__ __forceinline__ void copy_piece(unsigned char* dst, const ts_ab_t* src, int valid) {
 #if TS_ASYNC_COPY && VEC == 8
   const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(valid * 2));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(valid * 2));
 #elif TS_ASYNC_COPY && VEC == 2
   const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
 #pragma unroll
@@ -173,6 +176,12 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const ts_ab_t* __
 __device__ __forceinline__ void load_stage(unsigned char* stage, const ts_ab_t* __restrict__ A,
                                            const ts_ab_t* __restrict__ B, int M, int N, int k_end, int lda, int ldb,
                                            int block_m, int block_n, int k0, int tid) {
+#if !defined(TS_VENDOR_AMD)
+  // Under a two-blocks-per-SM register cap, NVCC would still keep every copy's address live
+  // across the K loop (they do not depend on k0) and spill; an opaque thread index makes it
+  // recompute them at each slice, a few integer ops per copy.
+  if (MIN_BLOCKS > 1) asm volatile("" : "+r"(tid));
+#endif
   load_tile<A_K_MAJOR, BLOCK_M>(stage, A, lda, M, k_end, block_m, k0, tid);
   load_tile<B_K_MAJOR, BLOCK_N>(stage + A_TILE_BYTES, B, ldb, N, k_end, block_n, k0, tid);
 }
@@ -430,7 +439,7 @@ __device__ __forceinline__ void store_c_pair(ts_c_t* __restrict__ C, int m, int 
 #define TS_PAIR_STORE 0
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
                 const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
                 int ldc, float alpha, float beta, float epilogue_slope) {
