@@ -26,8 +26,9 @@
 // Pipeline (no warp specialisation): all threads copy with cp.async (16 bytes; narrower where
 // a leading dimension is not a multiple of 8, VEC; zero-filled past the matrix edges) into
 // STAGES slots. Slice t: wait for its copies, proxy fence (cp.async writes are generic-proxy,
-// wgmma reads through the async proxy), barrier; wgmma over its 4 steps, one commit group;
-// then the copies of slice t + STAGES - 1 - MMA_PENDING; then wgmma.wait_group MMA_PENDING.
+// wgmma reads through the async proxy), barrier; wgmma over its 4 steps, one commit group,
+// and the copies of slice t + STAGES - 1 - MMA_PENDING (before the wgmma with LOADS_FIRST,
+// after them without); then wgmma.wait_group MMA_PENDING.
 // With MMA_PENDING 1 one slice's wgmma stays in flight across the next barrier, so the slot
 // reloaded at slice t is the one of slice t - 2 (every warpgroup finished it before the
 // barrier of slice t); with 0 it is the slot of slice t - 1.
@@ -67,6 +68,9 @@
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
+#endif
+#ifndef LOADS_FIRST
+#define LOADS_FIRST 0
 #endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
@@ -499,14 +503,20 @@ gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
     __syncthreads();
+#if LOADS_FIRST
+    if (t + AHEAD < steps) load(load_slot, t + AHEAD);
+    ts_commit();
+#endif
 #if !defined(TS_VENDOR_AMD)
     wgmma_fence();
     const unsigned long long slot_off = (unsigned long long)(slot * (STAGE_BYTES >> 4));
     multiply_stage(acc, desc_a0 + slot_off, desc_b0 + slot_off);
     wgmma_commit();
 #endif
+#if !LOADS_FIRST
     if (t + AHEAD < steps) load(load_slot, t + AHEAD);
     ts_commit();
+#endif
 #if defined(TS_VENDOR_AMD)
     multiply_stage(smem + slot * STAGE_BYTES, m0, n0, lane, acc);
 #else
