@@ -142,37 +142,68 @@ __device__ __forceinline__ void copy_piece(unsigned char* dst, const ts_ab_t* sr
 #endif
 }
 
+// Copies one whole 8-element piece (inside the matrix).
+__device__ __forceinline__ void copy_full_piece(unsigned char* dst, const ts_ab_t* src) {
+#if TS_ASYNC_COPY && VEC == 8
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(saddr), "l"(src));
+#else
+  copy_piece(dst, src, 8);
+#endif
+}
+
 // Starts the copies of one operand's K slice at k0 into its tile: ROWS rows (M or N) of the
 // block starting at block_mn, `limit` (M or N) and k_end bounding what is read. Element
 // (mn, k) sits at X[mn * ld + k] when kKMajor, else at X[k * ld + mn]. Consecutive threads
-// copy consecutive 16-byte pieces of global memory.
+// copy consecutive 16-byte pieces of global memory. `full`: the block's tile and this slice
+// lie wholly inside the matrix (uniform across the block), so no copy needs a bound.
+// A thread's copies are a fixed stride apart in global and shared memory, so each costs an
+// address add or two, not a recomputation from its index.
 template <bool kKMajor, int ROWS>
 __device__ __forceinline__ void load_tile(unsigned char* tile, const ts_ab_t* __restrict__ X, int ld, int limit,
-                                          int k_end, int block_mn, int k0, int tid) {
+                                          int k_end, int block_mn, int k0, unsigned tid, bool full) {
   constexpr int kCopies = ROWS * 8 / THREADS;
-  if (kKMajor) {
-    // 8 pieces per row; a thread keeps its piece column and swizzle phase (rows THREADS / 8
-    // apart, a multiple of 8).
-    const int c = tid % 8, r0 = tid / 8;
-    const int gk = k0 + c * 8;
-    const int k_valid = ts_inside(k_end - gk, 8);
-    const int dst0 = r0 * 128 + ((c ^ (r0 & 7)) << 4);
+  constexpr int kPerRow = kKMajor ? 8 : ROWS / 8;  // 16-byte pieces per row of global memory
+  if (kKMajor || THREADS % kPerRow == 0) {
+    // Each round of THREADS copies covers kRows whole rows; a thread keeps its piece p of a
+    // row and moves kRows rows down per copy.
+    constexpr int kRows = THREADS / kPerRow;
+    const int p = tid % kPerRow, r0 = tid / kPerRow;
+    // Global: row r0 (an M/N index when K-major, a K index when MN-major), piece p.
+    const int g_row = (kKMajor ? block_mn : k0) + r0;
+    const int g_col = (kKMajor ? k0 : block_mn) + p * 8;
+    const ts_ab_t* src = X + (long long)g_row * ld + g_col;
+    const long long src_step = (long long)kRows * ld;
+    // Shared: K-major rows are tile rows; MN-major K row k of piece p is row (p / 8) * 64 + k.
+    const int s_row = kKMajor ? r0 : (p >> 3) * 64 + r0;
+    const int col_valid = ts_inside((kKMajor ? k_end : limit) - g_col, 8);
+    const int row_limit = kKMajor ? limit : k_end;
 #pragma unroll
     for (int i = 0; i < kCopies; ++i) {
-      const int r = r0 + i * (THREADS / 8);
-      const int gmn = block_mn + r;
-      const int valid = gmn < limit ? k_valid : 0;
-      copy_piece(tile + dst0 + i * (THREADS / 8) * 128, valid ? X + (long long)gmn * ld + gk : X, valid);
+      const int sr = s_row + i * kRows;  // (sr & 7) is constant when kRows % 8 == 0
+      unsigned char* dst = tile + sr * 128 + (((p & 7) ^ ((kRows % 8 == 0 ? s_row : sr) & 7)) << 4);
+      const ts_ab_t* s = src + i * src_step;
+      if (full) {
+        copy_full_piece(dst, s);
+      } else {
+        const int valid = g_row + i * kRows < row_limit ? col_valid : 0;
+        copy_piece(dst, valid ? s : X, valid);
+      }
     }
   } else {
-    constexpr int kPerRow = ROWS / 8;  // pieces per K row
+    // MN-major with a row length that does not divide THREADS (BLOCK_N 192): from the index.
 #pragma unroll
     for (int i = 0; i < kCopies; ++i) {
-      const int idx = tid + i * THREADS;
+      const unsigned idx = tid + i * THREADS;
       const int k = idx / kPerRow, p = idx % kPerRow;
       const int gk = k0 + k, gmn = block_mn + p * 8;
-      const int valid = gk < k_end ? ts_inside(limit - gmn, 8) : 0;
-      copy_piece(tile + swz_chunk((p >> 3) * 64 + k, p & 7), valid ? X + (long long)gk * ld + gmn : X, valid);
+      unsigned char* dst = tile + swz_chunk((p >> 3) * 64 + k, p & 7);
+      if (full) {
+        copy_full_piece(dst, X + (long long)gk * ld + gmn);
+      } else {
+        const int valid = gk < k_end ? ts_inside(limit - gmn, 8) : 0;
+        copy_piece(dst, valid ? X + (long long)gk * ld + gmn : X, valid);
+      }
     }
   }
 }
@@ -186,8 +217,9 @@ __device__ __forceinline__ void load_stage(unsigned char* stage, const ts_ab_t* 
   // recompute them at each slice, a few integer ops per copy.
   if (MIN_BLOCKS > 1) asm volatile("" : "+r"(tid));
 #endif
-  load_tile<A_K_MAJOR, BLOCK_M>(stage, A, lda, M, k_end, block_m, k0, tid);
-  load_tile<B_K_MAJOR, BLOCK_N>(stage + A_TILE_BYTES, B, ldb, N, k_end, block_n, k0, tid);
+  const bool full = block_m + BLOCK_M <= M && block_n + BLOCK_N <= N && k0 + BLOCK_K <= k_end;
+  load_tile<A_K_MAJOR, BLOCK_M>(stage, A, lda, M, k_end, block_m, k0, tid, full);
+  load_tile<B_K_MAJOR, BLOCK_N>(stage + A_TILE_BYTES, B, ldb, N, k_end, block_n, k0, tid, full);
 }
 
 #if defined(TS_VENDOR_AMD)
