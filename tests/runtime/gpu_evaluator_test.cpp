@@ -242,6 +242,46 @@ TEST_F(GpuEvaluatorTest, HalfTensorCoreTemplateValidatesEveryTypeLayoutAndEpilog
   cover_half_combinations(*evaluator_, "gemm_hmma", 200);
 }
 
+// gemm_wgmma_half is compiled for sm_90a: every type x layout x epilogue it claims, then the
+// configs meant for large shapes (both operand orientations of the swizzled shared layout,
+// N tiles of 128/192/256, two 64-row tiles per warpgroup, both MMA_PENDING and LOADS_FIRST,
+// two blocks per SM) on shapes off their tiles, with K not a multiple of 64.
+TEST_F(GpuEvaluatorTest, WgmmaHalfTemplateValidatesEveryTypeLayoutAndEpilogue) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_wgmma_half needs sm_90, this is " << evaluator_->device().arch;
+  cover_half_combinations(*evaluator_, "gemm_wgmma_half", 200);
+}
+
+TEST_F(GpuEvaluatorTest, WgmmaHalfLargeTileConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_wgmma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_wgmma_half");
+  struct Tile {
+    int block_m, block_n, warpgroups, stages, pending, loads_first, min_blocks;
+  };
+  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 1}, {128, 256, 2, 3, 1, 0, 1}, {128, 128, 2, 4, 1, 1, 1},
+                        {128, 192, 2, 4, 1, 1, 1}, {64, 256, 1, 4, 1, 0, 1},  {256, 128, 2, 4, 1, 1, 1},
+                        {128, 128, 2, 3, 1, 1, 2}, {128, 128, 2, 5, 0, 0, 1}};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      GemmProblem p = make(i % 2 ? 1000 : 520, i % 3 ? 776 : 1000, i % 2 ? 1000 : 1032, layout);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
+      ++i;
+      Config c = t.defaults();
+      c["BLOCK_M"] = tile.block_m;
+      c["BLOCK_N"] = tile.block_n;
+      c["WARPGROUPS"] = tile.warpgroups;
+      c["STAGES"] = tile.stages;
+      c["MMA_PENDING"] = tile.pending;
+      c["LOADS_FIRST"] = tile.loads_first;
+      c["MIN_BLOCKS"] = tile.min_blocks;
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                         << outcome_name(e.outcome) << " " << e.message;
+    }
+}
+
 TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
   if (evaluator_->device().backend == "cuda" && std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
     GTEST_SKIP() << "gemm_decode needs sm_80+";

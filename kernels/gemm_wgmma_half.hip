@@ -1,0 +1,591 @@
+// gemm_wgmma_half: fp16/bf16 GEMM with fp32 accumulation on Hopper's warpgroup tensor-core
+// instruction (wgmma.mma_async m64nNk16, sm_90a), both operands read by the tensor cores
+// from shared memory through matrix descriptors; C in fp32, fp16 or bf16, every layout.
+//
+// Block tile BLOCK_M x BLOCK_N, K in 64-deep slices (64 half values = 128 bytes, one row of
+// the 128-byte swizzle). WARPGROUPS warpgroups (4 warps each) split the block's rows: each
+// owns WG_M_TILES 64-row tiles and multiplies them by the whole BLOCK_N width, one
+// m64nBLOCK_Nk16 wgmma per tile per 16-deep step, fp32 accumulators in registers
+// (BLOCK_N / 2 floats per thread per tile).
+//
+// Shared memory. Each stage holds A's tile then B's, each in one of the two layouts wgmma
+// reads for 16-bit types with the 128-byte swizzle, whichever matches the operand's global
+// orientation, so that every global -> shared copy is 16 contiguous bytes and no operand is
+// transposed by the kernel:
+//  - K-major (A row-major, B column-major): row r of the tile (one M or N index) holds its
+//    64 K values in 128 bytes; descriptor stride between 8-row groups (SBO) 1024 bytes.
+//  - MN-major (A column-major, B row-major; wgmma's transpose bit): the tile is cut into
+//    64-wide M/N blocks; block j is 64 rows (one per K index) of 128 bytes (64 M/N values),
+//    8 KiB per block. SBO (between 8-row groups of K) 1024 bytes, LBO (between 64-wide
+//    blocks) 8192 bytes.
+// In both, 16-byte chunk c of a 128-byte row r lies at chunk c ^ (r % 8), the pattern the
+// tensor cores apply from the address bits (hence the 1024-byte alignment of the tiles).
+// A 64-row tile of A is 8 KiB at 8192 * tile either way. A 16-deep step moves a K-major
+// descriptor 32 bytes along its rows and an MN-major one 16 rows (2048 bytes) down.
+//
+// Pipeline (no warp specialisation): all threads copy with cp.async (16 bytes; narrower where
+// a leading dimension is not a multiple of 8, VEC; zero-filled past the matrix edges) into
+// STAGES slots. Slice t: wait for its copies, proxy fence (cp.async writes are generic-proxy,
+// wgmma reads through the async proxy), barrier; wgmma over its 4 steps, one commit group,
+// and the copies of slice t + STAGES - 1 - MMA_PENDING (before the wgmma with LOADS_FIRST,
+// after them without); then wgmma.wait_group MMA_PENDING.
+// With MMA_PENDING 1 one slice's wgmma stays in flight across the next barrier, so the slot
+// reloaded at slice t is the one of slice t - 2 (every warpgroup finished it before the
+// barrier of slice t); with 0 it is the slot of slice t - 1.
+//
+// Epilogue straight from the accumulator fragments (row 16 * warp + lane / 4 (+8), columns
+// 8 j + 2 (lane % 4) (+1) of each 64-row tile) with ts_store_c's arithmetic (two
+// neighbouring columns per store for a row-major C); split-K through ts_tile.h's
+// deterministic workspace protocol; grouped tile order.
+//
+// AMD CDNA (gfx908, gfx90a, gfx94x) has no wgmma: the same blocks, copies and shared layouts,
+// each wavefront multiplying its warpgroup's rows by a quarter of BLOCK_N on
+// v_mfma_f32_16x16x16 f16/bf16 (two 16x16x8 bf16 on gfx908) with element reads from the
+// swizzled tiles. That path is compile-checked only and not tuned.
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 64
+#endif
+#ifndef WARPGROUPS
+#define WARPGROUPS 2
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+#ifndef MMA_PENDING
+#define MMA_PENDING 0
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef VEC
+#define VEC 8
+#endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
+#ifndef LOADS_FIRST
+#define LOADS_FIRST 0
+#endif
+#ifndef TS_AB_DTYPE
+#define TS_AB_DTYPE 2
+#endif
+#include "ts_gemm_common.h"
+
+#define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
+#define WG_M_TILES (BLOCK_M / (64 * WARPGROUPS))
+#define WARPGROUP_THREADS (4 * TS_WARP_SIZE)
+#define THREADS (WARPGROUPS * WARPGROUP_THREADS)
+#define ACC_N (BLOCK_N / 2)  // accumulator floats per thread per 64-row tile (wgmma m64nBLOCK_Nk16)
+#define A_TILE_BYTES (BLOCK_M * BLOCK_K * 2)
+#define B_TILE_BYTES (BLOCK_N * BLOCK_K * 2)
+#define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
+#define A_K_MAJOR TS_A_ROW_MAJOR
+#define B_K_MAJOR (!TS_B_ROW_MAJOR)
+#define AHEAD (STAGES - 1 - MMA_PENDING)  // slices copied ahead of the one multiplied
+
+#include "ts_async_copy.h"
+#include "ts_tile.h"
+
+static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "each warpgroup owns whole 64-row tiles");
+static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
+static_assert(AHEAD >= 1, "STAGES must leave at least one slice in flight");
+static_assert((THREADS / 8) % 8 == 0, "a thread's K-major copies keep one swizzle phase");
+static_assert((BLOCK_M * 8) % THREADS == 0 && (BLOCK_N * 8) % THREADS == 0, "whole copies per thread");
+static_assert(VEC == 8 || VEC == 2 || VEC == 1, "copy widths: 16, 4 or 2 bytes");
+
+// Byte offset of 16-byte chunk c (0..7) of 128-byte row r in a swizzled tile.
+__device__ __forceinline__ int swz_chunk(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
+
+// Byte offset of element (mn, k) in an operand tile: K-major (row mn, K along the row) or
+// MN-major (64-wide blocks of mn, row k inside the block).
+template <bool kKMajor>
+__device__ __forceinline__ int tile_offset(int mn, int k) {
+  return kKMajor ? swz_chunk(mn, k >> 3) + (k & 7) * 2 : swz_chunk((mn >> 6) * 64 + k, (mn & 63) >> 3) + (mn & 7) * 2;
+}
+
+// Copies one 8-element (16-byte) piece from global to shared; the first `valid` (0..8) are
+// read, the rest are zeros; src is not read when valid is 0. VEC is the width of the global
+// accesses: 8, one 16-byte cp.async; 2 (a leading dimension not a multiple of 8), four
+// 4-byte cp.async; 1 (an odd leading dimension), eight 2-byte loads and one 16-byte store.
+__device__ __forceinline__ void copy_piece(unsigned char* dst, const ts_ab_t* src, int valid) {
+#if TS_ASYNC_COPY && VEC == 8
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(valid * 2));
+#elif TS_ASYNC_COPY && VEC == 2
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int v = ts_inside(valid - 2 * j, 2);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(saddr + 4 * j), "l"(v ? src + 2 * j : src),
+                 "r"(v * 2));
+  }
+#else
+#if VEC == 8
+  if (valid == 8) {
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    return;
+  }
+#endif
+  unsigned w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const unsigned lo = 2 * j < valid ? src[2 * j] : 0u, hi = 2 * j + 1 < valid ? src[2 * j + 1] : 0u;
+    w[j] = lo | (hi << 16);
+  }
+  *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+#endif
+}
+
+// Copies one whole 8-element piece (inside the matrix).
+__device__ __forceinline__ void copy_full_piece(unsigned char* dst, const ts_ab_t* src) {
+#if TS_ASYNC_COPY && VEC == 8
+  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(saddr), "l"(src));
+#else
+  copy_piece(dst, src, 8);
+#endif
+}
+
+// Starts the copies of one operand's K slice at k0 into its tile: ROWS rows (M or N) of the
+// block starting at block_mn, `limit` (M or N) and k_end bounding what is read. Element
+// (mn, k) sits at X[mn * ld + k] when kKMajor, else at X[k * ld + mn]. Consecutive threads
+// copy consecutive 16-byte pieces of global memory. `full`: the block's tile and this slice
+// lie wholly inside the matrix (uniform across the block), so no copy needs a bound.
+// A thread's copies are a fixed stride apart in global and shared memory, so each costs an
+// address add or two, not a recomputation from its index.
+template <bool kKMajor, int ROWS>
+__device__ __forceinline__ void load_tile(unsigned char* tile, const ts_ab_t* __restrict__ X, int ld, int limit,
+                                          int k_end, int block_mn, int k0, unsigned tid, bool full) {
+  constexpr int kCopies = ROWS * 8 / THREADS;
+  constexpr int kPerRow = kKMajor ? 8 : ROWS / 8;  // 16-byte pieces per row of global memory
+  if (kKMajor || THREADS % kPerRow == 0) {
+    // Each round of THREADS copies covers kRows whole rows; a thread keeps its piece p of a
+    // row and moves kRows rows down per copy.
+    constexpr int kRows = THREADS / kPerRow;
+    const int p = tid % kPerRow, r0 = tid / kPerRow;
+    // Global: row r0 (an M/N index when K-major, a K index when MN-major), piece p.
+    const int g_row = (kKMajor ? block_mn : k0) + r0;
+    const int g_col = (kKMajor ? k0 : block_mn) + p * 8;
+    const ts_ab_t* src = X + (long long)g_row * ld + g_col;
+    const long long src_step = (long long)kRows * ld;
+    // Shared: K-major rows are tile rows; MN-major K row k of piece p is row (p / 8) * 64 + k.
+    const int s_row = kKMajor ? r0 : (p >> 3) * 64 + r0;
+    const int col_valid = ts_inside((kKMajor ? k_end : limit) - g_col, 8);
+    const int row_limit = kKMajor ? limit : k_end;
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      const int sr = s_row + i * kRows;  // (sr & 7) is constant when kRows % 8 == 0
+      unsigned char* dst = tile + sr * 128 + (((p & 7) ^ ((kRows % 8 == 0 ? s_row : sr) & 7)) << 4);
+      const ts_ab_t* s = src + i * src_step;
+      if (full) {
+        copy_full_piece(dst, s);
+      } else {
+        const int valid = g_row + i * kRows < row_limit ? col_valid : 0;
+        copy_piece(dst, valid ? s : X, valid);
+      }
+    }
+  } else {
+    // MN-major with a row length that does not divide THREADS (BLOCK_N 192): from the index.
+#pragma unroll
+    for (int i = 0; i < kCopies; ++i) {
+      const unsigned idx = tid + i * THREADS;
+      const int k = idx / kPerRow, p = idx % kPerRow;
+      const int gk = k0 + k, gmn = block_mn + p * 8;
+      unsigned char* dst = tile + swz_chunk((p >> 3) * 64 + k, p & 7);
+      if (full) {
+        copy_full_piece(dst, X + (long long)gk * ld + gmn);
+      } else {
+        const int valid = gk < k_end ? ts_inside(limit - gmn, 8) : 0;
+        copy_piece(dst, valid ? X + (long long)gk * ld + gmn : X, valid);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void load_stage(unsigned char* stage, const ts_ab_t* __restrict__ A,
+                                           const ts_ab_t* __restrict__ B, int M, int N, int k_end, int lda, int ldb,
+                                           int block_m, int block_n, int k0, int tid) {
+#if !defined(TS_VENDOR_AMD)
+  // Under a two-blocks-per-SM register cap, NVCC would still keep every copy's address live
+  // across the K loop (they do not depend on k0) and spill; an opaque thread index makes it
+  // recompute them at each slice, a few integer ops per copy.
+  if (MIN_BLOCKS > 1) asm volatile("" : "+r"(tid));
+#endif
+  const bool full = block_m + BLOCK_M <= M && block_n + BLOCK_N <= N && k0 + BLOCK_K <= k_end;
+  load_tile<A_K_MAJOR, BLOCK_M>(stage, A, lda, M, k_end, block_m, k0, tid, full);
+  load_tile<B_K_MAJOR, BLOCK_N>(stage + A_TILE_BYTES, B, ldb, N, k_end, block_n, k0, tid, full);
+}
+
+#if defined(TS_VENDOR_AMD)
+typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
+#if TS_AB_DTYPE == 1
+typedef _Float16 ts_mfma_elem;
+#else
+typedef short ts_mfma_elem;
+#endif
+typedef ts_mfma_elem ts_mfma_in __attribute__((ext_vector_type(4)));
+typedef short ts_short2 __attribute__((ext_vector_type(2)));
+#define TM (WG_M_TILES * 4)  // 16-row MFMA tiles of a wavefront
+#define TN (BLOCK_N / 64)    // 16-column MFMA tiles of a wavefront (a quarter of BLOCK_N)
+
+__device__ __forceinline__ ts_mfma_elem elem_at(const unsigned char* p) {
+  return __builtin_bit_cast(ts_mfma_elem, *reinterpret_cast<const ts_bits16*>(p));
+}
+
+// acc += A B over one slice for this wavefront's rows m0.. and columns n0... Lane l supplies
+// A[m0 + l % 16][k + 4 (l / 16) .. +3] and B[k + 4 (l / 16) .. +3][n0 + l % 16] and holds
+// rows 4 (l / 16) .. +3 of column l % 16 of each 16x16 tile.
+__device__ __forceinline__ void multiply_stage(const unsigned char* stage, int m0, int n0, int lane,
+                                               float (&acc)[TM][TN][4]) {
+  const unsigned char* As = stage;
+  const unsigned char* Bs = stage + A_TILE_BYTES;
+  const int r = lane % 16, q = (lane / 16) * 4;
+#pragma unroll
+  for (int k0 = 0; k0 < BLOCK_K; k0 += 16) {
+    ts_mfma_in a[TM], b[TN];
+#pragma unroll
+    for (int mt = 0; mt < TM; ++mt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) a[mt][j] = elem_at(As + tile_offset<A_K_MAJOR>(m0 + mt * 16 + r, k0 + q + j));
+#pragma unroll
+    for (int nt = 0; nt < TN; ++nt)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) b[nt][j] = elem_at(Bs + tile_offset<B_K_MAJOR>(n0 + nt * 16 + r, k0 + q + j));
+#pragma unroll
+    for (int mt = 0; mt < TM; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TN; ++nt) {
+        ts_floatx4 d = {acc[mt][nt][0], acc[mt][nt][1], acc[mt][nt][2], acc[mt][nt][3]};
+#if TS_AB_DTYPE == 1
+        d = __builtin_amdgcn_mfma_f32_16x16x16f16(a[mt], b[nt], d, 0, 0, 0);
+#elif defined(__gfx908__)
+        const ts_short2 a01 = {a[mt][0], a[mt][1]}, a23 = {a[mt][2], a[mt][3]};
+        const ts_short2 b01 = {b[nt][0], b[nt][1]}, b23 = {b[nt][2], b[nt][3]};
+        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a01, b01, d, 0, 0, 0);
+        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a23, b23, d, 0, 0, 0);
+#else
+        d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a[mt], b[nt], d, 0, 0, 0);
+#endif
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[mt][nt][i] = d[i];
+      }
+  }
+}
+
+// Hands ts_finish_tile every accumulator inside C with its row and column.
+struct AccWalk {
+  const float (&acc)[TM][TN][4];
+  const TsTile& tile;
+  int lane, m0, n0, M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+#pragma unroll
+    for (int mt = 0; mt < TM; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TN; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int gm = tile.block_m + m0 + mt * 16 + 4 * (lane / 16) + i;
+          const int gn = tile.block_n + n0 + nt * 16 + lane % 16;
+          if (gm < M && gn < N) f(gm, gn, acc[mt][nt][i]);
+        }
+  }
+};
+
+#else  // NVIDIA Hopper
+
+#if TS_AB_DTYPE == 1
+#define TS_WGMMA_TYPE "f16"
+#else
+#define TS_WGMMA_TYPE "bf16"
+#endif
+// wgmma's transpose bits: 0 reads the operand K-major, 1 MN-major (16-bit types only).
+#define TRANS_A (A_K_MAJOR ? 0 : 1)
+#define TRANS_B (B_K_MAJOR ? 0 : 1)
+
+// Shared-memory matrix descriptor: start address, leading and stride byte offsets (all in
+// 16-byte units), 128-byte swizzle (mode 1 in bits 62-63).
+__device__ __forceinline__ unsigned long long smem_descriptor(const void* p, unsigned lbo, unsigned sbo) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  return (unsigned long long)((addr & 0x3ffff) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+         ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+// K-major: the leading offset is unused with this swizzle (a 16-deep step stays inside the
+// 128-byte rows); 8-row groups 1024 bytes apart. MN-major: 64-wide blocks 8192 bytes apart,
+// 8-row groups of K 1024 bytes apart.
+#define DESC_LBO(k_major) ((k_major) ? 16u : 8192u)
+#define DESC_SBO 1024u
+// Descriptor advance (16-byte units) for one 16-deep step.
+#define K16_STEP(k_major) ((k_major) ? 2 : 128)
+
+#define TS_F8(d, i)                                                                                     \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
+
+// d = (accumulate ? d : 0) + A B for a 64 x BLOCK_N x 16 step, both operands from shared
+// memory; asynchronous until wgmma_wait.
+__device__ __forceinline__ void wgmma_step(float (&d)[ACC_N], unsigned long long desc_a, unsigned long long desc_b,
+                                           int accumulate) {
+#if BLOCK_N == 64
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
+      "%32, %33, p, 1, 1, %35, %36;\n}\n"
+      : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24)
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+#elif BLOCK_N == 128
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
+      "%64, %65, p, 1, 1, %67, %68;\n}\n"
+      : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24),
+        TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48), TS_F8(d, 56)
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+#elif BLOCK_N == 192
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+      "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+      "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, "
+      "%96, %97, p, 1, 1, %99, %100;\n}\n"
+      : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24),
+        TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48), TS_F8(d, 56),
+        TS_F8(d, 64), TS_F8(d, 72), TS_F8(d, 80), TS_F8(d, 88)
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+#elif BLOCK_N == 256
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+      "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+      "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+      "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+      "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+      "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+      "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+      "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
+      "%128, %129, p, 1, 1, %131, %132;\n}\n"
+      : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24),
+        TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48), TS_F8(d, 56),
+        TS_F8(d, 64), TS_F8(d, 72), TS_F8(d, 80), TS_F8(d, 88),
+        TS_F8(d, 96), TS_F8(d, 104), TS_F8(d, 112), TS_F8(d, 120)
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(TRANS_A), "n"(TRANS_B));
+#else
+#error "gemm_wgmma_half: BLOCK_N must be 64, 128, 192 or 256"
+#endif
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int pending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(pending) : "memory");
+}
+// The accumulators pass through an (empty) asm after the last wait, so that no read of them
+// moves above it.
+__device__ __forceinline__ void wgmma_wait_all(float (&acc)[WG_M_TILES][ACC_N]) {
+  wgmma_wait<0>();
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int i = 0; i < ACC_N; ++i) asm volatile("" : "+f"(acc[t][i])::"memory");
+}
+
+// Issues the wgmma of one slice for this warpgroup: 4 16-deep steps, each over its
+// WG_M_TILES tiles (B's descriptor shared by the tiles of a step). desc_a / desc_b address
+// the slice's stage (A at this warpgroup's first tile).
+__device__ __forceinline__ void multiply_stage(float (&acc)[WG_M_TILES][ACC_N], unsigned long long desc_a,
+                                               unsigned long long desc_b) {
+#pragma unroll
+  for (int s = 0; s < BLOCK_K / 16; ++s)
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t)
+      wgmma_step(acc[t], desc_a + (unsigned long long)(t * (8192 >> 4) + s * K16_STEP(A_K_MAJOR)),
+                 desc_b + (unsigned long long)(s * K16_STEP(B_K_MAJOR)), 1);
+}
+
+// Row and column, inside the block tile, of accumulator i of tile t of a thread (warpgroup
+// wg, warp w of it, lane): row 16 w + lane / 4 (+8), column 8 j + 2 (lane % 4) (+1).
+__device__ __forceinline__ int acc_row(int wg, int w, int lane, int t, int i) {
+  return (wg * WG_M_TILES + t) * 64 + 16 * w + lane / 4 + 8 * ((i % 4) / 2);
+}
+__device__ __forceinline__ int acc_col(int lane, int i) { return 8 * (i / 4) + 2 * (lane % 4) + i % 2; }
+
+struct AccWalk {
+  const float (&acc)[WG_M_TILES][ACC_N];
+  const TsTile& tile;
+  int wg, w, lane, M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+      for (int i = 0; i < ACC_N; ++i) {
+        const int gm = tile.block_m + acc_row(wg, w, lane, t, i), gn = tile.block_n + acc_col(lane, i);
+        if (gm < M && gn < N) f(gm, gn, acc[t][i]);
+      }
+  }
+};
+#endif
+
+#if defined(TS_VENDOR_NVIDIA) && SPLIT_K == 1 && TS_C_ROW_MAJOR
+// C[m, n..n+1] = epilogue(alpha * acc + beta * C), as ts_store_c does element by element, with
+// one 2-element load and store (C row-major, n even, ldc even, C aligned to 2 elements).
+__device__ __forceinline__ void store_c_pair(ts_c_t* __restrict__ C, int m, int n, int ldc, float a0, float a1,
+                                             float alpha, float beta, const ts_c_t* __restrict__ bias, float slope) {
+  ts_c_t* p = C + (long long)m * ldc + n;
+  float v0 = alpha * a0, v1 = alpha * a1;
+#if TS_C_DTYPE == 0
+#if TS_HAS_BETA
+  const float2 old = *reinterpret_cast<const float2*>(p);
+  v0 += beta * old.x;
+  v1 += beta * old.y;
+#endif
+  *reinterpret_cast<float2*>(p) = make_float2(ts_epilogue(v0, m, n, bias, slope), ts_epilogue(v1, m, n + 1, bias, slope));
+#else
+#if TS_HAS_BETA
+  const unsigned old = *reinterpret_cast<const unsigned*>(p);
+  v0 += beta * ts_c_to_float((ts_c_t)(old & 0xffffu));
+  v1 += beta * ts_c_to_float((ts_c_t)(old >> 16));
+#endif
+  const unsigned lo = ts_c_from_float(ts_epilogue(v0, m, n, bias, slope));
+  const unsigned hi = ts_c_from_float(ts_epilogue(v1, m, n + 1, bias, slope));
+  *reinterpret_cast<unsigned*>(p) = lo | (hi << 16);
+#endif
+  (void)beta;
+}
+#define TS_PAIR_STORE 1
+#else
+#define TS_PAIR_STORE 0
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
+                const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
+                int ldc, float alpha, float beta, float epilogue_slope) {
+  extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
+#if defined(TS_VENDOR_AMD)
+  unsigned char* smem = smem_raw;  // the swizzle is the kernel's own layout there: any alignment
+#else
+  // The tensor cores anchor the swizzle pattern to 1024-byte boundaries of the shared address
+  // space (SHARED_BYTES has 1024 bytes of slack for this).
+  const unsigned raw_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem_raw));
+  unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
+#endif
+  const int tid = threadIdx.x;
+  const int warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;
+  const int wg = warp / 4;  // warpgroup
+  const TsTile tile = ts_tile(M, N, K);
+
+#if defined(TS_VENDOR_AMD)
+  const int m0 = wg * WG_M_TILES * 64, n0 = (warp % 4) * (BLOCK_N / 4);
+  float acc[TM][TN][4];
+#pragma unroll
+  for (int mt = 0; mt < TM; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < TN; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+#else
+  float acc[WG_M_TILES][ACC_N];
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int i = 0; i < ACC_N; ++i) acc[t][i] = 0.0f;
+  // Descriptors of slot 0 (this warpgroup's first A tile, and B); a slot is STAGE_BYTES further.
+  const unsigned long long desc_a0 =
+      smem_descriptor(smem + wg * WG_M_TILES * 8192, DESC_LBO(A_K_MAJOR), DESC_SBO);
+  const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
+#endif
+
+  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  auto load = [&](int slot, int step) {
+    load_stage(smem + slot * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
+               tile.k_begin + step * BLOCK_K, tid);
+  };
+  // Slice t sits in slot t % STAGES; AHEAD slices are copied ahead. Each slice is one
+  // cp.async commit group (empty ones keep the count uniform), so slice t has landed when at
+  // most AHEAD - 1 groups are pending. The copies of slice t + AHEAD reuse the slot of slice
+  // t - 1 - MMA_PENDING, whose wgmma every warpgroup waited for before this slice's barrier.
+#pragma unroll
+  for (int s = 0; s < AHEAD; ++s) {
+    if (s < steps) load(s, s);
+    ts_commit();
+  }
+  int slot = 0, load_slot = AHEAD;
+  for (int t = 0; t < steps; ++t) {
+    ts_wait<AHEAD - 1>();
+#if !defined(TS_VENDOR_AMD)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+    __syncthreads();
+#if LOADS_FIRST
+    if (t + AHEAD < steps) load(load_slot, t + AHEAD);
+    ts_commit();
+#endif
+#if !defined(TS_VENDOR_AMD)
+    wgmma_fence();
+    const unsigned long long slot_off = (unsigned long long)(slot * (STAGE_BYTES >> 4));
+    multiply_stage(acc, desc_a0 + slot_off, desc_b0 + slot_off);
+    wgmma_commit();
+#endif
+#if !LOADS_FIRST
+    if (t + AHEAD < steps) load(load_slot, t + AHEAD);
+    ts_commit();
+#endif
+#if defined(TS_VENDOR_AMD)
+    multiply_stage(smem + slot * STAGE_BYTES, m0, n0, lane, acc);
+#else
+    wgmma_wait<MMA_PENDING>();
+#endif
+    slot = slot == STAGES - 1 ? 0 : slot + 1;
+    load_slot = load_slot == STAGES - 1 ? 0 : load_slot + 1;
+  }
+  ts_wait<0>();
+
+#if defined(TS_VENDOR_AMD)
+  ts_finish_tile(AccWalk{acc, tile, lane, m0, n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha, beta,
+                 epilogue_slope);
+#else
+  wgmma_wait_all(acc);
+  const int w = warp % 4;
+#if TS_PAIR_STORE
+  const bool pairs = (ldc % 2 == 0) && (reinterpret_cast<unsigned long long>(C) % (2 * sizeof(ts_c_t)) == 0);
+  if (pairs) {
+    (void)workspace;
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+      for (int i = 0; i < ACC_N; i += 2) {
+        const int gm = tile.block_m + acc_row(wg, w, lane, t, i);
+        const int gn = tile.block_n + acc_col(lane, i);  // even
+        if (gm >= M) continue;
+        if (gn + 1 < N) {
+          store_c_pair(C, gm, gn, ldc, acc[t][i], acc[t][i + 1], alpha, beta, bias, epilogue_slope);
+        } else if (gn < N) {
+          ts_store_c(C, gm, gn, ldc, acc[t][i], alpha, beta, bias, epilogue_slope);
+        }
+      }
+    return;
+  }
+#endif
+  ts_finish_tile(AccWalk{acc, tile, wg, w, lane, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha, beta,
+                 epilogue_slope);
+#endif
+}
