@@ -3,8 +3,8 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
-#include "base/format.h"
 #include "cli/cli_common.h"
 #include "cli/exit_codes.h"
 #include "package/package_export.h"
@@ -68,10 +68,17 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
       const auto& w = p.winner;
       std::cout << std::left << std::setw(28) << p.name << std::setw(30) << w.problem.describe() << std::setw(14)
                 << w.template_name << std::setw(18);
+      std::string kernel;
       for (const auto& k : report->tuned["problems"])
-        if (k["name"] == p.name) std::cout << k["kernel"].get<std::string>();
-      std::cout << std::right << std::setw(10) << format_number(w.metrics.value("median_ms", 0.0)) << std::setw(12)
-                << (w.vendor_median_ms ? format_number(*w.vendor_median_ms) : std::string("-")) << "\n";
+        if (k["name"] == p.name) kernel = k["kernel"].get<std::string>();
+      std::cout << kernel;
+      const auto ms = [](double v) {
+        std::ostringstream s;
+        s << std::fixed << std::setprecision(4) << v;
+        return s.str();
+      };
+      std::cout << std::right << std::setw(10) << ms(w.metrics.value("median_ms", 0.0)) << std::setw(12)
+                << (w.vendor_median_ms ? ms(*w.vendor_median_ms) : std::string("-")) << "\n";
     }
     std::cout << "package -> " << f->out << " (" << report->problems.size() << " problem(s), " << report->kernels.size()
               << " kernel binar" << (report->kernels.size() == 1 ? "y" : "ies") << " for "

@@ -4,7 +4,13 @@
 // problem's flops, and times a "vendor library" at 1.5x the recording's fastest config
 // scaled the same way. So the problems differ in what they cost per step, as a set's do.
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "tests/tuner/loop/loop_fixture.h"
 #include "tuner/loop/problem_set_folder.h"
@@ -174,6 +180,74 @@ TEST(ProblemSetRun, StoppedSetResumesWithNothingLostOrRepeated) {
     total += folder->evals;
   }
   EXPECT_EQ(total, 72) << "the budget is spent exactly, across the stops";
+  auto summary = json::parse(std::ifstream(dir / "summary.json"));
+  EXPECT_EQ(summary["evals"], 72);
+}
+
+// Dies by SIGKILL after its `kill_at`-th row of this process: nothing is flushed, nothing
+// is closed, the journal may hold a candidate planned but not measured.
+class KillingObserver final : public LoopObserver {
+ public:
+  explicit KillingObserver(std::int64_t kill_at) : kill_at_(kill_at) {}
+  void log(LogLevel, const std::string&) override {}
+  void on_row(const HistoryRow&, const LoopProgress&) override {
+    if (++rows_ == kill_at_) ::kill(::getpid(), SIGKILL);
+  }
+  void on_generation(const LoopProgress&) override {}
+
+ private:
+  std::int64_t kill_at_, rows_ = 0;
+};
+
+std::int64_t rows_in(const fs::path& folder) {
+  auto h = read_history(folder / "history.csv");
+  return h.ok() ? std::int64_t(h->rows.size()) : 0;
+}
+
+TEST(ProblemSetRun, KilledSetResumesWithNothingLostOrRepeated) {
+  const fs::path dir = fresh_dir("set_kill9");
+  std::vector<std::string> names = {"small", "heavy", "middle"};
+  std::map<std::string, std::vector<std::string>> before;  // each folder's rows before the next kill
+  for (std::int64_t kill_at : {4, 11, 23}) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {  // a process of its own that tunes the set until it is killed
+      SetFixture g;
+      KillingObserver obs(kill_at);
+      auto report = run_problem_set(g.runner, g.options(dir, 72), g.factory(), obs, nullptr, &g.shaped_retimer);
+      ::_exit(report.ok() ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the child was to die by SIGKILL at row "
+                                                                     << kill_at << " (status " << status << ")";
+    // What every earlier process recorded is still there, in order.
+    for (const auto& name : names) {
+      auto h = read_history(dir / name / "history.csv");
+      std::vector<std::string> keys;
+      if (h.ok())
+        for (const auto& r : h->rows) keys.push_back(r.key());
+      const auto& old = before[name];
+      ASSERT_GE(keys.size(), old.size()) << name;
+      EXPECT_TRUE(std::equal(old.begin(), old.end(), keys.begin())) << name << ": rows changed after a kill";
+      before[name] = keys;
+    }
+  }
+  SetFixture f;  // the run after the last kill goes to the end
+  Observer obs;
+  auto report = run_problem_set(f.runner, f.options(dir, 72), f.factory(), obs, &obs.stop, &f.shaped_retimer);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  EXPECT_EQ(report->reason, StopReason::kMaxEvals);
+  std::int64_t total = 0;
+  for (const auto& name : names) {
+    expect_no_repeats(dir / name);
+    EXPECT_GE(rows_in(dir / name), std::int64_t(before[name].size())) << name;
+    auto folder = read_problem_folder(dir / name);
+    ASSERT_TRUE(folder.ok());
+    EXPECT_TRUE(folder->retimed) << name;
+    total += folder->evals;
+  }
+  EXPECT_EQ(total, 72) << "the budget is spent exactly, across three kill -9s";
   auto summary = json::parse(std::ifstream(dir / "summary.json"));
   EXPECT_EQ(summary["evals"], 72);
 }
