@@ -61,12 +61,12 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
     auto report = export_package(o, *lib, **compiler);
     if (!report.ok()) return fail(kExitUsage, report.status().message());
     for (const auto& n : report->notes) std::cout << "note: " << n << "\n";
-    std::cout << std::left << std::setw(28) << "problem" << std::setw(30) << "shape" << std::setw(14) << "template"
+    std::cout << std::left << std::setw(28) << "problem" << std::setw(30) << "shape" << std::setw(18) << "template"
               << std::setw(18) << "kernel" << std::right << std::setw(10) << "ours ms" << std::setw(12) << "vendor ms"
               << "\n";
     for (const auto& p : report->problems) {
       const auto& w = p.winner;
-      std::cout << std::left << std::setw(28) << p.name << std::setw(30) << w.problem.describe() << std::setw(14)
+      std::cout << std::left << std::setw(28) << p.name << std::setw(30) << w.problem.describe() << std::setw(18)
                 << w.template_name << std::setw(18);
       std::string kernel;
       for (const auto& k : report->tuned["problems"])
