@@ -11,6 +11,8 @@
 
 #include "base/files.h"
 #include "base/hash.h"
+#include "gemmlib/dispatch.h"
+#include "gemmlib/package.h"
 #include "package/package_export.h"
 #include "runtime/backend.h"
 
@@ -164,6 +166,58 @@ TEST_F(PackageExport, ProblemSetKeepsNamesCountsAndSharesOneBinaryPerKernel) {
   // Same template, config, layout and types: one binary serves all three shapes.
   EXPECT_EQ(t["kernels"].size(), 1u);
   EXPECT_EQ(t["problems"][0]["kernel"], t["problems"][2]["kernel"]);
+}
+
+// The contract of docs/package.md from both ends: what the exporter writes, the runtime
+// library's reader takes whole, and its dispatch rule runs the tuned kernel for the tuned
+// shape and the nearest valid one for another.
+TEST_F(PackageExport, TheRuntimeLibraryReadsWhatExportWrites) {
+  REQUIRE_NVRTC();
+  const fs::path results = dir_ / "set";
+  json set = {{"problems", json::array()}};
+  const std::vector<std::pair<std::string, GemmProblem>> problems = {{"o_t16", half_problem(16, 4096, 4096)},
+                                                                      {"big", half_problem(512, 1024, 256)}};
+  for (const auto& [name, p] : problems) {
+    json pj;
+    to_json(pj, p);
+    set["problems"].push_back({{"name", name}, {"count", 8}, {"dir", name}, {"problem", pj}});
+    fs::create_directories(results / name);
+    const std::string tmpl = p.m == 16 ? "gemm_decode" : "gemm_hmma";
+    ASSERT_TRUE(write_best_config(results / name / "best_config.json", {entry(tmpl, p, 0.05)}).ok());
+  }
+  ASSERT_TRUE(write_file_atomic(results / "problem_set.json", set.dump()).ok());
+  auto r = export_package({results, dir_ / "pkg", "", false}, *lib_, *nvrtc());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+
+  auto pkg = gemmlib::read_package(dir_ / "pkg");
+  ASSERT_TRUE(pkg.ok()) << pkg.status().message();
+  EXPECT_TRUE(pkg->notes.empty()) << pkg->notes.front();  // every template hashes as it was tuned
+  EXPECT_EQ(pkg->schema, kTunedPackageSchema);
+  EXPECT_EQ(pkg->device.name, "NVIDIA H200");
+  EXPECT_EQ(pkg->device.multiprocessors, 132);
+  ASSERT_EQ(pkg->problems.size(), 2u);
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const gemmlib::PackageProblem& pp = pkg->problems[i];
+    EXPECT_EQ(pp.name, problems[i].first);
+    EXPECT_EQ(pp.count, 8);
+    EXPECT_EQ(pp.problem.key(), problems[i].second.key());
+    EXPECT_EQ(pp.config, r->problems[i].winner.config);
+    EXPECT_DOUBLE_EQ(pp.median_ms, 0.05);
+    ASSERT_TRUE(pp.vendor_median_ms.has_value());
+    const gemmlib::PackageKernel* k = pkg->find_kernel(pp.kernel_id);
+    ASSERT_NE(k, nullptr);
+    auto bin = gemmlib::read_kernel_binary(*pkg, *k);
+    ASSERT_TRUE(bin.ok()) << bin.status().message();
+  }
+  DeviceFacts running = pkg->device.facts;
+  auto exact = gemmlib::decide(*pkg, running, problems[1].second, {});
+  ASSERT_TRUE(exact.ok()) << exact.status().message();
+  EXPECT_EQ(exact->path, gemmlib::Path::kExact) << exact->reason;
+  auto nearest = gemmlib::decide(*pkg, running, half_problem(24, 4096, 4096), {});
+  ASSERT_TRUE(nearest.ok()) << nearest.status().message();
+  EXPECT_EQ(nearest->path, gemmlib::Path::kNearest) << nearest->reason;
+  ASSERT_NE(nearest->tuned, nullptr);
+  EXPECT_EQ(nearest->tuned->name, "o_t16");
 }
 
 TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
