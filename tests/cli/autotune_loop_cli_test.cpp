@@ -69,6 +69,9 @@ TEST(CliUsage, ListDevicesSaysWhenThereIsNoGpu) {
 TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
   const fs::path dir = fresh_dir("cli_usage");
   const std::string exe = autotune_loop_exe().string();
+  const std::string set_file = (source_dir() / "data" / "problems" / "llama3_8b_bf16_decode.json").string();
+  const fs::path bad_set = dir / "bad_set.json";
+  std::ofstream(bad_set) << R"({"problems": [{"name": "a", "m": 16, "n": 64, "k": 64, "count": 0}]})";
   struct Case {
     std::vector<std::string> args;
     int code;
@@ -95,6 +98,17 @@ TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
        2,
        "gemm_faulty does not support C of type fp32"},
       {{exe, "history", "--results", (dir / "absent").string()}, 2, "does not exist"},
+      {{exe, "--problems", set_file, "--m", "16", "--n", "16", "--k", "16"}, 2, "leave out --m/--n/--k"},
+      {{exe, "--problems", (dir / "absent.json").string()}, 2, "File does not exist"},
+      {{exe, "--problems", set_file, "--backend", "replay", "--replay-file", "x.json"}, 2,
+       "--problems needs a GPU backend"},
+      {{exe, "--problems", set_file, "--generations", "3"}, 2, "--generations does not go with --problems"},
+      {{exe, "--problems", bad_set.string()}, 2, "problems[0] ('a'): \"count\" must be a whole number of at least 1"},
+      {{exe, "export", "--results", (dir / "absent").string(), "--out", (dir / "pkg").string()}, 2,
+       "results folder " + (dir / "absent").string() + " does not exist"},
+      {{exe, "export", "--results", dir.string()}, 2, "--out is required"},
+      {{exe, "export", "--results", dir.string(), "--out", (dir / "pkg").string()}, 2,
+       "holds neither problem_set.json"},
       {{bench_best_exe().string()}, 2, "give a config"},
       {{bench_best_exe().string(), "--results", (dir / "absent").string()}, 2, "does not exist"},
       {{bench_best_exe().string(), "--config", "{\"A\":1}"}, 2, ""},
