@@ -460,6 +460,35 @@ void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, c
   spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 
+// What every run opens once its inputs are checked: the results folder, the console and
+// the evaluator (worker processes or in process). An exit code when one of them fails,
+// said on stderr or in the log.
+std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console,
+                            std::optional<OpenedEvaluator>* opened) {
+  if (Status st = ensure_directory(f.results); !st.ok()) {
+    std::cerr << "autotune-loop: " << st.message() << "\n";
+    return kExitFailed;
+  }
+  auto c = open_console(f);
+  if (!c.ok()) return usage(c.status().message());
+  *console = std::move(c).value();
+
+  EvaluatorContext ec;
+  ec.seed = f.seed;
+  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
+  // The workers' own logs (driver messages, compiler noise) go to the log file; what
+  // matters of them also reaches the history (a crash's message carries its stderr tail).
+  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
+  ec.compile_threads = f.compile_threads;
+  auto o = open_evaluator(f.evaluator, ec);
+  if (!o.ok()) {
+    spdlog::error(o.status().message());
+    return status_exit(o.status());
+  }
+  opened->emplace(std::move(o).value());
+  return std::nullopt;
+}
+
 // --problems: the set, its problems' templates, and the run under one budget.
 int run_problem_set_tuning(const RunFlags& f);
 
@@ -478,25 +507,9 @@ int run_tuning(const RunFlags& f) {
   std::vector<WarmStartFile> warm_start;
   if (auto code = load_warm_starts(f, &warm_start)) return *code;
 
-  if (Status st = ensure_directory(f.results); !st.ok()) {
-    std::cerr << "autotune-loop: " << st.message() << "\n";
-    return kExitFailed;
-  }
-  auto console = open_console(f);
-  if (!console.ok()) return usage(console.status().message());
-
-  EvaluatorContext ec;
-  ec.seed = f.seed;
-  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
-  // The workers' own logs (driver messages, compiler noise) go to the log file; what
-  // matters of them also reaches the history (a crash's message carries its stderr tail).
-  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
-  ec.compile_threads = f.compile_threads;
-  auto opened = open_evaluator(f.evaluator, ec);
-  if (!opened.ok()) {
-    spdlog::error(opened.status().message());
-    return status_exit(opened.status());
-  }
+  std::unique_ptr<Console> console;
+  std::optional<OpenedEvaluator> opened;
+  if (auto code = open_run(f, &console, &opened)) return *code;
   Evaluator& evaluator = opened->primary();
   CandidateRunner& runner = opened->runner();
   const DeviceFacts& device = evaluator.device();
@@ -522,9 +535,9 @@ int run_tuning(const RunFlags& f) {
   log_run_start(f, replay, **loop, *problem, *opened, device, templates, (*factory)->describe());
 
   install_stop_handlers();
-  ConsoleObserver observer(**console);
+  ConsoleObserver observer(*console);
   auto report = (*loop)->run(observer, &stop_requested(), opened->retimer.get());
-  (*console)->clear_status();
+  console->clear_status();
   if (!report.ok()) {
     spdlog::error("the run stopped: {}", report.status().message());
     spdlog::error("every row written so far is in {}; run the same command again to resume",
@@ -560,23 +573,9 @@ int run_problem_set_tuning(const RunFlags& f) {
   if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
   std::vector<WarmStartFile> warm_start;
   if (auto code = load_warm_starts(f, &warm_start)) return *code;
-  if (Status st = ensure_directory(f.results); !st.ok()) {
-    std::cerr << "autotune-loop: " << st.message() << "\n";
-    return kExitFailed;
-  }
-  auto console = open_console(f);
-  if (!console.ok()) return usage(console.status().message());
-
-  EvaluatorContext ec;
-  ec.seed = f.seed;
-  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
-  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
-  ec.compile_threads = f.compile_threads;
-  auto opened = open_evaluator(f.evaluator, ec);
-  if (!opened.ok()) {
-    spdlog::error(opened.status().message());
-    return status_exit(opened.status());
-  }
+  std::unique_ptr<Console> console;
+  std::optional<OpenedEvaluator> opened;
+  if (auto code = open_run(f, &console, &opened)) return *code;
   CandidateRunner& runner = opened->runner();
   const DeviceFacts& device = opened->primary().device();
   // Every problem must have a template that can serve it before anything is measured.
@@ -626,9 +625,9 @@ int run_problem_set_tuning(const RunFlags& f) {
                f.hours > 0 ? " --hours " + format_number(f.hours) : (f.max_evals ? "" : " none (until every search ends or Ctrl-C)"));
 
   install_stop_handlers();
-  ConsoleObserver observer(**console);
+  ConsoleObserver observer(*console);
   auto report = run_problem_set(runner, so, make_targets, observer, &stop_requested(), opened->retimer.get());
-  (*console)->clear_status();
+  console->clear_status();
   if (!report.ok()) {
     spdlog::error("the problem set stopped: {}", report.status().message());
     spdlog::error("every row written so far is in the problems' folders under {}; run the same command again to "
