@@ -170,6 +170,7 @@ Status read_headers(const json& j, const fs::path& root, Package& pkg) {
     TS_ASSIGN_OR_RETURN(std::string text, read_package_file(root, rel, what));
     // Templates include headers by file name: the compiler gets them under that name.
     headers->emplace_back(fs::path(rel).filename().string(), std::move(text));
+    pkg.header_paths.push_back(rel);
   }
   pkg.headers = std::move(headers);
   return {};
@@ -214,6 +215,7 @@ Status read_kernels(const json& j, const fs::path& root, Package& pkg) {
     k.entry = f.str("entry");
     k.binary_path = f.str("binary");
     k.binary_hash = f.str("binary_hash");
+    k.compiler = f.str("compiler", false);
     for (const auto& o : f.array("options")) {
       if (!o.is_string()) f.fail("has an option that is not a string");
       else k.options.push_back(o.get<std::string>());
@@ -306,6 +308,61 @@ Result<Package> read_package(const fs::path& dir) {
   if (s.ok()) s = read_problems(problems, pkg);
   if (!s.ok()) return ctx(s);
   return pkg;
+}
+
+json package_to_json(const Package& pkg) {
+  json facts;
+  to_json(facts, pkg.device.facts);
+  json templates = json::array(), kernels = json::array(), problems = json::array();
+  for (const auto& t : pkg.templates)
+    templates.push_back({{"name", t.name},
+                         {"source_hash", t.source_hash},
+                         {"source", t.source_path},
+                         {"description", t.description_path}});
+  for (const auto& k : pkg.kernels)
+    kernels.push_back({{"id", k.id},
+                       {"template", k.template_name},
+                       {"arch", k.arch},
+                       {"entry", k.entry},
+                       {"options", k.options},
+                       {"compiler", k.compiler},
+                       {"binary", k.binary_path},
+                       {"binary_hash", k.binary_hash}});
+  for (const auto& p : pkg.problems) {
+    json problem;
+    to_json(problem, p.problem);
+    problems.push_back({{"name", p.name},
+                        {"count", p.count},
+                        {"problem", problem},
+                        {"template", p.template_name},
+                        {"config", config_to_json(p.config)},
+                        {"kernel", p.kernel_id},
+                        {"grid", p.grid},
+                        {"block", p.block},
+                        {"dynamic_shared_bytes", p.dynamic_shared_bytes},
+                        {"workspace_bytes", p.workspace_bytes},
+                        {"median_ms", p.median_ms},
+                        {"tflops", p.tflops},
+                        {"vendor",
+                         {{"name", p.vendor_name},
+                          {"median_ms", p.vendor_median_ms ? json(*p.vendor_median_ms) : json(nullptr)}}}});
+  }
+  return {{"schema", kTunedSchema},
+          {"created", pkg.created},
+          {"tilesmith_version", pkg.tilesmith_version},
+          {"device",
+           {{"fingerprint", pkg.device.fingerprint},
+            {"name", pkg.device.name},
+            {"arch", pkg.device.arch},
+            {"multiprocessors", pkg.device.multiprocessors},
+            {"backend", pkg.device.backend},
+            {"driver", pkg.device.driver},
+            {"runtime_compiler", pkg.device.runtime_compiler},
+            {"facts", facts}}},
+          {"templates", templates},
+          {"headers", pkg.header_paths},
+          {"kernels", kernels},
+          {"problems", problems}};
 }
 
 Result<std::string> read_kernel_binary(const Package& pkg, const PackageKernel& kernel) {

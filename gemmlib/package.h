@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "base/status.h"
 #include "registry/config.h"
 #include "registry/device_facts.h"
@@ -39,6 +41,7 @@ struct PackageKernel {
   std::vector<std::string> options;
   std::string binary_path;  // package-relative
   std::string binary_hash;  // short_hash of the binary's bytes
+  std::string compiler;     // the compiler that built the binary ("nvrtc 13.0"); "" when not said
 };
 
 struct PackageProblem {
@@ -61,6 +64,7 @@ struct Package {
   PackageDevice device;
   std::vector<PackageTemplate> templates;
   std::shared_ptr<const KernelHeaders> headers;  // name (file name) -> text
+  std::vector<std::string> header_paths;         // package-relative, as in tuned.json
   std::vector<PackageKernel> kernels;
   std::vector<PackageProblem> problems;
   // Things worth a log line that do not stop the package from working (a template whose
@@ -76,6 +80,11 @@ struct Package {
 // a missing tuned.json, template source or description, invalid_argument for a path
 // outside the package. Binaries are not read here (read_kernel_binary does, on first use).
 Result<Package> read_package(const std::filesystem::path& dir);
+
+// tuned.json's contents for a package in memory: the one writer of the schema (autotune-loop
+// export writes through it; read_package reads it back). Templates, kernels and problems in
+// their order; the root, the loaded templates and the notes are not part of the file.
+nlohmann::json package_to_json(const Package& pkg);
 
 // ROOT/REL for a package-relative path: refuses an empty or absolute path, a ".."
 // component, and a path that leaves the package through a symbolic link.

@@ -9,6 +9,7 @@
 #include "base/files.h"
 #include "base/format.h"
 #include "base/hash.h"
+#include "gemmlib/package.h"
 #include "registry/config.h"
 #include "registry/device_facts.h"
 #include "runtime/candidate_compiler.h"
@@ -155,8 +156,6 @@ Status write_package(const fs::path& out, bool replace, const std::map<std::stri
   return Status();
 }
 
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 }  // namespace
 
 Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& o) {
@@ -193,12 +192,21 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
                                          "; " + p.winner.device_fingerprint + " for " + p.name +
                                          "); a package is for one device: choose with --device TEXT");
   TS_ASSIGN_OR_RETURN(DeviceFacts device, device_facts_from_json(first.device));
-  const bool amd = device.backend == "hip";
 
+  // The package in memory; gemmlib::package_to_json writes its tuned.json (one writer of
+  // the schema, read back by the runtime library's read_package).
+  gemmlib::Package pkg;
+  pkg.created = utc_timestamp_now();
+  pkg.tilesmith_version = TILESMITH_VERSION;
+  pkg.device.fingerprint = first.device_fingerprint;
+  pkg.device.name = device.name;
+  pkg.device.arch = device.arch;
+  pkg.device.multiprocessors = device.multiprocessors;
+  pkg.device.backend = device.backend;
+  pkg.device.driver = device.driver_version;
+  pkg.device.runtime_compiler = first.environment.value("compiler", "");
+  pkg.device.facts = device;
   std::map<std::string, std::string> files;  // package-relative path -> contents
-  json templates_json = json::array(), kernels_json = json::array(), problems_json = json::array();
-  std::set<std::string> templates_done;
-  std::map<std::string, std::string> kernel_ids;  // id -> binary path
   std::shared_ptr<const KernelHeaders> headers;
 
   for (const auto& p : report.problems) {
@@ -230,72 +238,58 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
     for (const auto& opt : rk.options) id_hash.add_field(opt);
     const std::string id = id_hash.hex().substr(0, 16);
 
-    if (templates_done.insert(tmpl->name()).second) {
-      files["kernels/" + tmpl->name() + ".hip"] = tmpl->source();
-      files["kernels/" + tmpl->name() + ".json"] = tmpl->description_json();
-      templates_json.push_back({{"name", tmpl->name()},
-                                {"source_hash", tmpl->source_hash()},
-                                {"source", "kernels/" + tmpl->name() + ".hip"},
-                                {"description", "kernels/" + tmpl->name() + ".json"}});
+    if (!pkg.find_template(tmpl->name())) {
+      gemmlib::PackageTemplate t;
+      t.name = tmpl->name();
+      t.source_hash = tmpl->source_hash();
+      t.source_path = "kernels/" + t.name + ".hip";
+      t.description_path = "kernels/" + t.name + ".json";
+      files[t.source_path] = tmpl->source();
+      files[t.description_path] = tmpl->description_json();
+      pkg.templates.push_back(std::move(t));
       if (!headers) headers = tmpl->headers();
     }
-    if (!kernel_ids.count(id)) {
-      const std::string bin = "binaries/" + id + (amd ? ".hsaco" : ".cubin");
-      kernel_ids[id] = bin;
-      files[bin] = c.compiled.binary;
-      kernels_json.push_back({{"id", id},
-                              {"template", tmpl->name()},
-                              {"arch", rk.arch},
-                              {"entry", rk.entry},
-                              {"options", rk.options},
-                              {"compiler", compiler.version()},
-                              {"binary", bin},
-                              {"binary_hash", short_hash(c.compiled.binary)}});
-      report.kernels.push_back({id, tmpl->name(), bin, c.compiled.binary.size(), c.compiled.compile_ms});
+    if (!pkg.find_kernel(id)) {
+      gemmlib::PackageKernel k;
+      k.id = id;
+      k.template_name = tmpl->name();
+      k.arch = rk.arch;
+      k.entry = rk.entry;
+      k.options = rk.options;
+      k.compiler = compiler.version();
+      k.binary_path = "binaries/" + id + (device.backend == "hip" ? ".hsaco" : ".cubin");
+      k.binary_hash = short_hash(c.compiled.binary);
+      files[k.binary_path] = c.compiled.binary;
+      report.kernels.push_back({id, tmpl->name(), k.binary_path, c.compiled.binary.size(), c.compiled.compile_ms});
+      pkg.kernels.push_back(std::move(k));
     }
-    json problem_json;
-    to_json(problem_json, w.problem);
-    problems_json.push_back({{"name", p.name},
-                             {"count", p.count},
-                             {"problem", problem_json},
-                             {"template", tmpl->name()},
-                             {"config", config_to_json(update.config)},
-                             {"kernel", id},
-                             {"grid", rk.grid},
-                             {"block", rk.block},
-                             {"dynamic_shared_bytes", rk.dynamic_shared_bytes},
-                             {"workspace_bytes", rk.workspace_bytes},
-                             {"median_ms", w.metrics.value("median_ms", json(nullptr))},
-                             {"tflops", w.metrics.value("tflops", json(nullptr))},
-                             {"vendor", {{"name", w.vendor_name}, {"median_ms", optional_number(w.vendor_median_ms)}}}});
+    gemmlib::PackageProblem pp;
+    pp.name = p.name;
+    pp.count = p.count;
+    pp.problem = w.problem;
+    pp.template_name = tmpl->name();
+    pp.config = update.config;
+    pp.kernel_id = id;
+    pp.grid = rk.grid;
+    pp.block = rk.block;
+    pp.dynamic_shared_bytes = rk.dynamic_shared_bytes;
+    pp.workspace_bytes = rk.workspace_bytes;
+    pp.median_ms = entry_median(w);
+    pp.tflops = w.metrics.value("tflops", 0.0);
+    pp.vendor_name = w.vendor_name;
+    pp.vendor_median_ms = w.vendor_median_ms;
+    pkg.problems.push_back(std::move(pp));
   }
-  json header_list = json::array();
   if (headers)
     for (const auto& [name, text] : *headers) {
       files["kernels/" + name] = text;
-      header_list.push_back("kernels/" + name);
+      pkg.header_paths.push_back("kernels/" + name);
     }
-  const std::string compiler_recorded = first.environment.value("compiler", "");
-  if (!compiler_recorded.empty() && compiler_recorded != compiler.version())
-    report.notes.push_back("the winners were measured with " + compiler_recorded + "; the binaries are compiled with " +
-                           compiler.version());
+  if (!pkg.device.runtime_compiler.empty() && pkg.device.runtime_compiler != compiler.version())
+    report.notes.push_back("the winners were measured with " + pkg.device.runtime_compiler +
+                           "; the binaries are compiled with " + compiler.version());
 
-  report.tuned = {{"schema", kTunedPackageSchema},
-                  {"created", utc_timestamp_now()},
-                  {"tilesmith_version", TILESMITH_VERSION},
-                  {"device",
-                   {{"fingerprint", first.device_fingerprint},
-                    {"name", device.name},
-                    {"arch", device.arch},
-                    {"multiprocessors", device.multiprocessors},
-                    {"backend", device.backend},
-                    {"driver", device.driver_version},
-                    {"runtime_compiler", compiler_recorded},
-                    {"facts", first.device}}},
-                  {"templates", templates_json},
-                  {"headers", header_list},
-                  {"kernels", kernels_json},
-                  {"problems", problems_json}};
+  report.tuned = gemmlib::package_to_json(pkg);
   files["tuned.json"] = report.tuned.dump(2) + "\n";
   TS_RETURN_IF_ERROR(write_package(o.out_dir, o.replace, files));
   return report;

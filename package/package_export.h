@@ -21,8 +21,6 @@
 
 namespace tilesmith {
 
-inline constexpr const char* kTunedPackageSchema = "tilesmith.tuned/1";
-
 // A problem of the results folder and the entry chosen for it.
 struct ExportProblem {
   std::string name;

@@ -192,7 +192,7 @@ TEST_F(PackageExport, TheRuntimeLibraryReadsWhatExportWrites) {
   auto pkg = gemmlib::read_package(dir_ / "pkg");
   ASSERT_TRUE(pkg.ok()) << pkg.status().message();
   EXPECT_TRUE(pkg->notes.empty()) << pkg->notes.front();  // every template hashes as it was tuned
-  EXPECT_EQ(pkg->schema, kTunedPackageSchema);
+  EXPECT_EQ(pkg->schema, gemmlib::kTunedSchema);
   EXPECT_EQ(pkg->device.name, "NVIDIA H200");
   EXPECT_EQ(pkg->device.multiprocessors, 132);
   ASSERT_EQ(pkg->problems.size(), 2u);
