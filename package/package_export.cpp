@@ -13,20 +13,11 @@
 #include "registry/config.h"
 #include "registry/device_facts.h"
 #include "runtime/candidate_compiler.h"
+#include "tuner/loop/problem_set.h"
 
 namespace tilesmith {
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string problem_file_name(const GemmProblem& p) {
-  std::string s = "m" + std::to_string(p.m) + "_n" + std::to_string(p.n) + "_k" + std::to_string(p.k) + "_" +
-                  dtype_name(p.a_type) + "_" + p.layout_code();
-  if (p.c_type != p.a_type) s += std::string("_c") + dtype_name(p.c_type);
-  if (p.c_layout == Layout::kColMajor) s += "_ccol";
-  if (p.beta != 0.0) s += "_beta";
-  if (p.epilogue != Epilogue::kNone) s += std::string("_") + epilogue_name(p.epilogue);
-  return s;
-}
 
 namespace {
 
@@ -172,7 +163,7 @@ Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& 
   std::vector<ExportProblem> out;
   for (auto& [key, entry] : winners) {
     ExportProblem p;
-    p.name = problem_file_name(entry.problem);
+    p.name = default_problem_name(entry.problem);
     p.best_config = best;
     p.winner = entry;
     out.push_back(std::move(p));

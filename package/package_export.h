@@ -53,7 +53,8 @@ struct ExportReport {
 
 // The problems of a results folder and each one's fastest entry on one device. A set
 // (DIR/problem_set.json) gives names, counts and subfolders; a single-problem folder
-// gives every problem its best_config.json holds, named after its shape, count 1.
+// gives every problem its best_config.json holds, named as a set names an entry without a
+// name (default_problem_name: "m16_n6144_k4096_bf16_NN"), count 1.
 // Errors name the file and what to do: no results there, a problem with no winner, several
 // devices without a filter, a replay-backend entry (nothing to compile).
 Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& options);
@@ -64,9 +65,5 @@ Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& 
 // hashes, since its measured time would not belong to the kernel shipped.
 Result<ExportReport> export_package(const ExportOptions& options, const TemplateLibrary& templates,
                                     Compiler& compiler);
-
-// A file name from a problem's shape: "m16_n6144_k4096_bf16_NN" (+ "_cbf16" etc. where C
-// differs, "_ccol" for a column-major C, "_beta", "_EPILOGUE").
-std::string problem_file_name(const GemmProblem& p);
 
 }  // namespace tilesmith

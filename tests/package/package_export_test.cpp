@@ -276,17 +276,5 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
   expect_refused("late/best_config.json does not exist");
 }
 
-TEST(PackageFileName, NamesTheShapeTypesAndWhatDiffers) {
-  GemmProblem p;
-  p.m = 16;
-  p.n = 6144;
-  p.k = 4096;
-  p.a_type = p.b_type = DType::kBF16;
-  p.c_type = DType::kF32;
-  p.beta = 1;
-  p.epilogue = Epilogue::kRelu;
-  EXPECT_EQ(problem_file_name(p), "m16_n6144_k4096_bf16_NN_cfp32_beta_relu");
-}
-
 }  // namespace
 }  // namespace tilesmith
