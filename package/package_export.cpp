@@ -66,7 +66,7 @@ Result<std::map<std::string, BestEntry>> winners_in(const fs::path& path, const 
 
 // A set's problem_set.json: names, counts and subfolders, in the set's order.
 Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const ExportOptions& o) {
-  const fs::path set_path = dir / "problem_set.json";
+  const fs::path set_path = dir / kProblemSetFileName;
   TS_ASSIGN_OR_RETURN(std::string text, read_file(set_path));
   json j;
   try {
@@ -83,7 +83,7 @@ Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const Expor
     ExportProblem p;
     p.name = item["name"].get<std::string>();
     p.count = item.value("count", std::int64_t{1});
-    std::string sub = item.value("dir", item.value("subfolder", p.name));
+    std::string sub = item.value("folder", p.name);  // the set run writes it; its default is the name
     if (sub.empty() || fs::path(sub).is_absolute() || sub.find("..") != std::string::npos)
       return Status::parse_error(set_path.string() + ": problem " + p.name + " names an unsafe folder \"" + sub + "\"");
     p.best_config = dir / sub / "best_config.json";
@@ -153,7 +153,7 @@ Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& 
   std::error_code ec;
   if (!fs::is_directory(o.results_dir, ec))
     return Status::not_found("results folder " + o.results_dir.string() + " does not exist");
-  if (fs::exists(o.results_dir / "problem_set.json", ec)) return set_problems(o.results_dir, o);
+  if (fs::exists(o.results_dir / kProblemSetFileName, ec)) return set_problems(o.results_dir, o);
   const fs::path best = o.results_dir / "best_config.json";
   if (!fs::exists(best, ec))
     return Status::not_found(o.results_dir.string() + " holds neither problem_set.json (a problem set's run) nor "

@@ -15,6 +15,7 @@
 #include "gemmlib/package.h"
 #include "package/package_export.h"
 #include "runtime/backend.h"
+#include "tuner/loop/problem_set.h"
 
 namespace tilesmith {
 namespace {
@@ -143,18 +144,17 @@ TEST_F(PackageExport, SingleProblemFolderBecomesAPackageWithTheFastestEntry) {
 TEST_F(PackageExport, ProblemSetKeepsNamesCountsAndSharesOneBinaryPerKernel) {
   REQUIRE_NVRTC();
   const fs::path results = dir_ / "set";
-  json set = {{"problems", json::array()}};
+  ProblemSet set;  // written as the set run writes it (problem_set_to_json)
+  set.name = "decode";
   const std::vector<std::pair<std::string, GemmProblem>> problems = {
       {"qkv_t16", half_problem(16, 6144, 4096)}, {"o_t16", half_problem(16, 4096, 4096)},
       {"down_t16", half_problem(16, 4096, 14336)}};
   for (const auto& [name, p] : problems) {
-    json pj;
-    to_json(pj, p);
-    set["problems"].push_back({{"name", name}, {"count", 32}, {"dir", name}, {"problem", pj}});
+    set.entries.push_back({name, 32, p});
     fs::create_directories(results / name);
     ASSERT_TRUE(write_best_config(results / name / "best_config.json", {entry("gemm_decode", p, 0.03)}).ok());
   }
-  ASSERT_TRUE(write_file_atomic(results / "problem_set.json", set.dump()).ok());
+  ASSERT_TRUE(write_file_atomic(results / kProblemSetFileName, problem_set_to_json(set).dump()).ok());
   auto r = export_package({results, dir_ / "pkg", "", false}, *lib_, *nvrtc());
   ASSERT_TRUE(r.ok()) << r.status().message();
   json t = json::parse(*read_file(dir_ / "pkg" / "tuned.json"));
@@ -180,7 +180,7 @@ TEST_F(PackageExport, TheRuntimeLibraryReadsWhatExportWrites) {
   for (const auto& [name, p] : problems) {
     json pj;
     to_json(pj, p);
-    set["problems"].push_back({{"name", name}, {"count", 8}, {"dir", name}, {"problem", pj}});
+    set["problems"].push_back({{"name", name}, {"count", 8}, {"folder", name}, {"problem", pj}});
     fs::create_directories(results / name);
     const std::string tmpl = p.m == 16 ? "gemm_decode" : "gemm_hmma";
     ASSERT_TRUE(write_best_config(results / name / "best_config.json", {entry(tmpl, p, 0.05)}).ok());
@@ -270,7 +270,7 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
   json pj;
   to_json(pj, p);
   ASSERT_TRUE(write_file_atomic(results / "problem_set.json",
-                                json{{"problems", {{{"name", "late"}, {"dir", "late"}, {"problem", pj}}}}}.dump())
+                                json{{"problems", {{{"name", "late"}, {"folder", "late"}, {"problem", pj}}}}}.dump())
                   .ok());
   fs::remove_all(dir_ / "pkg");
   expect_refused("late/best_config.json does not exist");
