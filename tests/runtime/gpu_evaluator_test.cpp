@@ -282,6 +282,49 @@ TEST_F(GpuEvaluatorTest, WgmmaHalfLargeTileConfigsValidate) {
     }
 }
 
+// gemm_gemv on matrix-vector and skinny shapes: both walks of the large operand (r- and
+// k-contiguous, i.e. every layout with M or N small), every input type, C's layout, beta and
+// the epilogues, sizes off every tile and odd leading dimensions (narrow loads), several
+// random valid configs each, split-K among them.
+TEST_F(GpuEvaluatorTest, GemvTemplateValidatesSkinnyShapesEveryLayoutAndType) {
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_gemv");
+  struct Shape {
+    std::int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 4096, 4096}, {8, 4096, 4096}, {4096, 1, 4096}, {16, 1000, 1001},
+                          {1000, 3, 999},  {5, 5, 2000},    {7, 777, 333},   {2048, 16, 512}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol,
+                                Epilogue::kRelu, Epilogue::kLeakyRelu, Epilogue::kGelu};
+  const DType types[] = {DType::kF32, DType::kBF16, DType::kF16};
+  std::mt19937_64 rng(11);
+  int ok = 0, tried = 0, split = 0, i = 0;
+  for (const Shape& s : shapes)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      GemmProblem p = make(s.m, s.n, s.k, layout);
+      p.a_type = p.b_type = types[i % 3];
+      p.c_type = i % 4 == 1 ? DType::kF32 : p.a_type;
+      p.c_layout = i % 2 ? Layout::kColMajor : Layout::kRowMajor;
+      p.beta = i % 5 == 2 ? 0.5 : 0.0;
+      p.alpha = i % 7 == 3 ? -1.5 : 1.0;
+      p.epilogue = epilogues[i % 6];
+      ++i;
+      ASSERT_TRUE(t.can_serve(p, evaluator_->device()).ok()) << p.describe();
+      auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
+      ASSERT_FALSE(valid.empty()) << p.describe();
+      for (int j = 0; j < 3; ++j) {
+        Config c = t.space().to_config(valid[rng() % valid.size()]);
+        Evaluation e = evaluator_->evaluate(t, p, c);
+        ++tried;
+        EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                           << outcome_name(e.outcome) << " " << e.message;
+        ok += e.ok();
+        split += e.ok() && c.at("SPLIT_K") > 1;
+      }
+    }
+  std::printf("gemm_gemv: %d of %d sampled configs ran and validated (%d with split-K)\n", ok, tried, split);
+}
+
 TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
   if (evaluator_->device().backend == "cuda" && std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
     GTEST_SKIP() << "gemm_decode needs sm_80+";
