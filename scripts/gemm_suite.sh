@@ -22,7 +22,7 @@ scale=${3:-1}
 # results seed this search (autotune-loop --warm-start): its winners are measured first.
 case $suite in
   fp32)
-    default_templates="gemm_warp gemm_async gemm_mma gemm_wgmma"
+    default_templates="gemm_warp gemm_async gemm_mma gemm_wgmma gemm_gemv"
     shapes=(
       "4096x4096x4096 4096 4096 4096 NN 120 -"
       "1024x1024x1024 1024 1024 1024 NN 60 -"
@@ -37,9 +37,15 @@ case $suite in
       "2048x2048x2048-TT-beta-gelu 2048 2048 2048 TT 30 - --beta 0.5 --epilogue gelu"
       "1024x1024x1024-bias_row 1024 1024 1024 NN 20 - --epilogue bias_row"
       "1024x1024x1024-NT-colC-bias_col 1024 1024 1024 NT 20 - --epilogue bias_col --c-layout col"
+      "1x4096x4096 1 4096 4096 NN 80 -"
+      "8x4096x4096 8 4096 4096 NN 80 -"
+      "4096x1x4096 4096 1 4096 NN 80 -"
+      "777x1555x333-TN 777 1555 333 TN 80 -"
+      "300x300x300 300 300 300 NN 80 -"
+      "6144x6144x6144-NT 6144 6144 6144 NT 50 4096x4096x4096"
     ) ;;
   half)
-    default_templates="gemm_hmma gemm_decode"
+    default_templates="gemm_hmma gemm_decode gemm_wgmma_half"
     shapes=(
       "bf16-4096x4096x4096 4096 4096 4096 NN 120 - --dtype bf16"
       "bf16-8192x8192x8192 8192 8192 8192 NN 40 bf16-4096x4096x4096 --dtype bf16"
