@@ -35,6 +35,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::kPlateau: return "plateau (no faster config within the patience)";
     case StopReason::kExhausted: return "every valid configuration has been tried";
     case StopReason::kNoProposals: return "the proposers produced nothing new";
+    case StopReason::kConverged: return "converged (the best found is likely within the margin of the space's best)";
     case StopReason::kInterrupted: return "interrupted";
     case StopReason::kError: return "error";
   }
@@ -244,6 +245,9 @@ Status GenerationLoop::Runner::run() {
     GenerationPlan plan;
     TS_RETURN_IF_ERROR(make_plan(s_.next_generation, &plan));
     if (stopped_) break;
+    // The estimate describes the history before this plan: a converged run ends here,
+    // without spending the plan's evaluations.
+    if (check_converged()) break;
     s_.current_generation = plan.generation;
     ++s_.next_generation;
     if (all_exhausted() && plan.items.empty()) {
