@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "runtime/replay/compressed_file.h"
 #include "tuner/records/history.h"
+#include "tuner/records/history_recording.h"
 #include "tuner/records/history_report.h"
 
 namespace tilesmith::cli {
@@ -18,7 +20,29 @@ struct HistoryOptions {
   std::string file;
   std::size_t top = 10;
   bool json = false;
+  std::string kernel_tuner_cache;
+  std::string template_name;
 };
+
+// --kernel-tuner-cache: the run's measured space as a Kernel Tuner cache file.
+int write_kernel_tuner_cache(const std::vector<HistoryRow>& rows, const HistoryOptions& o) {
+  auto cache = kernel_tuner_cache_from_history(rows, o.template_name);
+  if (!cache.ok()) {
+    std::cerr << "autotune-loop history --kernel-tuner-cache: " << cache.status().message() << "\n";
+    return kExitUsage;
+  }
+  Status written = replay::write_maybe_gzip(o.kernel_tuner_cache, replay::kernel_tuner_cache_to_json_text(*cache));
+  if (!written.ok()) {
+    std::cerr << "autotune-loop history --kernel-tuner-cache: " << written.message() << "\n";
+    return kExitFailed;
+  }
+  std::size_t ok = 0;
+  for (const auto& r : cache->records) ok += r.outcome == Outcome::kOk;
+  std::cout << "wrote " << o.kernel_tuner_cache << ": " << cache->kernel_name << ", " << cache->problem->describe()
+            << " on " << cache->device_name << ", " << cache->records.size() << " configurations (" << ok
+            << " ok); replay it with --backend replay --replay-file " << o.kernel_tuner_cache << "\n";
+  return kExitOk;
+}
 }  // namespace
 
 CLI::App* add_history_command(CLI::App& app, int& exit_code) {
@@ -31,6 +55,12 @@ CLI::App* add_history_command(CLI::App& app, int& exit_code) {
   sub->add_option("--file", o->file, "a history.csv elsewhere (instead of <results>/history.csv)");
   sub->add_option("--top", o->top, "how many of the fastest configs to list")->check(CLI::Range(1, 100000))->capture_default_str();
   sub->add_flag("--json", o->json, "print one JSON object");
+  sub->add_option("--kernel-tuner-cache", o->kernel_tuner_cache,
+                  "instead of the summary, write the configurations the run evaluated and their times as a Kernel Tuner "
+                  "cache file (.json, or gzip-compressed when the name ends in .gz), replayable with --backend replay "
+                  "--replay-file: record a space with --proposer random --retime 0, then convert it");
+  sub->add_option("--template", o->template_name,
+                  "with --kernel-tuner-cache: the template to write when the run tuned several");
   sub->callback([o, &exit_code] {
     const fs::path path = o->file.empty() ? fs::path(o->results) / kHistoryFileName : fs::path(o->file);
     std::error_code ec;
@@ -49,6 +79,15 @@ CLI::App* add_history_command(CLI::App& app, int& exit_code) {
     if (load->torn_bytes)
       std::cerr << "note: " << path.string() << " ends in a torn row (" << load->torn_bytes
                 << " bytes, a run was stopped mid-write); it is left out here and repaired by the next run\n";
+    if (!o->kernel_tuner_cache.empty()) {
+      exit_code = write_kernel_tuner_cache(load->rows, *o);
+      return;
+    }
+    if (!o->template_name.empty()) {
+      std::cerr << "autotune-loop history: --template goes with --kernel-tuner-cache\n";
+      exit_code = kExitUsage;
+      return;
+    }
     if (o->json) std::cout << history_report_json(load->rows, o->top).dump(2) << "\n";
     else std::cout << format_history_report(load->rows, o->top);
     exit_code = kExitOk;

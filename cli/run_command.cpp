@@ -352,9 +352,10 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
     const GemmProblem recorded = opened.recording->problem();
     if (!*problem) {
       *problem = recorded;
-    } else if ((*problem)->m != recorded.m || (*problem)->n != recorded.n || (*problem)->k != recorded.k) {
+    } else if ((*problem)->m != recorded.m || (*problem)->n != recorded.n || (*problem)->k != recorded.k ||
+               (opened.recording->knows_whole_problem() && (*problem)->key() != recorded.key())) {
       return usage("the recording " + f.evaluator.replay_file + " measured " + recorded.describe() + ", not " +
-                   (*problem)->describe() + "; leave out --m/--n/--k to use its problem");
+                   (*problem)->describe() + "; leave out --m/--n/--k (and the other problem flags) to use its problem");
     }
     const KernelTemplate& t = *opened.recorded_template;
     for (const auto& name : f.templates)

@@ -127,12 +127,86 @@ Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text,
           if (t.is_number()) r.times_ms.push_back(t.get<double>());
       }
     }
+    if (r.outcome != Outcome::kOk && rec.contains("tilesmith_outcome") &&
+        rec["tilesmith_outcome"].is_string()) {
+      auto named = parse_outcome(rec["tilesmith_outcome"].get<std::string>());
+      if (!named.ok() || *named == Outcome::kOk)
+        return Status::parse_error(where + ": \"tilesmith_outcome\" " + rec["tilesmith_outcome"].dump() +
+                                   " is not a failure outcome");
+      r.outcome = *named;
+    }
     if (rec.contains("compile_time") && rec["compile_time"].is_number())
       r.compile_ms = rec["compile_time"].get<double>();
     c.records.push_back(std::move(r));
   }
   if (c.records.empty()) return Status::parse_error(origin + ": the cache holds no records");
+  if (j.contains("tilesmith")) {
+    const json& t = j["tilesmith"];
+    if (!t.is_object()) return Status::parse_error(origin + ": \"tilesmith\" is not an object");
+    if (t.contains("problem")) {
+      auto p = problem_from_json(t["problem"]);
+      if (!p.ok()) return Status::parse_error(origin + ": tilesmith.problem: " + p.status().message());
+      c.problem = *p;
+    }
+    if (t.contains("device")) {
+      auto d = device_facts_from_json(t["device"]);
+      if (!d.ok()) return Status::parse_error(origin + ": tilesmith.device: " + d.status().message());
+      c.device = *d;
+    }
+    if (t.contains("template_hash") && t["template_hash"].is_string())
+      c.template_hash = t["template_hash"].get<std::string>();
+    if (t.contains("provenance") && t["provenance"].is_string())
+      c.provenance = t["provenance"].get<std::string>();
+  }
   return c;
+}
+
+std::string kernel_tuner_cache_to_json_text(const KernelTunerCache& c) {
+  // Kernel Tuner's markers; the exact outcome goes beside them in "tilesmith_outcome".
+  auto marker = [](Outcome o) -> const char* {
+    switch (o) {
+      case Outcome::kCompileError: return "CompilationFailedConfig";
+      case Outcome::kInvalid: return "InvalidConfig";
+      default: return "RuntimeFailedConfig";
+    }
+  };
+  json j = json::object();
+  j["version"] = "1.0";
+  j["device_name"] = c.device_name;
+  j["kernel_name"] = c.kernel_name;
+  j["problem_size"] = c.problem_size;
+  j["objective"] = c.objective.empty() ? "time" : c.objective;
+  j["tune_params_keys"] = c.param_names;
+  json tp = json::object();
+  for (size_t p = 0; p < c.param_names.size(); ++p) tp[c.param_names[p]] = c.param_values.at(p);
+  j["tune_params"] = tp;
+  json cache = json::object();
+  for (const KernelTunerRecord& r : c.records) {
+    std::string key;
+    json rec = json::object();
+    for (size_t p = 0; p < c.param_names.size(); ++p) {
+      if (p) key += ',';
+      key += std::to_string(r.point.at(p));
+      rec[c.param_names[p]] = r.point[p];
+    }
+    if (r.outcome == Outcome::kOk) {
+      rec["time"] = r.time_ms;
+      if (!r.times_ms.empty()) rec["times"] = r.times_ms;
+    } else {
+      rec["time"] = marker(r.outcome);
+      rec["tilesmith_outcome"] = outcome_name(r.outcome);
+    }
+    rec["compile_time"] = r.compile_ms;
+    cache[key] = std::move(rec);
+  }
+  j["cache"] = std::move(cache);
+  json t = json::object();
+  if (c.problem) t["problem"] = *c.problem;
+  if (c.device) t["device"] = *c.device;
+  if (!c.template_hash.empty()) t["template_hash"] = c.template_hash;
+  if (!c.provenance.empty()) t["provenance"] = c.provenance;
+  if (!t.empty()) j["tilesmith"] = std::move(t);
+  return j.dump(1) + "\n";
 }
 
 Result<KernelTunerCache> read_kernel_tuner_cache(const std::filesystem::path& path) {

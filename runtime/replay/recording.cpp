@@ -157,6 +157,7 @@ Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache 
 }
 
 GemmProblem Recording::problem() const {
+  if (cache_.problem) return *cache_.problem;
   GemmProblem p;
   const auto& ps = cache_.problem_size;
   p.m = ps.empty() ? 0 : ps[0];

@@ -57,9 +57,14 @@ class Recording {
   std::uint64_t unrecorded_valid() const { return unrecorded_valid_; }
 
   const ParamSpace& space() const { return space_; }
-  // M, N from problem_size (N = M when it has one value), K = its third value, else M
-  // (Kernel Tuner's GEMM recordings are square); fp32, row-major.
+  // The problem tilesmith recorded with the cache (data types, layouts, epilogue) when
+  // the file holds one; otherwise M, N from problem_size (N = M when it has one value),
+  // K = its third value, else M (Kernel Tuner's GEMM recordings are square); fp32,
+  // row-major.
   GemmProblem problem() const;
+  // True when problem() is the whole recorded problem, not one inferred from the sizes:
+  // then a replay answers for exactly that problem.
+  bool knows_whole_problem() const { return cache_.problem.has_value(); }
   // Constants M, N, K, WARP_SIZE = 32; no device (a recording's limits are already applied).
   SpaceContext context() const;
   // backend "replay", name = device_name, arch "recorded".

@@ -20,6 +20,10 @@ const KernelTunerRecord* ReplayEvaluator::lookup(const KernelTemplate& tmpl,
     return nullptr;
   }
   const GemmProblem recorded = rec.problem();
+  if (rec.knows_whole_problem() && problem.key() != recorded.key()) {
+    e->message = "the recording measured " + recorded.describe() + ", not " + problem.describe();
+    return nullptr;
+  }
   if ((problem.m != 0 && problem.m != recorded.m) || (problem.n != 0 && problem.n != recorded.n)) {
     e->message = "the recording measured " + std::to_string(recorded.m) + "x" +
                          std::to_string(recorded.n) + " problems, not " +

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Records the tuning spaces in data/recordings on the GPU machine: per space one run with
+# the random proposer (uniform over the valid space, never a configuration twice; the
+# whole space when the time allows, a uniform sample otherwise), no re-timing, then its
+# history as a Kernel Tuner cache file. Results go to OUT_DIR/rec.tar.gz (one file, so the
+# device tool brings it back whole) and the caches to OUT_DIR/recordings/.
+#
+#   scripts/device/record_spaces.sh OUT_DIR [SECONDS_PER_SPACE]
+#
+# SECONDS_PER_SPACE default 170. From the repository root, with a bundled build in
+# .devpack (autotune-loop, tilesmith-worker) or binaries in $TILESMITH_BIN.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
+out=${1:?usage: record_spaces.sh OUT_DIR [SECONDS_PER_SPACE]}
+secs=${2:-170}
+rec=$(mktemp -d)
+mkdir -p "$out/recordings"
+hours=$(awk -v s="$secs" 'BEGIN { print s / 3600 }')
+pack() { tar czf "$out/rec.tar.gz" --exclude=journal.jsonl --exclude=.autotune-loop.lock -C "$rec" .; }
+record() {  # NAME TEMPLATE autotune-loop problem flags...
+  local name=$1 tmpl=$2; shift 2
+  echo "== $name ($secs s at most) $(date +%T)"
+  "$bin/autotune-loop" --backend cuda --template "$tmpl" --proposer random --candidates 32 --retime 0 \
+    --compile-threads 12 --seed 1 --progress plain --status-interval 60 --hours "$hours" \
+    --results "$rec/$name" "$@" 2>&1 | grep -E "evaluated in|vendor:|^ 1 |stopped"
+  "$bin/autotune-loop" history --results "$rec/$name" \
+    --kernel-tuner-cache "$out/recordings/${tmpl}_${name}_H200.json.gz"
+  pack
+}
+record fp32_128x4096x4096 gemm_wgmma --m 128 --n 4096 --k 4096
+record fp32_4096x4096x4096 gemm_wgmma --m 4096 --n 4096 --k 4096
+record bf16_128x4096x4096 gemm_wgmma_half --dtype bf16 --m 128 --n 4096 --k 4096
+record bf16_4096x4096x4096 gemm_wgmma_half --dtype bf16 --m 4096 --n 4096 --k 4096
