@@ -109,6 +109,13 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
 Status GenerationLoop::Runner::write_plan(const GenerationPlan& plan) {
   json j = plan_to_json(plan);
   j["session"] = s_.session;
+  // The estimate the plan was made with, for `autotune-loop history` (history.csv's
+  // columns stay as they are).
+  if (s_.report.converged) {
+    j["converged"] = *s_.report.converged;
+    j["convergence_margin"] = s_.report.convergence_margin;
+    j["evaluated"] = s_.report.converged_at;
+  }
   return s_.journal.append(j);
 }
 
