@@ -124,7 +124,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
 
   app.add_option("--stop-when-converged", f.stop_when_converged,
                  "stop once the search estimates that its best is within MARGIN of the space's best with at least "
-                 "PROBABILITY: [MARGIN[/PROBABILITY]], default 5%/0.9, e.g. --stop-when-converged 2%/0.95. The "
+                 "PROBABILITY: [MARGIN[/PROBABILITY]], default 5%/0.95, e.g. --stop-when-converged 2%/0.95. The "
                  "estimate (from the evolve proposer's model over the untried configs) is shown in the progress "
                  "line and the summary either way; proposers that cannot estimate (llm, random) never stop on it")
       ->expected(0, 1)
@@ -471,7 +471,7 @@ void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, c
   if (f.hours > 0) budgets += " --hours " + format_number(f.hours);
   if (f.patience) budgets += " --patience " + std::to_string(f.patience);
   if (f.stop_when_converged)
-    budgets += " --stop-when-converged " + (f.stop_when_converged->empty() ? "5%/0.9" : *f.stop_when_converged);
+    budgets += " --stop-when-converged " + (f.stop_when_converged->empty() ? "5%/0.95" : *f.stop_when_converged);
   spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 

@@ -12,7 +12,7 @@ namespace tilesmith {
 
 struct ConvergenceStop {
   double margin = 0.05;      // 0.05: within 5% of the space's best
-  double probability = 0.9;  // stop once the estimate is at least this
+  double probability = 0.95;  // stop once the estimate is at least this (docs/search.md: calibration)
 };
 
 // Parses "" (the defaults), "5%", "5%/0.9", "2%/95%": the margin as a percentage in

@@ -290,19 +290,6 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       score[i] = std::max(0.0, improvement);
     }
   }
-  // How likely the best found is within the asked margin of the space's best: over every
-  // untried point when all were scored, a uniform subset standing for the rest otherwise;
-  // no estimate from an evolutionary pool (it is not a sample of the space).
-  if (request.convergence_margin && view.enumerated()) {
-    proposers::detail::ConvergenceInputs ci;
-    ci.mean = &mu;
-    ci.stddev = &sigma;
-    ci.threshold = best_ok - std::log1p(*request.convergence_margin);
-    ci.spread_scale = options_.convergence_spread;
-    const double untried = double(view.points().size()) - double(history.tried.size());
-    ci.coverage = std::max(1.0, untried / double(n));
-    batch.converged = proposers::detail::probability_none_better(ci);
-  }
   std::vector<size_t> by_mean(n);
   std::iota(by_mean.begin(), by_mean.end(), size_t{0});
   std::stable_sort(by_mean.begin(), by_mean.end(),
@@ -342,6 +329,24 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const size_t since_gain = history.observations.size() - last_gain;
   const bool stalled = options_.stall_generations > 0 &&
                        since_gain >= static_cast<size_t>(options_.stall_generations) * want;
+  // How likely the best found is within the asked margin of the space's best: over every
+  // untried point when all were scored, a uniform subset standing for the rest otherwise;
+  // no estimate from an evolutionary pool (it is not a sample of the space).
+  if (request.convergence_margin && view.enumerated()) {
+    proposers::detail::ConvergenceInputs ci;
+    ci.mean = &mu;
+    ci.stddev = &sigma;
+    ci.threshold = best_ok - std::log1p(*request.convergence_margin);
+    ci.spread_scale = options_.convergence_spread;
+    const double untried = double(view.points().size()) - double(history.tried.size());
+    ci.coverage = std::max(1.0, untried / double(n));
+    // The model alone is too sure early on, before its picks have had a chance to find
+    // what it does not know (docs/search.md, "Convergence estimate"): it is weighed by
+    // how long the best has stood, 1 - exp(-evaluations since the last 1% gain / tau).
+    const double tau = options_.convergence_stood * double(want);
+    const double stood = tau > 0 ? 1 - std::exp(-double(since_gain) / tau) : 1.0;
+    batch.converged = proposers::detail::probability_none_better(ci) * stood;
+  }
   // Distinct basins: the best configurations found, each at least basin_distance
   // parameters away from every better one kept, best first.
   std::vector<PointValues> basins;
@@ -408,6 +413,44 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       }
       if (best_i == n) break;
       take(best_i, "exploration (most uncertain of the promising)");
+    }
+  }
+  // Under-sampled regions: once stalled, among the candidates predicted in the best
+  // far_quantile, the one farthest (in parameter ranks) from everything tried. A region
+  // the model has one bad sample of is predicted at the clip and never wins expected
+  // improvement; this measures it anyway.
+  if (stalled && options_.far_per_batch > 0) {
+    const size_t nr = view.active().size();
+    std::vector<float> tried_f;
+    std::vector<float> f(static_cast<size_t>(nf));
+    for (const auto& o : history.observations) {
+      view.encode(o.point, f.data());
+      tried_f.insert(tried_f.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(nr));
+    }
+    for (size_t i = 0; i < n; ++i)  // this batch's picks so far count as tried
+      if (picked[i]) tried_f.insert(tried_f.end(), cand.features(i), cand.features(i) + nr);
+    const size_t pool = std::max<size_t>(1, static_cast<size_t>(options_.far_quantile * double(n)));
+    for (int r = 0; r < options_.far_per_batch && batch.proposals.size() < want; ++r) {
+      size_t best_i = n;
+      double best_d = -1;
+      for (size_t k = 0; k < pool && k < n; ++k) {
+        const size_t i = by_mean[k];
+        if (picked[i]) continue;
+        const float* g = cand.features(i);
+        double nearest = std::numeric_limits<double>::infinity();
+        for (size_t t = 0; t + nr <= tried_f.size() && nearest > best_d; t += nr) {
+          double d = 0;
+          for (size_t q = 0; q < nr; ++q) d += std::fabs(g[q] - tried_f[t + q]);
+          nearest = std::min(nearest, d);
+        }
+        if (nearest > best_d) {
+          best_d = nearest;
+          best_i = i;
+        }
+      }
+      if (best_i == n) break;
+      take(best_i, "least sampled of the promising (the search stalled)");
+      tried_f.insert(tried_f.end(), cand.features(best_i), cand.features(best_i) + nr);
     }
   }
   // Restart: once stalled, the best predicted candidates far from every basin found.

@@ -74,6 +74,9 @@ struct EvolveOptions {
   // The convergence estimate's spread factor (tuner/search/detail/convergence.h),
   // calibrated on the recorded spaces.
   double convergence_spread = 1.0;
+  // ... weighed by 1 - exp(-evaluations since the best last improved by stall_gain /
+  // (convergence_stood batches)); 0: the model alone.
+  double convergence_stood = 4.0;
   // Stalls: the search has stalled when the best has not improved by stall_gain in
   // stall_generations batches (0: never). Then local search moves to the other basins
   // (the `basins` best configurations at least basin_distance parameters apart) and
@@ -85,6 +88,10 @@ struct EvolveOptions {
   int basin_distance = 3;
   int restart_per_batch = 0;
   int restart_distance = 3;
+  // Once stalled: far_per_batch picks of the candidates farthest from everything tried
+  // among the best far_quantile by predicted time.
+  int far_per_batch = 1;
+  double far_quantile = 0.1;
   // Once stalled, the first local pick ranks everything within this many parameters of
   // the best (1: one-parameter neighbours only).
   int stall_radius = 2;

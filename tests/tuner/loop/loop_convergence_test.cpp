@@ -12,7 +12,7 @@ TEST(ConvergenceStop, ParsesMarginAndProbability) {
   auto d = parse_convergence_stop("");
   ASSERT_TRUE(d.ok());
   EXPECT_DOUBLE_EQ(d->margin, 0.05);
-  EXPECT_DOUBLE_EQ(d->probability, 0.9);
+  EXPECT_DOUBLE_EQ(d->probability, 0.95);
   auto a = parse_convergence_stop("2%/0.95");
   ASSERT_TRUE(a.ok()) << a.status().to_string();
   EXPECT_DOUBLE_EQ(a->margin, 0.02);
@@ -24,7 +24,7 @@ TEST(ConvergenceStop, ParsesMarginAndProbability) {
   auto c = parse_convergence_stop("0.5%");
   ASSERT_TRUE(c.ok());
   EXPECT_DOUBLE_EQ(c->margin, 0.005);
-  EXPECT_DOUBLE_EQ(c->probability, 0.9);
+  EXPECT_DOUBLE_EQ(c->probability, 0.95);
   EXPECT_EQ(format_margin(0.05), "5%");
   EXPECT_EQ(format_margin(0.005), "0.5%");
 }

@@ -102,6 +102,8 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->clip_quantile = v;
     else if (key == "region_radius")
       o->region_radius = static_cast<int>(v);
+    else if (key == "convergence_stood")
+      o->convergence_stood = v;
     else if (key == "convergence_spread")
       o->convergence_spread = v;
     else if (key == "stall_generations")
@@ -116,6 +118,10 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->restart_per_batch = static_cast<int>(v);
     else if (key == "restart_distance")
       o->restart_distance = static_cast<int>(v);
+    else if (key == "far")
+      o->far_per_batch = static_cast<int>(v);
+    else if (key == "far_quantile")
+      o->far_quantile = v;
     else if (key == "stall_radius")
       o->stall_radius = static_cast<int>(v);
     else if (key == "explore")
