@@ -421,12 +421,19 @@ void GenerationLoop::Runner::finish_session() {
   s_.report.vendor_name = s_.vendor_name;
   s_.report.vendor_note = s_.vendor_note;
   s_.report.rows = history_.rows();
-  note_journal(s_.journal.append(json{{"event", "end"},
-                                      {"session", s_.session},
-                                      {"time", utc_timestamp_now()},
-                                      {"reason", stop_reason_name(s_.report.reason)},
-                                      {"detail", s_.report.detail},
-                                      {"evaluated", s_.evaluated_session}}));
+  json end{{"event", "end"},
+           {"session", s_.session},
+           {"time", utc_timestamp_now()},
+           {"reason", stop_reason_name(s_.report.reason)},
+           {"detail", s_.report.detail},
+           {"evaluated", s_.evaluated_session}};
+  // The last estimate, also when it ended the run before its plan was written.
+  if (s_.report.converged) {
+    end["converged"] = *s_.report.converged;
+    end["convergence_margin"] = s_.report.convergence_margin;
+    end["converged_at"] = s_.report.converged_at;
+  }
+  note_journal(s_.journal.append(end));
 }
 
 Result<LoopReport> GenerationLoop::run(LoopObserver& observer, const std::atomic<bool>* stop, Evaluator* retimer) {

@@ -52,7 +52,8 @@ class RunJournal {
 
 // The last convergence estimate a run recorded: plan events carry "converged" (the
 // probability that the best found is within "convergence_margin" of the space's best)
-// and "evaluated" (evaluations before the plan) when the proposers gave one. Read-only
+// and "evaluated" (evaluations before the plan) when the proposers gave one; end events
+// the last one, with "converged_at". Read-only
 // (a torn line is skipped, not repaired); nullopt for a missing file or no estimate.
 struct ConvergenceRecord {
   double probability = 0;

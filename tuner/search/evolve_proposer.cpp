@@ -367,7 +367,9 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   }
   // Local search: one-parameter neighbours by predicted time (two-parameter ones once a
   // centre's one-parameter neighbourhood is all tried). Around the best while the search
-  // moves; once it stalls, around the other basins in turn, so one basin cannot take
+  // moves. Once it stalls, the first pick ranks everything within stall_radius
+  // parameters of the best (a two-parameter move crosses a ridge no one-parameter step
+  // does) and the others go around the other basins in turn, so one basin cannot take
   // the whole budget.
   auto local_pick = [&](const PointValues& centre, int min_radius, const std::string& why) {
     for (int radius = min_radius; radius <= std::max(2, min_radius); ++radius)

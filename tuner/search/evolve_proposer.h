@@ -22,9 +22,11 @@
 //     pick ranks everything within `stall_radius` parameters of the best, and the others
 //     go to the other distinct basins found (the best configurations at least
 //     `basin_distance` parameters apart), in turn, so one basin cannot take the whole
-//     budget (docs/search.md, "Why runs stall"); optionally `explore_per_batch` picks of
-//     the most uncertain promising candidates and, once stalled, `restart_per_batch`
-//     picks far from every basin; the rest by the acquisition:
+//     budget; and `far_per_batch` picks go to the promising candidates farthest from
+//     everything tried (docs/search.md, "Why runs stall"). Optionally
+//     `explore_per_batch` picks of the most uncertain promising candidates and, once
+//     stalled, `restart_per_batch` picks far from every basin. The rest by the
+//     acquisition:
 //       expected improvement (forest mean and spread) over the best time found, each
 //       pick damping its one-parameter neighbours' scores by `diversity_penalty`, or
 //       Thompson sampling: each pick is the best candidate of a random half of the trees.

@@ -65,7 +65,8 @@ class ConvergingProposer final : public Proposer {
 TEST(LoopConvergence, StopsWhenTheEstimateIsReached) {
   Fixture f;
   ConvergingProposer p;
-  LoopOptions o = f.options(fresh_dir("loop_converged"), 0);
+  const fs::path dir = fresh_dir("loop_converged");
+  LoopOptions o = f.options(dir, 0);
   o.candidates = 2;
   o.stop_when_converged = ConvergenceStop{0.02, 0.95};
   auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, &p}}, o);
@@ -90,6 +91,13 @@ TEST(LoopConvergence, StopsWhenTheEstimateIsReached) {
       << convergence_line(*report);
   // The finalists are still re-timed: a converged run ends like a finished one.
   EXPECT_FALSE(report->retimes.empty());
+  // `autotune-loop history` finds the estimate that ended the run in the journal.
+  auto recorded = read_last_convergence(dir / kJournalFileName);
+  ASSERT_TRUE(recorded.has_value());
+  EXPECT_DOUBLE_EQ(recorded->probability, 0.97);
+  EXPECT_DOUBLE_EQ(recorded->margin, 0.02);
+  EXPECT_EQ(recorded->evaluated, 4);
+  EXPECT_FALSE(read_last_convergence(dir / "no-such-journal.jsonl").has_value());
 }
 
 TEST(LoopConvergence, WithoutTheFlagTheEstimateIsOnlyReported) {
