@@ -1,5 +1,6 @@
 #include "cli/history_command.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "runtime/replay/compressed_file.h"
 #include "tuner/records/history.h"
+#include "tuner/records/journal.h"
 #include "tuner/records/history_recording.h"
 #include "tuner/records/history_report.h"
 
@@ -88,8 +90,27 @@ CLI::App* add_history_command(CLI::App& app, int& exit_code) {
       exit_code = kExitUsage;
       return;
     }
-    if (o->json) std::cout << history_report_json(load->rows, o->top).dump(2) << "\n";
-    else std::cout << format_history_report(load->rows, o->top);
+    // The run's last convergence estimate lives in its journal beside history.csv.
+    const auto convergence = read_last_convergence(path.parent_path() / kJournalFileName);
+    if (o->json) {
+      auto j = history_report_json(load->rows, o->top);
+      if (convergence)
+        j["convergence"] = {{"probability", convergence->probability},
+                            {"margin", convergence->margin},
+                            {"evaluated", convergence->evaluated}};
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << format_history_report(load->rows, o->top);
+      if (convergence) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "\nconvergence: P(best found within %.3g%% of the space's best) = %.2f (the proposer's "
+                      "estimate after %lld evaluations)\n",
+                      convergence->margin * 100, convergence->probability,
+                      static_cast<long long>(convergence->evaluated));
+        std::cout << buf;
+      }
+    }
     exit_code = kExitOk;
   });
   return sub;

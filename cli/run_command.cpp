@@ -122,6 +122,15 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->capture_default_str()
       ->group(budget_group);
 
+  app.add_option("--stop-when-converged", f.stop_when_converged,
+                 "stop once the search estimates that its best is within MARGIN of the space's best with at least "
+                 "PROBABILITY: [MARGIN[/PROBABILITY]], default 5%/0.95, e.g. --stop-when-converged 2%/0.95. The "
+                 "estimate (from the evolve proposer's model over the untried configs) is shown in the progress "
+                 "line and the summary either way; proposers that cannot estimate (llm, random) never stop on it")
+      ->expected(0, 1)
+      ->type_name("[MARGIN[/P]]")
+      ->group(budget_group);
+
   const std::string llm_group = "LLM endpoint (docs/llm.md)";
   app.add_option("--llm-url", f.llm_url,
                  "base URL: https://api.openai.com/v1 (default for openai), http://127.0.0.1:8000/v1 (vLLM), "
@@ -240,6 +249,7 @@ json settings_json(const RunFlags& f, const std::string& proposer, const std::ve
               {"max_evals", f.max_evals},
               {"hours", f.hours},
               {"patience", f.patience},
+              {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
               {"retime", f.retime},
               {"backend", f.evaluator.backend},
               {"replay_file", f.evaluator.replay_file},
@@ -407,8 +417,10 @@ void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const st
 }
 
 LoopOptions loop_options(const RunFlags& f, const GemmProblem& problem, const CandidateRunner& runner,
-                         const std::string& proposer) {
+                         const std::string& proposer, const std::optional<ConvergenceStop>& stop) {
   LoopOptions lo;
+  lo.stop_when_converged = stop;
+  if (stop) lo.convergence_margin = stop->margin;
   lo.results_dir = f.results;
   lo.problem = problem;
   lo.candidates = f.candidates;
@@ -458,6 +470,8 @@ void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, c
   if (f.max_evals) budgets += " --max-evals " + std::to_string(f.max_evals);
   if (f.hours > 0) budgets += " --hours " + format_number(f.hours);
   if (f.patience) budgets += " --patience " + std::to_string(f.patience);
+  if (f.stop_when_converged)
+    budgets += " --stop-when-converged " + (f.stop_when_converged->empty() ? "5%/0.95" : *f.stop_when_converged);
   spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 
@@ -490,6 +504,15 @@ std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console
   return std::nullopt;
 }
 
+// --stop-when-converged's value, checked before anything starts.
+std::optional<int> read_convergence_stop(const RunFlags& f, std::optional<ConvergenceStop>* stop) {
+  if (!f.stop_when_converged) return std::nullopt;
+  auto s = parse_convergence_stop(*f.stop_when_converged);
+  if (!s.ok()) return usage(s.status().message());
+  *stop = *s;
+  return std::nullopt;
+}
+
 // --problems: the set, its problems' templates, and the run under one budget.
 int run_problem_set_tuning(const RunFlags& f);
 
@@ -497,6 +520,8 @@ int run_problem_set_tuning(const RunFlags& f);
 
 int run_tuning(const RunFlags& f) {
   if (!f.problems.empty()) return run_problem_set_tuning(f);
+  std::optional<ConvergenceStop> stop;
+  if (auto code = read_convergence_stop(f, &stop)) return *code;
   const bool replay = f.evaluator.backend == "replay";
   // Problem, templates, proposer and warm-start files are checked before anything slow starts.
   std::optional<GemmProblem> problem;
@@ -528,7 +553,7 @@ int run_tuning(const RunFlags& f) {
     proposers.push_back(std::move(p).value());
     targets.push_back({t, proposers.back().get()});
   }
-  auto loop = GenerationLoop::open(runner, targets, loop_options(f, *problem, runner, (*factory)->describe()));
+  auto loop = GenerationLoop::open(runner, targets, loop_options(f, *problem, runner, (*factory)->describe(), stop));
   if (!loop.ok()) {
     spdlog::error(loop.status().message());
     return status_exit(loop.status());
@@ -566,6 +591,8 @@ int run_problem_set_tuning(const RunFlags& f) {
                  "by the scheduler (docs/problem-sets.md)");
   if (f.evaluator.backend == "replay")
     return usage("--problems needs a GPU backend: the replay backend answers for its one recorded problem");
+  std::optional<ConvergenceStop> stop;
+  if (auto code = read_convergence_stop(f, &stop)) return *code;
   auto set = read_problem_set(f.problems);
   if (!set.ok()) return usage(set.status().message());
   std::optional<TemplateLibrary> library;
@@ -614,7 +641,7 @@ int run_problem_set_tuning(const RunFlags& f) {
   ProblemSetOptions so;
   so.results_dir = f.results;
   so.set = *set;
-  so.loop = loop_options(f, set->entries.front().problem, runner, (*factory)->describe());
+  so.loop = loop_options(f, set->entries.front().problem, runner, (*factory)->describe(), stop);
   so.loop.settings["problems"] = f.problems;
   so.max_evals = f.max_evals;
   so.hours = f.hours;

@@ -34,6 +34,8 @@ struct RunFlags {
   std::int64_t max_evals = 0;
   double hours = 0;
   int patience = 0;
+  // --stop-when-converged [MARGIN[/PROBABILITY]]: unset, "" (the defaults) or the text.
+  std::optional<std::string> stop_when_converged;
   std::string results = "results";
   std::uint64_t seed = 1;
   int retime = 3;

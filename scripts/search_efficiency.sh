@@ -6,15 +6,24 @@
 #
 #   scripts/search_efficiency.sh [DATA_DIR_OR_FILES...] [-- bench options]
 #   e.g. scripts/search_efficiency.sh /work/shared/data/kernel_tuner_gemm -- --seeds 20 --jobs 2
+#        scripts/search_efficiency.sh -- --proposers evolve --loop --cap 300 --detail --calibration 5%
+# Without paths: the shared Kernel Tuner GEMM spaces and the built-in templates' spaces
+# in data/recordings. --loop runs every seed through the whole tuning loop (as
+# autotune-loop --backend replay --max-evals CAP --seed S); its scratch results folders
+# go to $TMPDIR (a tmpfs such as /dev/shm keeps the per-row fsyncs cheap).
 #
-# Environment: BUILD_DIR (default build-reg), TILESMITH_KT_DATA (default data folder).
+# Environment: BUILD_DIR (default build-reg), TILESMITH_KT_DATA (the shared data folder).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD_DIR:-$root/build-reg}"
 paths=()
 while [[ $# -gt 0 && "$1" != "--" ]]; do paths+=("$1"); shift; done
 [[ "${1:-}" == "--" ]] && shift
-if [[ ${#paths[@]} -eq 0 ]]; then paths=("${TILESMITH_KT_DATA:-/work/shared/data/kernel_tuner_gemm}"); fi
+if [[ ${#paths[@]} -eq 0 ]]; then
+  paths=("$root/data/recordings")
+  shared="${TILESMITH_KT_DATA:-$root/../shared/data/kernel_tuner_gemm}"
+  [[ -d "$shared" ]] && paths=("$shared" "${paths[@]}")
+fi
 
 if [[ ! -f "$build/build.ninja" && ! -f "$build/Makefile" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

@@ -35,6 +35,7 @@ const char* stop_reason_name(StopReason r) {
     case StopReason::kPlateau: return "plateau (no faster config within the patience)";
     case StopReason::kExhausted: return "every valid configuration has been tried";
     case StopReason::kNoProposals: return "the proposers produced nothing new";
+    case StopReason::kConverged: return "converged (the best found is likely within the margin of the space's best)";
     case StopReason::kInterrupted: return "interrupted";
     case StopReason::kError: return "error";
   }
@@ -244,6 +245,9 @@ Status GenerationLoop::Runner::run() {
     GenerationPlan plan;
     TS_RETURN_IF_ERROR(make_plan(s_.next_generation, &plan));
     if (stopped_) break;
+    // The estimate describes the history before this plan: a converged run ends here,
+    // without spending the plan's evaluations.
+    if (check_converged()) break;
     s_.current_generation = plan.generation;
     ++s_.next_generation;
     if (all_exhausted() && plan.items.empty()) {
@@ -417,12 +421,19 @@ void GenerationLoop::Runner::finish_session() {
   s_.report.vendor_name = s_.vendor_name;
   s_.report.vendor_note = s_.vendor_note;
   s_.report.rows = history_.rows();
-  note_journal(s_.journal.append(json{{"event", "end"},
-                                      {"session", s_.session},
-                                      {"time", utc_timestamp_now()},
-                                      {"reason", stop_reason_name(s_.report.reason)},
-                                      {"detail", s_.report.detail},
-                                      {"evaluated", s_.evaluated_session}}));
+  json end{{"event", "end"},
+           {"session", s_.session},
+           {"time", utc_timestamp_now()},
+           {"reason", stop_reason_name(s_.report.reason)},
+           {"detail", s_.report.detail},
+           {"evaluated", s_.evaluated_session}};
+  // The last estimate, also when it ended the run before its plan was written.
+  if (s_.report.converged) {
+    end["converged"] = *s_.report.converged;
+    end["convergence_margin"] = s_.report.convergence_margin;
+    end["converged_at"] = s_.report.converged_at;
+  }
+  note_journal(s_.journal.append(end));
 }
 
 Result<LoopReport> GenerationLoop::run(LoopObserver& observer, const std::atomic<bool>* stop, Evaluator* retimer) {

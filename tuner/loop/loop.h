@@ -34,6 +34,7 @@
 #include "runtime/evaluator.h"
 #include "tuner/records/best_config.h"
 #include "tuner/loop/candidate_runner.h"
+#include "tuner/loop/convergence_stop.h"
 #include "tuner/records/history.h"
 #include "tuner/loop/progress.h"
 #include "tuner/search/proposer.h"
@@ -73,10 +74,15 @@ struct LoopOptions {
   std::vector<RelatedResult> related;
   // Shown before the progress line's facts: "3/8 qkv_t16 · 42/300 evals, share 18%".
   std::string progress_label;
+  // Ends the run when converged (see ConvergenceStop); nullopt: never.
+  std::optional<ConvergenceStop> stop_when_converged;
+  // The margin the convergence estimate is asked for when the run does not stop on it
+  // (it is still shown in the progress line and the summary).
+  double convergence_margin = 0.05;
   nlohmann::json settings = nlohmann::json::object();  // recorded in the journal's session event
 };
 
-enum class StopReason { kGenerations, kMaxEvals, kTime, kPlateau, kExhausted, kNoProposals, kInterrupted, kError };
+enum class StopReason { kGenerations, kMaxEvals, kTime, kPlateau, kExhausted, kNoProposals, kConverged, kInterrupted, kError };
 // "generation budget reached", "plateau: ...", ...
 const char* stop_reason_name(StopReason r);
 
@@ -116,6 +122,12 @@ struct LoopReport {
   std::string vendor_name, vendor_note; // note: why there is no vendor figure
   std::vector<RetimeResult> retimes;
   std::vector<BestEntry> winners;       // written to best_config.json at the end
+  // The last convergence estimate: the probability that the best found is within
+  // convergence_margin of the space's best (every template's estimate multiplied; absent
+  // when a proposer cannot tell), made when `converged_at` evaluations had been done.
+  std::optional<double> converged;
+  double convergence_margin = 0.05;
+  std::int64_t converged_at = 0;
 };
 
 class GenerationLoop {

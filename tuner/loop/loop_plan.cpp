@@ -47,9 +47,11 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     req.seed = request_seed(tmpl.name(), generation);
     req.generation = generation;
     req.related = &s_.options.related;
+    req.convergence_margin = convergence_margin();
     const auto t0 = Clock::now();
     ProposalBatch batch = t.target.proposer->propose(req);
     s_.report.propose_s += seconds_since(t0);
+    t.converged = batch.converged;
     for (const auto& r : batch.rejected) {
       PlanRejection pr = plan_rejection(tmpl.name(), batch.proposer, r);
       // Known configs proposed again are not new rows; their first outcome stands.
@@ -92,6 +94,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     if (batch.proposals.empty() && !batch.status.ok()) {
       if (batch.status.code() == StatusCode::kFailedPrecondition) {
         t.exhausted = true;
+        t.converged = 1.0;  // nothing untried can be faster
         s_.log(LogLevel::kInfo, tmpl.name() + ": " + batch.proposer + " has nothing left to propose (" +
                                     batch.status.message() + ")");
       } else {
@@ -106,7 +109,41 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
 Status GenerationLoop::Runner::write_plan(const GenerationPlan& plan) {
   json j = plan_to_json(plan);
   j["session"] = s_.session;
+  // The estimate the plan was made with, for `autotune-loop history` (history.csv's
+  // columns stay as they are).
+  if (s_.report.converged) {
+    j["converged"] = *s_.report.converged;
+    j["convergence_margin"] = s_.report.convergence_margin;
+    j["evaluated"] = s_.report.converged_at;
+  }
   return s_.journal.append(j);
+}
+
+double GenerationLoop::Runner::convergence_margin() const {
+  return s_.options.stop_when_converged ? s_.options.stop_when_converged->margin : s_.options.convergence_margin;
+}
+
+bool GenerationLoop::Runner::check_converged() {
+  std::optional<double> p = 1.0;
+  for (const auto& t : s_.targets) {
+    if (!t.converged) {
+      p.reset();
+      break;
+    }
+    *p *= *t.converged;
+  }
+  s_.report.converged = p;
+  s_.report.convergence_margin = convergence_margin();
+  s_.report.converged_at = s_.evaluated_count;
+  const auto& want = s_.options.stop_when_converged;
+  if (!want || !p || *p < want->probability) return false;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "P(best within %s of the space's best) = %.3f >= %.3g after %lld evaluations (--stop-when-converged)",
+                format_margin(want->margin).c_str(), *p, want->probability,
+                static_cast<long long>(s_.evaluated_count));
+  stop(StopReason::kConverged, buf);
+  return true;
 }
 
 bool GenerationLoop::Runner::all_exhausted() const {
@@ -176,6 +213,8 @@ LoopProgress GenerationLoop::Runner::progress() const {
   p.best_ms = s_.best_ms;
   p.best_tflops = s_.best_tflops;
   p.best_template = s_.best_template;
+  p.converged = s_.report.converged;
+  p.convergence_margin = s_.report.convergence_margin;
   if (s_.vendor && s_.best_ms && *s_.best_ms > 0) p.best_vendor_ratio = s_.vendor->timing.median_ms / *s_.best_ms;
   p.elapsed_s = seconds_since(s_.started);
   p.measure_s = s_.report.measure_s;

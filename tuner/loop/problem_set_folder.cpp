@@ -34,7 +34,7 @@ std::vector<json> journal_events(const fs::path& path) {
 
 bool ends_the_search(const std::string& reason) {
   return reason == stop_reason_name(StopReason::kPlateau) || reason == stop_reason_name(StopReason::kExhausted) ||
-         reason == stop_reason_name(StopReason::kNoProposals);
+         reason == stop_reason_name(StopReason::kNoProposals) || reason == stop_reason_name(StopReason::kConverged);
 }
 
 }  // namespace

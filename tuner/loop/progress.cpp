@@ -48,6 +48,10 @@ std::string body(const LoopProgress& p) {
   } else {
     out += " | no valid config yet";
   }
+  if (p.converged) {
+    std::snprintf(buf, sizeof buf, " | P(within %.3g%%) %.2f", p.convergence_margin * 100, *p.converged);
+    out += buf;
+  }
   out += " | " + format_duration(p.elapsed_s);
   if (p.per_minute > 0) {
     std::snprintf(buf, sizeof buf, p.per_minute >= 100 ? ", %.0f/min" : ", %.3g/min", p.per_minute);

@@ -19,6 +19,11 @@ struct LoopProgress {
   std::map<std::string, std::int64_t> outcomes;  // evaluation rows by outcome name
   std::optional<double> best_ms, best_tflops, best_vendor_ratio;
   std::string best_template;
+  // The run's convergence estimate: the probability that the best found is within
+  // convergence_margin of the space's best (GenerationLoop's LoopReport::converged);
+  // absent when the proposers cannot tell (yet).
+  std::optional<double> converged;
+  double convergence_margin = 0.05;
   double elapsed_s = 0;               // this session
   double measure_s = 0;               // this session's time measuring, averaged over the devices
   double per_minute = 0;              // candidates evaluated per minute in this session
@@ -29,7 +34,7 @@ struct LoopProgress {
 // "1h02m03s", "4m05s", "12.3s".
 std::string format_duration(double seconds);
 // "gen 12 | 96 evaluated: 80 ok, 10 compile_error, 6 wrong_result | best 22.31 TFLOP/s (0.91x vendor) |
-// 5m12s, 18.5/min, measuring 84% | workers: 2/2 busy, 1 crash | left: 104 evaluations", cut to
+// P(within 5%) 0.93 | 5m12s, 18.5/min, measuring 84% | workers: 2/2 busy, 1 crash | left: 104 evaluations", cut to
 // `width` columns (0: no limit).
 std::string format_status_line(const LoopProgress& p, std::size_t width = 0);
 // The same facts for a log: no cut, "progress:" first.

@@ -15,6 +15,15 @@ std::string fmt(const char* f, double v) {
 }
 }  // namespace
 
+std::string convergence_line(const LoopReport& report) {
+  const std::string margin = fmt("%.3g%%", report.convergence_margin * 100);
+  if (!report.converged)
+    return "no estimate of how close the best is to the space's best (the proposer cannot tell" +
+           std::string(report.converged_at ? "" : " yet") + ")";
+  return "P(best found within " + margin + " of the space's best) = " + fmt("%.2f", *report.converged) +
+         " (the proposer's estimate after " + std::to_string(report.converged_at) + " evaluations)";
+}
+
 std::string format_run_summary(const LoopReport& report, const SummaryContext& ctx) {
   std::string out;
   std::int64_t evaluated_session = 0, evaluated = 0;
@@ -59,6 +68,7 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
            fmt("%.2f TFLOP/s", report.vendor->tflops) + "\n";
   else
     out += "vendor: " + (report.vendor_note.empty() ? std::string("not measured") : report.vendor_note) + "\n";
+  out += "convergence: " + convergence_line(report) + "\n";
   if (report.dropped_known)
     out += std::to_string(report.dropped_known) + " proposal(s) dropped as already in the history\n";
 

@@ -20,6 +20,10 @@ struct SummaryContext {
   std::size_t top = 5;
 };
 
+// "P(best found within 5% of the space's best) = 0.93 (the proposer's estimate after 240
+// evaluations)", or why there is none.
+std::string convergence_line(const LoopReport& report);
+
 std::string format_run_summary(const LoopReport& report, const SummaryContext& context);
 
 }  // namespace tilesmith

@@ -1,5 +1,7 @@
 #include "tuner/records/journal.h"
 
+#include <fstream>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -68,6 +70,27 @@ Status RunJournal::append(const json& event, bool durable) {
   }
   ::close(fd);
   return {};
+}
+
+std::optional<ConvergenceRecord> read_last_convergence(const std::filesystem::path& journal) {
+  std::ifstream in(journal);
+  if (!in) return std::nullopt;
+  std::optional<ConvergenceRecord> last;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto e = nlohmann::json::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.is_object() || !e.contains("converged") || !e["converged"].is_number()) continue;
+    const std::string event = e.value("event", "");
+    if (event != "plan" && event != "end") continue;
+    ConvergenceRecord r;
+    r.probability = e["converged"].get<double>();
+    r.margin = e.value("convergence_margin", 0.05);
+    // A plan's "evaluated" is the run's count before it; an end's is the session's, so
+    // the end says when its estimate was made in "converged_at".
+    r.evaluated = e.value(event == "plan" ? "evaluated" : "converged_at", std::int64_t{0});
+    last = r;
+  }
+  return last;
 }
 
 }  // namespace tilesmith

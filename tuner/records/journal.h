@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,5 +49,17 @@ class RunJournal {
   std::size_t skipped_lines_ = 0;
   std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
 };
+
+// The last convergence estimate a run recorded: plan events carry "converged" (the
+// probability that the best found is within "convergence_margin" of the space's best)
+// and "evaluated" (evaluations before the plan) when the proposers gave one; end events
+// the last one, with "converged_at". Read-only
+// (a torn line is skipped, not repaired); nullopt for a missing file or no estimate.
+struct ConvergenceRecord {
+  double probability = 0;
+  double margin = 0.05;
+  std::int64_t evaluated = 0;
+};
+std::optional<ConvergenceRecord> read_last_convergence(const std::filesystem::path& journal);
 
 }  // namespace tilesmith

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "tuner/search/detail/convergence.h"
 #include "tuner/search/request_check.h"
 
 namespace tilesmith {
@@ -314,6 +315,49 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     return false;
   };
 
+  // Has the search stalled? Evaluations since the best improved by at least stall_gain.
+  size_t last_gain = 0;
+  {
+    double run_best = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < history.observations.size(); ++i) {
+      const Observation& o = history.observations[i];
+      if (!o.ok || !(o.time_ms < run_best)) continue;
+      if (o.time_ms < run_best * (1 - options_.stall_gain)) last_gain = i + 1;
+      run_best = o.time_ms;
+    }
+  }
+  const size_t since_gain = history.observations.size() - last_gain;
+  const bool stalled = options_.stall_generations > 0 &&
+                       since_gain >= static_cast<size_t>(options_.stall_generations) * want;
+  // How likely the best found is within the asked margin of the space's best: over every
+  // untried point when all were scored, a uniform subset standing for the rest otherwise;
+  // no estimate from an evolutionary pool (it is not a sample of the space).
+  if (request.convergence_margin && view.enumerated()) {
+    proposers::detail::ConvergenceInputs ci;
+    ci.mean = &mu;
+    ci.stddev = &sigma;
+    ci.threshold = best_ok - std::log1p(*request.convergence_margin);
+    ci.spread_scale = options_.convergence_spread;
+    const double untried = double(view.points().size()) - double(history.tried.size());
+    ci.coverage = std::max(1.0, untried / double(n));
+    // The model alone is too sure early on, before its picks have had a chance to find
+    // what it does not know (docs/search.md, "Convergence estimate"): it is weighed by
+    // how long the best has stood, 1 - exp(-evaluations since the last 1% gain / tau).
+    const double tau = options_.convergence_stood * double(want);
+    const double stood = tau > 0 ? 1 - std::exp(-double(since_gain) / tau) : 1.0;
+    batch.converged = proposers::detail::probability_none_better(ci) * stood;
+  }
+  // Distinct basins: the best configurations found, each at least basin_distance
+  // parameters away from every better one kept, best first.
+  std::vector<PointValues> basins;
+  for (auto* o : ok_obs) {
+    if (basins.size() >= static_cast<size_t>(std::max(1, options_.basins))) break;
+    bool distinct = true;
+    for (const auto& b : basins)
+      if (SpaceView::hamming(o->point, b) < options_.basin_distance) distinct = false;
+    if (distinct) basins.push_back(o->point);
+  }
+
   for (size_t k = 0, taken = 0; k < n && taken < static_cast<size_t>(options_.exploit_per_batch) &&
                                 batch.proposals.size() < want;
        ++k) {
@@ -321,13 +365,110 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     take(by_mean[k], "surrogate's best prediction");
     ++taken;
   }
-  for (size_t k = 0, taken = 0; k < n && taken < static_cast<size_t>(options_.local_per_batch) &&
-                                batch.proposals.size() < want;
-       ++k) {
-    const size_t i = by_mean[k];
-    if (picked[i] || !within(cand.point(i), 1)) continue;
-    take(i, "one-parameter neighbour of one of the best so far");
-    ++taken;
+  // Local search: one-parameter neighbours by predicted time (two-parameter ones once a
+  // centre's one-parameter neighbourhood is all tried). Around the best while the search
+  // moves. Once it stalls, the first pick ranks everything within stall_radius
+  // parameters of the best (a two-parameter move crosses a ridge no one-parameter step
+  // does) and the others go around the other basins in turn, so one basin cannot take
+  // the whole budget.
+  auto local_pick = [&](const PointValues& centre, int min_radius, const std::string& why) {
+    for (int radius = min_radius; radius <= std::max(2, min_radius); ++radius)
+      for (size_t k = 0; k < n; ++k) {
+        const size_t i = by_mean[k];
+        if (picked[i] || SpaceView::hamming(cand.point(i), centre) > radius) continue;
+        take(i, why);
+        return true;
+      }
+    return false;
+  };
+  for (int l = 0; l < options_.local_per_batch && batch.proposals.size() < want; ++l) {
+    if (stalled && l == 0 && options_.stall_radius > 1 &&
+        local_pick(elite.front(), options_.stall_radius,
+                   "within " + std::to_string(options_.stall_radius) + " parameters of the best (the search stalled)"))
+      continue;
+    if (stalled && basins.size() > 1) {
+      const size_t b = 1 + (static_cast<size_t>(l) + history.observations.size() / want) % (basins.size() - 1);
+      if (local_pick(basins[b], 1, "neighbour of basin " + std::to_string(b + 1) + " (the search stalled)")) continue;
+    }
+    if (options_.local_elites > 1) {
+      // The original rule: neighbours of any of the local_elites best.
+      bool done = false;
+      for (size_t k = 0; k < n && !done; ++k) {
+        const size_t i = by_mean[k];
+        if (picked[i] || !within(cand.point(i), 1)) continue;
+        take(i, "one-parameter neighbour of one of the best so far");
+        done = true;
+      }
+      continue;
+    }
+    local_pick(elite.front(), 1, "one-parameter neighbour of one of the best so far");
+  }
+  // Exploration share: the most uncertain of the candidates predicted among the best
+  // explore_quantile, so a region the model knows little about gets measured.
+  if (options_.explore_per_batch > 0) {
+    const size_t pool = std::max<size_t>(1, static_cast<size_t>(options_.explore_quantile * double(n)));
+    for (int e = 0; e < options_.explore_per_batch && batch.proposals.size() < want; ++e) {
+      size_t best_i = n;
+      for (size_t k = 0; k < pool && k < n; ++k) {
+        const size_t i = by_mean[k];
+        if (!picked[i] && (best_i == n || sigma[i] > sigma[best_i])) best_i = i;
+      }
+      if (best_i == n) break;
+      take(best_i, "exploration (most uncertain of the promising)");
+    }
+  }
+  // Under-sampled regions: once stalled, among the candidates predicted in the best
+  // far_quantile, the one farthest (in parameter ranks) from everything tried. A region
+  // the model has one bad sample of is predicted at the clip and never wins expected
+  // improvement; this measures it anyway.
+  if (stalled && options_.far_per_batch > 0) {
+    const size_t nr = view.active().size();
+    std::vector<float> tried_f;
+    std::vector<float> f(static_cast<size_t>(nf));
+    for (const auto& o : history.observations) {
+      view.encode(o.point, f.data());
+      tried_f.insert(tried_f.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(nr));
+    }
+    for (size_t i = 0; i < n; ++i)  // this batch's picks so far count as tried
+      if (picked[i]) tried_f.insert(tried_f.end(), cand.features(i), cand.features(i) + nr);
+    const size_t pool = std::max<size_t>(1, static_cast<size_t>(options_.far_quantile * double(n)));
+    for (int r = 0; r < options_.far_per_batch && batch.proposals.size() < want; ++r) {
+      size_t best_i = n;
+      double best_d = -1;
+      for (size_t k = 0; k < pool && k < n; ++k) {
+        const size_t i = by_mean[k];
+        if (picked[i]) continue;
+        const float* g = cand.features(i);
+        double nearest = std::numeric_limits<double>::infinity();
+        for (size_t t = 0; t + nr <= tried_f.size() && nearest > best_d; t += nr) {
+          double d = 0;
+          for (size_t q = 0; q < nr; ++q) d += std::fabs(g[q] - tried_f[t + q]);
+          nearest = std::min(nearest, d);
+        }
+        if (nearest > best_d) {
+          best_d = nearest;
+          best_i = i;
+        }
+      }
+      if (best_i == n) break;
+      take(best_i, "least sampled of the promising (the search stalled)");
+      tried_f.insert(tried_f.end(), cand.features(best_i), cand.features(best_i) + nr);
+    }
+  }
+  // Restart: once stalled, the best predicted candidates far from every basin found.
+  if (stalled) {
+    for (int r = 0; r < options_.restart_per_batch && batch.proposals.size() < want; ++r) {
+      size_t best_i = n;
+      for (size_t i = 0; i < n; ++i) {
+        if (picked[i]) continue;
+        bool far = true;
+        for (const auto& b : basins)
+          if (SpaceView::hamming(cand.point(i), b) < options_.restart_distance) far = false;
+        if (far && (best_i == n || score[i] > score[best_i])) best_i = i;
+      }
+      if (best_i == n) break;
+      take(best_i, "restart away from the basins found (the search stalled)");
+    }
   }
 
   std::vector<char> eligible(n, 1);

@@ -17,12 +17,25 @@
 //     neighbours, mutations and crossovers of the best configurations found.
 //  4. Batch. `exploit_per_batch` points with the best predicted time;
 //     `local_per_batch` untried one-parameter neighbours of the `local_elites` best
-//     configurations found, by predicted time; the rest by the acquisition:
+//     configurations found, by predicted time — until the search stalls (the best has
+//     not improved by `stall_gain` in `stall_generations` batches): then the first local
+//     pick ranks everything within `stall_radius` parameters of the best, and the others
+//     go to the other distinct basins found (the best configurations at least
+//     `basin_distance` parameters apart), in turn, so one basin cannot take the whole
+//     budget; and `far_per_batch` picks go to the promising candidates farthest from
+//     everything tried (docs/search.md, "Why runs stall"). Optionally
+//     `explore_per_batch` picks of the most uncertain promising candidates and, once
+//     stalled, `restart_per_batch` picks far from every basin. The rest by the
+//     acquisition:
 //       expected improvement (forest mean and spread) over the best time found, each
 //       pick damping its one-parameter neighbours' scores by `diversity_penalty`, or
 //       Thompson sampling: each pick is the best candidate of a random half of the trees.
 //     With `region_radius` > 0 the acquisition looks only within that many parameter
 //     changes of the `local_elites` best configurations (a trust region).
+//
+// With request.convergence_margin it also estimates how likely the best found is within
+// that margin of the space's best (tuner/search/detail/convergence.h), on enumerated
+// spaces.
 //
 // Generic: it sees only the space, the context, the history and the seed. Deterministic
 // for a given seed and history. Keeps a cached view of the last space between calls;
@@ -60,6 +73,34 @@ struct EvolveOptions {
   size_t pool_size = 20000;     // random part of the pool when the space is not enumerated
   size_t max_scored = 200000;   // largest candidate set scored per call
   int elite = 8;                // best configurations whose neighbourhoods join the pool
+  // The convergence estimate's spread factor (tuner/search/detail/convergence.h),
+  // calibrated on the recorded spaces.
+  double convergence_spread = 1.0;
+  // ... weighed by 1 - exp(-evaluations since the best last improved by stall_gain /
+  // (convergence_stood batches)); 0: the model alone.
+  double convergence_stood = 4.0;
+  // Stalls: the search has stalled when the best has not improved by stall_gain in
+  // stall_generations batches (0: never). Then local search moves to the other basins
+  // (the `basins` best configurations at least basin_distance parameters apart) and
+  // restart_per_batch picks go to the best expected improvement at least
+  // restart_distance parameters from every basin.
+  int stall_generations = 3;
+  double stall_gain = 0.01;
+  int basins = 4;
+  int basin_distance = 3;
+  int restart_per_batch = 0;
+  int restart_distance = 3;
+  // Once stalled: far_per_batch picks of the candidates farthest from everything tried
+  // among the best far_quantile by predicted time.
+  int far_per_batch = 1;
+  double far_quantile = 0.1;
+  // Once stalled, the first local pick ranks everything within this many parameters of
+  // the best (1: one-parameter neighbours only).
+  int stall_radius = 2;
+  // Exploration share: per batch, the most uncertain candidates among the best
+  // explore_quantile by predicted time.
+  int explore_per_batch = 0;
+  double explore_quantile = 0.05;
 };
 
 class EvolveProposer final : public Proposer {

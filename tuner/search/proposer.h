@@ -43,6 +43,10 @@ struct ProposalRequest {
   int generation = 0;
   // Winners of related problems of the same set, nearest first; nullptr or empty: none.
   const std::vector<RelatedResult>* related = nullptr;
+  // When set, the proposer is asked how likely it is that the best configuration found
+  // is within this fraction of the best in the space (0.05: 5%), i.e. that no untried
+  // valid configuration is faster than best / (1 + margin). See ProposalBatch::converged.
+  std::optional<double> convergence_margin;
 };
 
 struct Proposal {
@@ -70,6 +74,10 @@ struct ProposalBatch {
   std::vector<Proposal> proposals;       // valid, distinct, not in history
   std::vector<RejectedProposal> rejected;
   Status status;  // non-ok when the proposer could not produce anything (endpoint down ...)
+  // The proposer's estimate of that probability, from the history it was given (before
+  // this batch), when the request asked and the proposer can tell; nullopt otherwise
+  // (the LLM, random, exhaustive, a model still in its initial design).
+  std::optional<double> converged;
 };
 
 class Proposer {

@@ -321,5 +321,41 @@ TEST(EvolveProposer, FindsTheOptimumOfASmoothObjective) {
   EXPECT_LE(found, best * 1.0001) << "best found " << found << ", optimum " << best;
 }
 
+TEST(EvolveProposer, EstimatesConvergenceOnceItsModelStands) {
+  // The smooth objective: the estimate is absent unless asked and during the initial
+  // design, a probability afterwards, low while the search still improves and high once
+  // it holds the optimum and has stood on it for a while.
+  ParamSpace space = tiled_space();
+  auto all = space.enumerate_valid(ctx());
+  double best = 1e9;
+  for (const auto& pt : all) best = std::min(best, fake_time(space.to_config(pt)));
+  EvolveProposer p;
+  std::vector<Trial> history;
+  std::vector<double> estimates;
+  bool at_optimum_when_sure = true;
+  for (int gen = 0; gen < 16; ++gen) {
+    ProposalRequest r = request(space, history, 8, 700 + gen);
+    EXPECT_FALSE(p.propose(r).converged.has_value()) << "not asked";
+    r.convergence_margin = 0.05;
+    auto batch = p.propose(r);
+    ASSERT_TRUE(batch.status.ok());
+    if (gen < 2) {
+      EXPECT_FALSE(batch.converged.has_value()) << "generation " << gen << " is the initial design";
+    } else {
+      ASSERT_TRUE(batch.converged.has_value()) << "generation " << gen;
+      EXPECT_GE(*batch.converged, 0.0);
+      EXPECT_LE(*batch.converged, 1.0);
+      estimates.push_back(*batch.converged);
+      double found = 1e9;
+      for (const auto& t : history) found = std::min(found, *t.time_ms);
+      if (*batch.converged >= 0.9 && found > best * 1.05) at_optimum_when_sure = false;
+    }
+    history = measure(batch.proposals, history);
+  }
+  EXPECT_LT(estimates.front(), 0.5) << "just after the initial design";
+  EXPECT_GE(estimates.back(), 0.9) << "after 128 evaluations of a smooth ~1000-point space";
+  EXPECT_TRUE(at_optimum_when_sure) << "an estimate of 0.9 or more came before the best was within 5%";
+}
+
 }  // namespace
 }  // namespace tilesmith

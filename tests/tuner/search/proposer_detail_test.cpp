@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tuner/search/detail/convergence.h"
 #include "tuner/search/detail/forest.h"
 #include "tuner/search/detail/space_view.h"
 
@@ -135,6 +136,36 @@ TEST(ProposerSpaceView, SamplesLargeSpaces) {
     seen.insert(*p);
   }
   EXPECT_GT(seen.size(), 40u);
+}
+
+TEST(ProposerConvergence, ProbabilityThatNoUntriedPointIsBetter) {
+  std::vector<double> mu, sd;
+  ConvergenceInputs in;
+  in.mean = &mu;
+  in.stddev = &sd;
+  in.threshold = 0.0;
+  EXPECT_EQ(probability_none_better(in), 1.0) << "nothing untried";
+  mu = {1.0, 2.0};
+  sd = {0.0, 0.0};
+  EXPECT_EQ(probability_none_better(in), 1.0) << "sure and slower";
+  mu = {1.0, -0.1};
+  EXPECT_EQ(probability_none_better(in), 0.0) << "sure and faster";
+  // One point one standard deviation above the threshold: P(better) = Phi(-1) = 0.1587.
+  mu = {1.0};
+  sd = {1.0};
+  EXPECT_NEAR(probability_none_better(in), 1 - 0.158655, 1e-5);
+  // Two such points multiply; a quarter of the space scored stands for all of it.
+  mu = {1.0, 1.0};
+  sd = {1.0, 1.0};
+  EXPECT_NEAR(probability_none_better(in), std::pow(1 - 0.158655, 2), 1e-5);
+  in.coverage = 4;
+  EXPECT_NEAR(probability_none_better(in), std::pow(1 - 0.158655, 8), 1e-5);
+  // A wider spread makes a slower point more likely to be better.
+  in.coverage = 1;
+  mu = {1.0};
+  sd = {1.0};
+  in.spread_scale = 2;
+  EXPECT_NEAR(probability_none_better(in), 1 - 0.308538, 1e-5);
 }
 
 }  // namespace

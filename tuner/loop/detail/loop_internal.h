@@ -38,6 +38,8 @@ struct TargetState {
   std::vector<Trial> trials;   // one per known config of this template
   bool exhausted = false;
   std::optional<std::size_t> best;  // index of the fastest ok evaluation row in the history
+  // The proposer's last convergence estimate (ProposalBatch::converged); 1 once exhausted.
+  std::optional<double> converged;
 };
 
 struct GenerationLoop::State {
@@ -151,6 +153,13 @@ class GenerationLoop::Runner {
   Status write_plan(const GenerationPlan& plan);
 
   bool all_exhausted() const;
+
+  // The run's convergence estimate from the targets' last ones (their product: each is
+  // the chance that its template holds nothing faster than its own best by the margin,
+  // a lower bound for the run's best), kept in the report; true (and stopped) when
+  // --stop-when-converged is met.
+  bool check_converged();
+  double convergence_margin() const;
 
   // --- executing a plan ---------------------------------------------------------------
 

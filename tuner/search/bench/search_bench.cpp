@@ -3,8 +3,11 @@
 // next to the exact figures for uniform random sampling. See docs/search.md.
 //
 //   tilesmith_search_bench [--seeds 20] [--batch 8] [--cap 2000] [--proposers evolve,random]
-//                          [--spaces-dir DIR] PATH...
+//                          [--spaces-dir DIR] [--loop] [--detail] [--calibration 5%] PATH...
 // PATH: Kernel Tuner cache files, or folders holding *.json / *.json.gz caches.
+// --loop runs each seed through the whole tuning loop (bench/loop_run.h) instead of
+// calling the proposer directly; --detail adds a line per seed; --calibration checks the
+// loop's convergence estimate against the truth the recording knows.
 
 #include <algorithm>
 #include <atomic>
@@ -20,7 +23,10 @@
 
 #include "analysis/stats.h"
 #include "runtime/replay/recording.h"
+#include "tuner/search/bench/loop_report.h"
+#include "tuner/search/bench/loop_run.h"
 #include "tuner/search/bench/search_run.h"
+#include "tuner/loop/convergence_stop.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"
 
@@ -96,6 +102,32 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->clip_quantile = v;
     else if (key == "region_radius")
       o->region_radius = static_cast<int>(v);
+    else if (key == "convergence_stood")
+      o->convergence_stood = v;
+    else if (key == "convergence_spread")
+      o->convergence_spread = v;
+    else if (key == "stall_generations")
+      o->stall_generations = static_cast<int>(v);
+    else if (key == "stall_gain")
+      o->stall_gain = v;
+    else if (key == "basins")
+      o->basins = static_cast<int>(v);
+    else if (key == "basin_distance")
+      o->basin_distance = static_cast<int>(v);
+    else if (key == "restart")
+      o->restart_per_batch = static_cast<int>(v);
+    else if (key == "restart_distance")
+      o->restart_distance = static_cast<int>(v);
+    else if (key == "far")
+      o->far_per_batch = static_cast<int>(v);
+    else if (key == "far_quantile")
+      o->far_quantile = v;
+    else if (key == "stall_radius")
+      o->stall_radius = static_cast<int>(v);
+    else if (key == "explore")
+      o->explore_per_batch = static_cast<int>(v);
+    else if (key == "explore_quantile")
+      o->explore_quantile = v;
     else
       return false;
   }
@@ -137,7 +169,30 @@ int main(int argc, char** argv) {
                  "first seed (runs use first-seed .. first-seed+seeds-1)");
   app.add_option("--evolve", evolve_text,
                  "evolve settings to try, key=value,... (see evolve_proposer.h)");
+  bool through_loop = false, detail = false;
+  std::string calibration_text;
+  app.add_flag("--loop", through_loop,
+               "run each seed through the whole tuning loop (GenerationLoop with the replay backend, as "
+               "autotune-loop --backend replay --max-evals CAP --seed S) instead of calling the proposer");
+  app.add_flag("--detail", detail, "with --loop: a line per seed (where the best came from, what the budget went to)");
+  app.add_option("--calibration", calibration_text,
+                 "with --loop: check the loop's convergence estimate for this margin (e.g. 5%) against the truth");
+  std::string keep_dir;
+  app.add_option("--keep", keep_dir, "with --loop: keep each run's results folder under this folder");
   CLI11_PARSE(app, argc, argv);
+  std::optional<ConvergenceStop> calibration;
+  if (!calibration_text.empty()) {
+    auto c = parse_convergence_stop(calibration_text);
+    if (!c.ok()) {
+      std::fprintf(stderr, "--calibration: %s\n", c.status().message().c_str());
+      return 2;
+    }
+    calibration = *c;
+  }
+  if ((detail || calibration) && !through_loop) {
+    std::fprintf(stderr, "--detail and --calibration go with --loop\n");
+    return 2;
+  }
   EvolveOptions evolve_options;
   if (!apply_evolve_options(evolve_text, &evolve_options)) {
     std::fprintf(stderr, "bad --evolve settings '%s'\n", evolve_text.c_str());
@@ -154,8 +209,9 @@ int main(int argc, char** argv) {
   std::printf(
       "# Search efficiency: evaluations until the best found is within 5%% / 1%% of the optimum\n");
   std::printf(
-      "seeds %d..%d, batch %d, cap %d evaluations per run; distances use the recorded mean times\n",
-      first_seed, first_seed + seeds - 1, options.batch, options.cap);
+      "seeds %d..%d, batch %d, cap %d evaluations per run%s; distances use the recorded mean times\n",
+      first_seed, first_seed + seeds - 1, options.batch, options.cap,
+      through_loop ? ", through the tuning loop (history.csv evaluation rows)" : "");
   if (!evolve_text.empty()) std::printf("evolve settings: %s\n", evolve_text.c_str());
   std::printf("\n");
   int exit_code = 0;
@@ -196,6 +252,7 @@ int main(int argc, char** argv) {
       // they can go on several threads; results are gathered by seed, so the table does
       // not depend on the thread count.
       std::vector<bench::SearchRunResult> results(static_cast<size_t>(runs));
+      std::vector<bench::LoopRunResult> loop_results(through_loop ? static_cast<size_t>(runs) : 0);
       std::atomic<int> next{0};
       bool bad_name = false;
       auto worker = [&] {
@@ -207,8 +264,23 @@ int main(int argc, char** argv) {
           }
           if (name == "evolve" && !evolve_text.empty())
             *proposer = std::make_unique<EvolveProposer>(evolve_options);
-          results[static_cast<size_t>(i)] =
-              bench::run_search(r, **proposer, static_cast<std::uint64_t>(first_seed + i), options);
+          const auto seed = static_cast<std::uint64_t>(first_seed + i);
+          if (through_loop) {
+            bench::LoopRunOptions lo;
+            lo.candidates = options.batch;
+            lo.max_evals = options.cap;
+            lo.targets = options.targets;
+            if (calibration) lo.convergence_margin = calibration->margin;
+            if (!keep_dir.empty()) {
+              lo.scratch = keep_dir;
+              lo.keep = true;
+            }
+            auto& lr = loop_results[static_cast<size_t>(i)];
+            lr = bench::run_loop(*rec, **proposer, seed, lo);
+            results[static_cast<size_t>(i)] = bench::as_search_result(lr);
+          } else {
+            results[static_cast<size_t>(i)] = bench::run_search(r, **proposer, seed, options);
+          }
         }
       };
       std::vector<std::thread> threads;
@@ -257,6 +329,9 @@ int main(int argc, char** argv) {
                     analysis::percentile_sorted(best_ratio, 0.5),
                     calls ? seconds / calls * 1e3 : 0.0);
       }
+      if (detail) std::printf("\n%s\n", bench::format_loop_details(name, loop_results, first_seed).c_str());
+      if (calibration)
+        std::printf("\n%s\n", bench::format_calibration(name, loop_results, calibration->margin).c_str());
       std::fflush(stdout);
     }
     std::printf("\n");
