@@ -35,7 +35,14 @@ inline double seconds_since(Clock::time_point t0) { return std::chrono::duration
 struct TargetState {
   LoopTarget target;
   SpaceContext context;
-  std::vector<Trial> trials;   // one per known config of this template
+  // One per known config of this template, in generation order and, within a
+  // generation, by config hash: not in the order the rows were written. With several
+  // devices (or hosts) a generation's results come back in completion order, and the
+  // proposers must see the same history whatever that order was, so a seed evaluates
+  // the same configurations on one device as on many. `trial_keys` runs beside
+  // `trials`: (generation, config_hash) of each.
+  std::vector<Trial> trials;
+  std::vector<std::pair<int, std::string>> trial_keys;
   bool exhausted = false;
   std::optional<std::size_t> best;  // index of the fastest ok evaluation row in the history
 };
