@@ -307,7 +307,7 @@ Status GenerationLoop::Runner::record_crashes() {
     e.message = c.message;
     s_.log(LogLevel::kWarn, "candidate " + c.item.template_name + " " + config_to_json_text(c.item.config) + ": " +
                                 c.message);
-    TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt, c.device)));
+    TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt, c.host, c.device)));
   }
   return {};
 }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/host_name.h"
 #include "tuner/loop/loop.h"
 #include "tuner/loop/generation.h"
 #include "tuner/loop/loop_rows.h"
@@ -104,7 +105,7 @@ class GenerationLoop::Runner {
         history_(history),
         best_path_(best_path),
         retimer_(retimer ? *retimer : *s.evaluator),
-        rows_(s.run_id, s.session, s.options.problem, s.evaluator->device()) {}
+        rows_(s.run_id, s.session, s.options.problem, s.evaluator->device(), local_host_name()) {}
 
   Status run();
 
@@ -118,8 +119,9 @@ class GenerationLoop::Runner {
   std::optional<double> vendor_ms() const;
 
   HistoryRow evaluation_row(const PlanItem& item, int generation, const Evaluation& e, std::optional<double> eval_ms,
-                            const std::string& device) {
-    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), device);
+                            const std::string& host, const std::string& device) {
+    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), host,
+                            device);
   }
 
   // Measuring time as a share of the devices: with several, each second of one device is
@@ -165,8 +167,8 @@ class GenerationLoop::Runner {
 
   // One candidate's row, and its line in the log.
   Status record(const PlanItem& item, int generation, Evaluation e, std::optional<double> eval_ms,
-                const std::string& device) {
-    HistoryRow row = evaluation_row(item, generation, e, eval_ms, device);
+                const std::string& host, const std::string& device) {
+    HistoryRow row = evaluation_row(item, generation, e, eval_ms, host, device);
     char buf[200];
     if (e.ok())
       std::snprintf(buf, sizeof buf, "gen %d %s [%s] ok %.4g ms %.2f TFLOP/s", generation, item.template_name.c_str(),
