@@ -14,6 +14,7 @@
 #include "cli/console.h"
 #include "cli/exit_codes.h"
 #include "cli/signals.h"
+#include "runtime/replay/replay_set.h"
 #include "tuner/loop/loop.h"
 #include "tuner/loop/problem_set_run.h"
 #include "tuner/search/offline_proposers.h"
@@ -242,7 +243,8 @@ json settings_json(const RunFlags& f, const std::string& proposer, const std::ve
               {"patience", f.patience},
               {"retime", f.retime},
               {"backend", f.evaluator.backend},
-              {"replay_file", f.evaluator.replay_file},
+              {"replay_file", f.evaluator.replay_files.empty() ? std::string() : f.evaluator.replay_files.front()},
+              {"replay_files", f.evaluator.replay_files},
               {"llm_url", f.llm_url},
               {"llm_model", f.llm_model},
               {"provider", f.provider},
@@ -272,7 +274,7 @@ std::optional<int> read_problem(const RunFlags& f, bool replay, std::optional<Ge
   }
   if (replay && !f.kernels_dir.empty())
     return usage("--kernels-dir does not go with --backend replay: the recording is the template");
-  if (!replay && (!f.evaluator.replay_file.empty() || !f.evaluator.replay_space.empty()))
+  if (!replay && (!f.evaluator.replay_files.empty() || !f.evaluator.replay_space.empty()))
     return usage("--replay-file and --replay-space go with --backend replay");
   return std::nullopt;
 }
@@ -339,18 +341,40 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
                                     const std::optional<TemplateLibrary>& library, std::optional<GemmProblem>* problem,
                                     std::vector<const KernelTemplate*>* templates) {
   if (replay) {
-    const GemmProblem recorded = opened.recording->problem();
     if (!*problem) {
-      *problem = recorded;
-    } else if ((*problem)->m != recorded.m || (*problem)->n != recorded.n || (*problem)->k != recorded.k) {
-      return usage("the recording " + f.evaluator.replay_file + " measured " + recorded.describe() + ", not " +
-                   (*problem)->describe() + "; leave out --m/--n/--k to use its problem");
+      if (opened.recordings.size() > 1)
+        return usage("with several --replay-file recordings, give the problem (--m/--n/--k) or a set (--problems)");
+      *problem = opened.recording->problem();
     }
-    const KernelTemplate& t = *opened.recorded_template;
-    for (const auto& name : f.templates)
-      if (name != t.name())
-        return usage("--template " + name + ": the replay backend has only the recording's template '" + t.name() + "'");
-    templates->push_back(&t);
+    // Each recording answers for the one problem it measured: a problem is tuned on the
+    // recordings of its own shape, never on another's.
+    const auto matching = replay::recordings_for(opened.recordings, **problem);
+    std::string recorded;
+    for (std::size_t i = 0; i < opened.recordings.size(); ++i)
+      recorded += (i ? ", " : "") + opened.recordings[i]->origin() + " measured " +
+                  opened.recordings[i]->problem().describe();
+    if (matching.empty())
+      return usage("no --replay-file recorded " + (*problem)->describe() + " (" + recorded +
+                   "); give a recording of that problem" +
+                   (opened.recordings.size() == 1 ? ", or leave out --m/--n/--k to use the recording's" : ""));
+    std::string names;
+    for (std::size_t i = 0; i < opened.recordings.size(); ++i) {
+      const KernelTemplate& t = opened.recorded_templates[i];
+      names += (i ? ", " : "") + t.name();
+      bool match = false;
+      for (const auto& r : matching) match = match || r == opened.recordings[i];
+      bool named = f.templates.empty();
+      for (const auto& name : f.templates) named = named || name == t.name();
+      if (match && named) templates->push_back(&t);
+    }
+    for (const auto& name : f.templates) {
+      bool known = false;
+      for (const auto& t : opened.recorded_templates) known = known || t.name() == name;
+      if (!known)
+        return usage("--template " + name + ": the replay backend has only the recordings' templates (" + names + ")");
+    }
+    if (templates->empty())
+      return usage("--template leaves no recording of " + (*problem)->describe() + " (" + recorded + ")");
     return std::nullopt;
   }
   // The named templates, or every one; those that cannot serve this problem on this GPU
@@ -563,12 +587,13 @@ int run_problem_set_tuning(const RunFlags& f) {
   if (f.generations)
     return usage("--generations does not go with --problems: the set shares --max-evals and/or --hours, split "
                  "by the scheduler (docs/problem-sets.md)");
-  if (f.evaluator.backend == "replay")
-    return usage("--problems needs a GPU backend: the replay backend answers for its one recorded problem");
+  const bool replay = f.evaluator.backend == "replay";
+  if (replay && !f.kernels_dir.empty())
+    return usage("--kernels-dir does not go with --backend replay: the recordings are the templates");
   auto set = read_problem_set(f.problems);
   if (!set.ok()) return usage(set.status().message());
   std::optional<TemplateLibrary> library;
-  if (auto code = load_library(f, false, &library)) return *code;
+  if (auto code = load_library(f, replay, &library)) return *code;
   ProposerSettings ps = proposer_settings(f);
   if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
   std::vector<WarmStartFile> warm_start;
@@ -583,7 +608,7 @@ int run_problem_set_tuning(const RunFlags& f) {
   std::vector<const KernelTemplate*> every;  // each template once, for the --warm-start seeds
   for (const auto& e : set->entries) {
     std::optional<GemmProblem> problem = e.problem;
-    if (auto code = choose_templates(f, false, *opened, library, &problem, &templates[e.name])) {
+    if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates[e.name])) {
       std::cerr << "autotune-loop: (problem '" << e.name << "' of " << f.problems << ")\n";
       return *code;
     }
