@@ -356,7 +356,9 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
     if (matching.empty())
       return usage("no --replay-file recorded " + (*problem)->describe() + " (" + recorded +
                    "); give a recording of that problem" +
-                   (opened.recordings.size() == 1 ? ", or leave out --m/--n/--k to use the recording's" : ""));
+                   (opened.recordings.size() == 1 && f.problems.empty()
+                        ? ", or leave out --m/--n/--k to use the recording's"
+                        : ""));
     std::string names;
     for (std::size_t i = 0; i < opened.recordings.size(); ++i) {
       const KernelTemplate& t = opened.recorded_templates[i];
