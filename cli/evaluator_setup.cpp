@@ -45,7 +45,9 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
   if (several_devices) {
     app.add_option("--devices", f.devices,
                    "GPUs to measure on, one worker process each, candidates of the same problem in parallel: "
-                   "'0,1', or 'all'. An ordinal given twice ('0,0') starts two workers on that GPU");
+                   "'0,1', or 'all'. An ordinal given twice ('0,0') starts two workers on that GPU. Per host under "
+                   "mpirun/srun; 'local-rank' there is the GPU numbered like this rank among its host's ranks (one "
+                   "rank per GPU; docs/scale-out.md)");
     app.add_option("--replay-workers", f.replay_workers,
                    "with --backend replay: answer in this many worker processes instead of this one (the worker "
                    "path without a GPU; 0: in this process)")

@@ -13,6 +13,8 @@
 #include "base/files.h"
 #include "cli/console.h"
 #include "cli/exit_codes.h"
+#include "cli/scale_out.h"
+#include "base/host_name.h"
 #include "cli/signals.h"
 #include "runtime/replay/replay_set.h"
 #include "tuner/loop/loop.h"
@@ -486,6 +488,66 @@ void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, c
   spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 
+EvaluatorContext evaluator_context(const RunFlags& f) {
+  EvaluatorContext ec;
+  ec.seed = f.seed;
+  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
+  // The workers' own logs (driver messages, compiler noise) go to the log file; what
+  // matters of them also reaches the history (a crash's message carries its stderr tail).
+  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
+  ec.compile_threads = f.compile_threads;
+  return ec;
+}
+
+// Rank 0 of a run over several ranks: the runner over every rank's devices in *runner.
+// An exit code when a rank cannot serve (said in the log).
+std::optional<int> connect_ranks(ScaleOut* scale_out, CandidateRunner** runner) {
+  if (!scale_out) return std::nullopt;
+  auto r = scale_out->connect(**runner);
+  if (!r.ok()) {
+    spdlog::error("the run over {} MPI ranks cannot start: {}", scale_out->size(), r.status().message());
+    return status_exit(r.status());
+  }
+  *runner = *r;
+  return std::nullopt;
+}
+
+// Ends the other ranks' part before the local runner they measure beside goes away.
+struct ScaleOutEnd {
+  ScaleOut* scale_out;
+  ~ScaleOutEnd() {
+    if (scale_out) scale_out->end();
+  }
+};
+
+// A rank other than 0: open this host's devices as the flags say, with the templates
+// rank 0 may name, and measure what it sends. Writes nothing but its log lines (stderr).
+int serve_remote_rank(const RunFlags& f, ScaleOut& scale_out) {
+  spdlog::set_pattern("[rank " + std::to_string(scale_out.rank()) + " " + local_host_name() + "] %l: %v");
+  spdlog::set_level(f.verbose ? spdlog::level::info : spdlog::level::warn);
+  const bool replay = f.evaluator.backend == "replay";
+  std::optional<TemplateLibrary> library;
+  if (!replay) {
+    auto lib = load_templates(f.kernels_dir);
+    if (!lib.ok()) return scale_out.refuse(local_host_name() + ": " + lib.status().message());
+    library = std::move(lib).value();
+  }
+  auto o = open_evaluator(f.evaluator, evaluator_context(f));
+  if (!o.ok()) {
+    spdlog::error(o.status().message());
+    return scale_out.refuse(local_host_name() + ": " + o.status().message());
+  }
+  RankTemplateFinder find = [&](const std::string& name, const std::string& hash) -> const KernelTemplate* {
+    for (const auto& t : o->recorded_templates)
+      if (t.name() == name && t.source_hash() == hash) return &t;
+    if (library)
+      if (const KernelTemplate* t = library->find(name); t && t->source_hash() == hash) return t;
+    return nullptr;
+  };
+  spdlog::info("serving rank 0 with {}", o->description);
+  return scale_out.serve(o->runner(), find);
+}
+
 // What every run opens once its inputs are checked: the results folder, the console and
 // the evaluator (worker processes or in process). An exit code when one of them fails,
 // said on stderr or in the log.
@@ -499,14 +561,7 @@ std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console
   if (!c.ok()) return usage(c.status().message());
   *console = std::move(c).value();
 
-  EvaluatorContext ec;
-  ec.seed = f.seed;
-  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
-  // The workers' own logs (driver messages, compiler noise) go to the log file; what
-  // matters of them also reaches the history (a crash's message carries its stderr tail).
-  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
-  ec.compile_threads = f.compile_threads;
-  auto o = open_evaluator(f.evaluator, ec);
+  auto o = open_evaluator(f.evaluator, evaluator_context(f));
   if (!o.ok()) {
     spdlog::error(o.status().message());
     return status_exit(o.status());
@@ -516,12 +571,22 @@ std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console
 }
 
 // --problems: the set, its problems' templates, and the run under one budget.
-int run_problem_set_tuning(const RunFlags& f);
+int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out);
 
 }  // namespace
 
-int run_tuning(const RunFlags& f) {
-  if (!f.problems.empty()) return run_problem_set_tuning(f);
+int run_tuning(const RunFlags& flags) {
+  RunFlags f = flags;
+  // Under mpirun/srun with several ranks: rank 0 runs below, the others serve it.
+  auto joined = join_scale_out(&f.evaluator);
+  if (!joined.ok()) {
+    if (joined.status().code() == StatusCode::kInvalidArgument) return usage(joined.status().message());
+    std::cerr << "autotune-loop: " << joined.status().message() << "\n";
+    return kExitFailed;
+  }
+  std::unique_ptr<ScaleOut> scale_out = std::move(joined).value();
+  if (scale_out && scale_out->rank() > 0) return serve_remote_rank(f, *scale_out);
+  if (!f.problems.empty()) return run_problem_set_tuning(f, scale_out.get());
   const bool replay = f.evaluator.backend == "replay";
   // Problem, templates, proposer and warm-start files are checked before anything slow starts.
   std::optional<GemmProblem> problem;
@@ -537,7 +602,10 @@ int run_tuning(const RunFlags& f) {
   std::optional<OpenedEvaluator> opened;
   if (auto code = open_run(f, &console, &opened)) return *code;
   Evaluator& evaluator = opened->primary();
-  CandidateRunner& runner = opened->runner();
+  CandidateRunner* runner_ptr = &opened->runner();
+  ScaleOutEnd end_ranks{scale_out.get()};
+  if (auto code = connect_ranks(scale_out.get(), &runner_ptr)) return *code;
+  CandidateRunner& runner = *runner_ptr;
   const DeviceFacts& device = evaluator.device();
   std::vector<const KernelTemplate*> templates;
   if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates)) return *code;
@@ -575,7 +643,8 @@ int run_tuning(const RunFlags& f) {
   sc.device = device;
   sc.results_dir = f.results;
   spdlog::default_logger()->flush();
-  const std::string summary = format_run_summary(*report, sc);
+  std::string summary = format_run_summary(*report, sc);
+  if (scale_out) summary += scale_out->host_summary();
   std::cout << summary << std::flush;
   spdlog::debug("summary:\n{}", summary);
   return exit_code_for_signal(report->winners.empty() ? kExitFailed : kExitOk);
@@ -583,7 +652,7 @@ int run_tuning(const RunFlags& f) {
 
 namespace {
 
-int run_problem_set_tuning(const RunFlags& f) {
+int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
   if (problem_given(f.problem) || f.problem.m || f.problem.n || f.problem.k || !f.problem_file.empty())
     return usage("--problems takes the problems from the set file: leave out --m/--n/--k and --problem-file");
   if (f.generations)
@@ -603,7 +672,10 @@ int run_problem_set_tuning(const RunFlags& f) {
   std::unique_ptr<Console> console;
   std::optional<OpenedEvaluator> opened;
   if (auto code = open_run(f, &console, &opened)) return *code;
-  CandidateRunner& runner = opened->runner();
+  CandidateRunner* runner_ptr = &opened->runner();
+  ScaleOutEnd end_ranks{scale_out};
+  if (auto code = connect_ranks(scale_out, &runner_ptr)) return *code;
+  CandidateRunner& runner = *runner_ptr;
   const DeviceFacts& device = opened->primary().device();
   // Every problem must have a template that can serve it before anything is measured.
   std::map<std::string, std::vector<const KernelTemplate*>> templates;
@@ -662,7 +734,8 @@ int run_problem_set_tuning(const RunFlags& f) {
     return exit_code_for_signal(status_exit(report.status()) == kExitUsage ? kExitUsage : kExitFailed);
   }
   spdlog::default_logger()->flush();
-  const std::string summary = format_problem_set_summary(*report);
+  std::string summary = format_problem_set_summary(*report);
+  if (scale_out) summary += scale_out->host_summary();
   std::cout << summary << "summary: " << (fs::path(f.results) / "summary.json").string() << "\n" << std::flush;
   spdlog::debug("summary:\n{}", summary);
   bool any = false;
