@@ -602,13 +602,14 @@ int run_tuning(const RunFlags& flags) {
   std::optional<OpenedEvaluator> opened;
   if (auto code = open_run(f, &console, &opened)) return *code;
   Evaluator& evaluator = opened->primary();
+  const DeviceFacts& device = evaluator.device();
+  std::vector<const KernelTemplate*> templates;
+  if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates)) return *code;
+  // The other ranks are waited for once the run is known to be able to start.
   CandidateRunner* runner_ptr = &opened->runner();
   ScaleOutEnd end_ranks{scale_out.get()};
   if (auto code = connect_ranks(scale_out.get(), &runner_ptr)) return *code;
   CandidateRunner& runner = *runner_ptr;
-  const DeviceFacts& device = evaluator.device();
-  std::vector<const KernelTemplate*> templates;
-  if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates)) return *code;
   add_warm_start_seeds(warm_start, templates, device, &ps);
 
   auto factory = ProposerFactory::create(ps);
@@ -672,10 +673,6 @@ int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
   std::unique_ptr<Console> console;
   std::optional<OpenedEvaluator> opened;
   if (auto code = open_run(f, &console, &opened)) return *code;
-  CandidateRunner* runner_ptr = &opened->runner();
-  ScaleOutEnd end_ranks{scale_out};
-  if (auto code = connect_ranks(scale_out, &runner_ptr)) return *code;
-  CandidateRunner& runner = *runner_ptr;
   const DeviceFacts& device = opened->primary().device();
   // Every problem must have a template that can serve it before anything is measured.
   std::map<std::string, std::vector<const KernelTemplate*>> templates;
@@ -689,6 +686,11 @@ int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
     for (const KernelTemplate* t : templates[e.name])
       if (std::find(every.begin(), every.end(), t) == every.end()) every.push_back(t);
   }
+  // The other ranks are waited for once every problem is known to have a template.
+  CandidateRunner* runner_ptr = &opened->runner();
+  ScaleOutEnd end_ranks{scale_out};
+  if (auto code = connect_ranks(scale_out, &runner_ptr)) return *code;
+  CandidateRunner& runner = *runner_ptr;
   add_warm_start_seeds(warm_start, every, device, &ps);
   auto factory = ProposerFactory::create(ps);
   if (!factory.ok()) return usage(factory.status().message());
