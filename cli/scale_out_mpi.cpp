@@ -40,6 +40,9 @@ class MpiScaleOut final : public ScaleOut {
   Result<CandidateRunner*> connect(CandidateRunner& local) override {
     mpi::MpiRunnerOptions o;
     o.on_event = [](const std::string& e) { spdlog::warn(e); };
+    // How long a silent rank is waited for before it counts as lost (docs/scale-out.md).
+    if (const char* s = std::getenv("TILESMITH_MPI_SILENCE_S"); s && std::atof(s) > 0)
+      o.silence_limit = std::chrono::milliseconds(static_cast<long long>(std::atof(s) * 1000));
     auto r = mpi::MpiRunner::start(*world_, local, std::move(o));
     told_ = true;  // start() told the ranks to shut down when it failed
     if (!r.ok()) return r.status();

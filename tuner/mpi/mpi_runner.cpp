@@ -400,12 +400,16 @@ bool MpiRunner::degraded() const {
 }
 
 std::vector<std::string> MpiRunner::device_summaries() const {
+  // The summary prints each after "worker ": rank 0's own workers as on one host, named
+  // by host too; the other ranks' as one line each (their crashes and timeouts are in
+  // their rows, and in their own log on stderr).
   std::vector<std::string> out = local_.device_summaries();
-  for (auto& line : out) line = local_host_ + ": " + line;
+  for (auto& line : out) line = "on " + local_host_ + " " + line;
   for (const auto& h : host_rates()) {
     if (h.rank == 0) continue;
-    out.push_back("rank " + std::to_string(h.rank) + " on " + h.host + ": " + std::to_string(h.devices) +
-                  " device(s), " + std::to_string(h.results) + " candidates" + (h.lost ? ", LOST" : ""));
+    out.push_back("pool of rank " + std::to_string(h.rank) + " on " + h.host + ": " + std::to_string(h.devices) +
+                  (h.devices == 1 ? " device, " : " devices, ") + std::to_string(h.results) + " evaluated" +
+                  (h.lost ? ", LOST" : ""));
   }
   return out;
 }
