@@ -11,7 +11,9 @@
 # RANKS default 2 (one per GPU: the machine needs that many). From the repository root,
 # with a bundled build in .devpack or binaries in $TILESMITH_BIN, and OpenMPI's mpirun on
 # the PATH (Debian: openmpi-bin); the binaries must be built with MPI (CMake says "MPI
-# found" when configuring).
+# found" when configuring). CANDIDATES (default 16) is --candidates for both runs: a
+# generation ends when its last candidate does, so a generation of a few times the GPUs
+# in all keeps them busy (docs/scale-out.md).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 out=${1:?usage: mpi_scaling.sh OUT_DIR [MINUTES] [SET_FILE] [RANKS]}
@@ -19,6 +21,8 @@ minutes=${2:-10}
 set_file=${3:-data/problems/llama3_8b_bf16_decode.json}
 ranks=${4:-2}
 mkdir -p "$out"
+# Fresh folders: an old run there would be resumed, not measured.
+rm -rf "$out/one" "$out/ranks"
 if ! command -v mpirun >/dev/null; then
   echo "mpi_scaling: mpirun is not on the PATH (Debian: apt-get install openmpi-bin libopenmpi-dev)" >&2
   exit 3
@@ -26,7 +30,8 @@ fi
 hours=$(python3 -c "print($minutes / 60.0)")
 # Containers: OpenMPI's single-copy shared memory needs ptrace rights it often lacks.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-common=(--problems "$set_file" --hours "$hours" --progress plain --status-interval 60 --retime 0)
+common=(--problems "$set_file" --hours "$hours" --candidates "${CANDIDATES:-16}" --progress plain
+        --status-interval 60 --retime 0)
 status=0
 
 echo "== 1 rank, GPU 0, $minutes min"
