@@ -79,15 +79,15 @@ class MpiScaleOut final : public ScaleOut {
     mpi::RankServerOptions o;
     o.host = local_host_name();
     o.kill_after_results = kill_after_results(world_->rank());
-    const int code = mpi::serve_rank(*world_, runner, find, o);
-    if (code != 0) world_->abandon();
-    return code;
+    const mpi::ServeEnd end = mpi::serve_rank(*world_, runner, find, o);
+    if (end.skip_finalize) world_->abandon();
+    return end.exit_code;
   }
 
   int refuse(const std::string& message) override {
-    const int code = mpi::refuse_rank(*world_, message);
-    if (code != 0) world_->abandon();
-    return code;
+    const mpi::ServeEnd end = mpi::refuse_rank(*world_, message);
+    if (end.skip_finalize) world_->abandon();
+    return end.exit_code;
   }
 
   void end() override {

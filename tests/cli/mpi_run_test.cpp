@@ -4,7 +4,10 @@
 //    evaluated twice, every rank measured, and the configurations evaluated are those of
 //    the same run on one rank (same seed and budget);
 //  - a rank killed mid-run (SIGKILL, through the TILESMITH_MPI_TEST_KILL hook) stops
-//    the job; the same command resumes it and nothing recorded is lost or repeated.
+//    the job; the same command resumes it and nothing recorded is lost or repeated;
+//  - with a launcher that keeps the job alive (mpirun --enable-recovery) the others
+//    finish the run: the lost rank's candidates in flight are crash rows, the budget is
+//    spent exactly.
 // Skipped with the reason where mpirun or the recording is missing.
 //
 // The set needs recordings of two shapes. The shared recordings are both 4096^3, so the
@@ -13,6 +16,8 @@
 // measurements are the 4096^3 ones, labelled another shape; it stands in for a real
 // recording of that shape only to give the set two problems the replay backend can
 // tell apart.
+
+#include <signal.h>
 
 #include <algorithm>
 #include <fstream>
@@ -193,6 +198,39 @@ TEST(MpiRun, AKilledRankStopsTheRunAndTheSameCommandResumesIt) {
           << p << ": row " << i + 1 << " recorded before the kill changed";
   }
   expect_complete_without_repeats(evaluations(f.dir / "results"), budget);
+}
+
+TEST(MpiRun, WhereTheLauncherLetsTheJobGoOnTheOtherRanksFinishTheRun) {
+  // OpenMPI's --enable-recovery keeps the job alive when a process dies: rank 0 finds
+  // the silent rank (TILESMITH_MPI_SILENCE_S), records what it was measuring as crash,
+  // gives what it had not started to the others, and the set ends on its budget.
+  REQUIRE_RECORDING();
+  REQUIRE_MPIRUN();
+  const Fixture f = make_fixture("mpi_recovery");
+  const int budget = 48;
+  auto args = loop_args(f, f.dir / "results", budget);
+  std::vector<std::string> a{mpirun().string(), "-n", "3", "--oversubscribe", "--allow-run-as-root",
+                             "--enable-recovery"};
+  a.insert(a.end(), args.begin(), args.end());
+  auto r = run_process(a, f.dir, mpi_env({{"TILESMITH_MPI_TEST_KILL", "2:3"}, {"TILESMITH_MPI_SILENCE_S", "2"}}), 300);
+  EXPECT_NE(r.signal, SIGKILL) << "the job ended by itself\n" << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.err, "rank 2 (")) << r.err;
+  EXPECT_TRUE(contains(r.err, "is lost")) << r.err;
+  EXPECT_TRUE(contains(r.out, "(LOST)")) << r.out;
+  const auto rows = evaluations(f.dir / "results");
+  expect_complete_without_repeats(rows, budget);
+  std::size_t by_rank2 = 0;
+  for (const auto& [p, rs] : rows)
+    for (const auto& row : rs) {
+      if (row.at("host").find("/rank2") == std::string::npos) continue;
+      ++by_rank2;
+      if (row.at("outcome") == "crash") {
+        EXPECT_TRUE(contains(row.at("message"), "lost with rank 2")) << row.at("message");
+      }
+    }
+  EXPECT_GE(by_rank2, 3u) << "its three results before it died are kept";
+  EXPECT_TRUE(fs::exists(f.dir / "results" / "summary.json"));
 }
 
 TEST(MpiRun, ASetProblemNoRecordingCoversIsRefused) {

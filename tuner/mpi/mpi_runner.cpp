@@ -31,7 +31,7 @@ std::string rate_text(double per_minute) {
 }  // namespace
 
 void shutdown_ranks(MpiWorld& world) {
-  for (int r = 1; r < world.size(); ++r) (void)world.send(r, simple_message(kRankShutdown).dump());
+  for (int r = 1; r < world.size(); ++r) (void)world.send(r, shutdown_message(false).dump());
   flush(world, std::chrono::seconds(10));
 }
 
@@ -122,7 +122,7 @@ MpiRunner::~MpiRunner() {
   if (thread_.joinable()) thread_.join();
   // MPI is this thread's again: tell every rank still there that the run is over.
   for (const auto& r : ranks_)
-    if (!r.lost) (void)world_.send(r.rank, simple_message(kRankShutdown).dump());
+    if (!r.lost) (void)world_.send(r.rank, shutdown_message(lost_any_).dump());
   flush(world_, std::chrono::seconds(10));
   if (lost_any_) world_.abandon();
 }
@@ -391,13 +391,9 @@ std::string MpiRunner::status_line() const {
   return out;
 }
 
-bool MpiRunner::degraded() const {
-  if (local_.degraded()) return true;
-  std::lock_guard lock(mu_);
-  for (const auto& r : ranks_)
-    if (r.lost) return true;
-  return false;
-}
+// A lost rank is said once when it happens (on_event) and shown in the status line;
+// "degraded" is the local devices' health-check backoff, as the loop's message says.
+bool MpiRunner::degraded() const { return local_.degraded(); }
 
 std::vector<std::string> MpiRunner::device_summaries() const {
   // The summary prints each after "worker ": rank 0's own workers as on one host, named

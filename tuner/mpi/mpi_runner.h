@@ -80,7 +80,7 @@ class MpiRunner final : public CandidateRunner {
   // The local devices' state, then candidates per minute per host, in all, and the
   // ratio of all to rank 0's host alone.
   std::string status_line() const override;
-  bool degraded() const override;
+  bool degraded() const override;  // rank 0's own devices (lost ranks: on_event, status_line)
   std::vector<std::string> device_summaries() const override;
 
   std::vector<HostRate> host_rates() const;

@@ -57,6 +57,8 @@ json expect_kernel_message(const GemmProblem& problem, double ms) {
 
 json simple_message(const char* type) { return json{{"type", type}}; }
 
+json shutdown_message(bool skip_finalize) { return json{{"type", kRankShutdown}, {"skip_finalize", skip_finalize}}; }
+
 json rank_error_message(const std::string& message) { return json{{"type", kRankError}, {"message", message}}; }
 
 }  // namespace tilesmith::mpi

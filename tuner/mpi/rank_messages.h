@@ -12,7 +12,7 @@
 //   rank R -> 0   result         its outcome: device, Evaluation, eval_ms
 //   0 -> rank R   expect_kernel  a kernel time to scale deadlines from
 //   rank R -> 0   heartbeat      every second: the rank is alive
-//   0 -> rank R   shutdown       the run is over
+//   0 -> rank R   shutdown       the run is over (skip_finalize: a rank was lost)
 //
 // Pure and thread-safe.
 
@@ -58,6 +58,8 @@ Result<RankResult> rank_result_from_json(const nlohmann::json& j);
 nlohmann::json started_message(std::uint64_t id, const std::string& device);
 nlohmann::json expect_kernel_message(const GemmProblem& problem, double ms);
 nlohmann::json simple_message(const char* type);  // heartbeat, shutdown
+// The run is over; `skip_finalize` when a rank was lost (MPI_Finalize could wait for it).
+nlohmann::json shutdown_message(bool skip_finalize);
 nlohmann::json rank_error_message(const std::string& message);
 
 }  // namespace tilesmith::mpi

@@ -32,19 +32,21 @@ Result<std::optional<json>> next_message(MpiWorld& world) {
 
 }  // namespace
 
-int refuse_rank(MpiWorld& world, const std::string& message) {
-  if (!send(world, rank_error_message(message)).ok()) return 1;
+ServeEnd refuse_rank(MpiWorld& world, const std::string& message) {
+  const ServeEnd lost{1, true};
+  if (!send(world, rank_error_message(message)).ok()) return lost;
   for (;;) {
-    if (!world.progress().ok()) return 1;
+    if (!world.progress().ok()) return lost;
     auto m = next_message(world);
-    if (!m.ok()) return 1;
-    if (*m && worker::message_type(**m) == kRankShutdown) return 0;
+    if (!m.ok()) return lost;
+    if (*m && worker::message_type(**m) == kRankShutdown) return ServeEnd{0, (**m).value("skip_finalize", false)};
     if (!*m) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
-int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& find,
-               const RankServerOptions& options) {
+ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& find,
+                    const RankServerOptions& options) {
+  const ServeEnd lost{1, true};
   RankHello hello;
   hello.host = options.host;
   hello.devices = runner.devices();
@@ -52,23 +54,27 @@ int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& f
   hello.depth = runner.depth();
   hello.fingerprint = runner.evaluator().device().fingerprint();
   hello.device_name = runner.evaluator().device().name;
-  if (!send(world, to_json(hello)).ok()) return 1;
+  if (!send(world, to_json(hello)).ok()) return lost;
 
   // The runner reports a start from a device thread; MPI is this thread's.
   std::mutex mu;
   std::deque<json> outbox;
   std::uint64_t results = 0;
   bool refused = false;
+  ServeEnd end;
   auto last_beat = Clock::now();
   for (;;) {
     bool busy = false;
     auto m = next_message(world);
-    if (!m.ok()) return 1;
+    if (!m.ok()) return lost;
     if (*m) {
       busy = true;
       const json& msg = **m;
       const std::string type = worker::message_type(msg);
-      if (type == kRankShutdown) break;
+      if (type == kRankShutdown) {
+        end.skip_finalize = msg.value("skip_finalize", false);
+        break;
+      }
       if (type == worker::kEvaluate && !refused) {
         auto req = worker::parse_candidate_request(msg);
         const KernelTemplate* tmpl = req.ok() ? find(req->tmpl.name, req->tmpl.source_hash) : nullptr;
@@ -80,7 +86,7 @@ int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& f
                         : "this rank has no template " + req->tmpl.name + " with source hash " + req->tmpl.source_hash +
                               " (start every rank with the same --kernels-dir or --replay-file, and the same build)";
           refused = true;
-          if (!send(world, rank_error_message(options.host + ": " + why)).ok()) return 1;
+          if (!send(world, rank_error_message(options.host + ": " + why)).ok()) return lost;
         } else {
           RunnerCandidate c{tmpl, req->problem, req->config, req->id};
           runner.submit(std::move(c), [&mu, &outbox](std::uint64_t id, const std::string&, const std::string& device) {
@@ -99,7 +105,7 @@ int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& f
       out.swap(outbox);
     }
     for (const auto& o : out)
-      if (!send(world, o).ok()) return 1;
+      if (!send(world, o).ok()) return lost;
     // A short wait while candidates run: the loop also answers rank 0's messages.
     auto r = runner.next(std::chrono::milliseconds(busy || runner.outstanding() == 0 ? 0 : 5));
     if (r) {
@@ -110,9 +116,9 @@ int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& f
         out.swap(outbox);
       }
       for (const auto& o : out)
-        if (!send(world, o).ok()) return 1;
+        if (!send(world, o).ok()) return lost;
       RankResult rr{r->tag, r->device, std::move(r->evaluation), r->eval_ms};
-      if (!send(world, to_json(rr)).ok()) return 1;
+      if (!send(world, to_json(rr)).ok()) return lost;
       ++results;
       if (options.kill_after_results && results >= options.kill_after_results) {
         // Let the result leave before the process vanishes: it was measured.
@@ -122,9 +128,9 @@ int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& f
     }
     if (Clock::now() - last_beat >= kHeartbeatEvery) {
       last_beat = Clock::now();
-      if (!send(world, simple_message(kHeartbeat)).ok()) return 1;
+      if (!send(world, simple_message(kHeartbeat)).ok()) return lost;
     }
-    if (!world.progress().ok()) return 1;
+    if (!world.progress().ok()) return lost;
     if (!busy && runner.outstanding() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   // Rank 0 sends shutdown only with nothing outstanding here; anything left (a stop in
@@ -132,7 +138,7 @@ int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& f
   runner.cancel_queued();
   while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(100));
   while (world.sending() && world.progress().ok()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return 0;
+  return end;
 }
 
 }  // namespace tilesmith::mpi

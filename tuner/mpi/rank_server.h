@@ -33,12 +33,19 @@ struct RankServerOptions {
   std::uint64_t kill_after_results = 0;
 };
 
-// Serves rank 0 until it says shutdown (exit code 0) or cannot be reached (1).
-int serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& find,
-               const RankServerOptions& options);
+struct ServeEnd {
+  int exit_code = 0;  // 0: rank 0 said shutdown; 1: rank 0 cannot be reached
+  // True when MPI_Finalize must be skipped: rank 0 lost a rank (finalize would wait for
+  // the dead one) or cannot be reached itself.
+  bool skip_finalize = false;
+};
+
+// Serves rank 0 until it says shutdown or cannot be reached.
+ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFinder& find,
+                    const RankServerOptions& options);
 
 // Says to rank 0 that this rank cannot serve (its devices did not open: `message`), and
-// waits for the shutdown. Exit code as serve_rank.
-int refuse_rank(MpiWorld& world, const std::string& message);
+// waits for the shutdown.
+ServeEnd refuse_rank(MpiWorld& world, const std::string& message);
 
 }  // namespace tilesmith::mpi
