@@ -212,7 +212,7 @@ TEST(MpiRun, WhereTheLauncherLetsTheJobGoOnTheOtherRanksFinishTheRun) {
   std::vector<std::string> a{mpirun().string(), "-n", "3", "--oversubscribe", "--allow-run-as-root",
                              "--enable-recovery"};
   a.insert(a.end(), args.begin(), args.end());
-  auto r = run_process(a, f.dir, mpi_env({{"TILESMITH_MPI_TEST_KILL", "2:3"}, {"TILESMITH_MPI_SILENCE_S", "2"}}), 300);
+  auto r = run_process(a, f.dir, mpi_env({{"TILESMITH_MPI_TEST_KILL", "2:3"}, {"TILESMITH_MPI_SILENCE_S", "5"}}), 300);
   EXPECT_NE(r.signal, SIGKILL) << "the job ended by itself\n" << r.out << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.err, "rank 2 (")) << r.err;

@@ -120,9 +120,10 @@ MpiRunner::~MpiRunner() {
     stopping_ = true;
   }
   if (thread_.joinable()) thread_.join();
-  // MPI is this thread's again: tell every rank still there that the run is over.
-  for (const auto& r : ranks_)
-    if (!r.lost) (void)world_.send(r.rank, shutdown_message(lost_any_).dump());
+  // MPI is this thread's again: tell every rank that the run is over — the lost ones
+  // too: one only thought lost (silent too long, but alive) must not wait forever; to a
+  // dead one the send fails or is dropped, and the wait for it is bounded.
+  for (const auto& r : ranks_) (void)world_.send(r.rank, shutdown_message(lost_any_).dump());
   flush(world_, std::chrono::seconds(10));
   if (lost_any_) world_.abandon();
 }

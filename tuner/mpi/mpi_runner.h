@@ -63,7 +63,7 @@ class MpiRunner final : public CandidateRunner {
   // other ranks are told to shut down.
   static Result<std::unique_ptr<MpiRunner>> start(MpiWorld& world, CandidateRunner& local,
                                                    MpiRunnerOptions options = {});
-  // Ends the communication thread and tells every rank still there to shut down.
+  // Ends the communication thread and tells every rank, lost ones included, to shut down.
   ~MpiRunner() override;
 
   Evaluator& evaluator() override { return local_.evaluator(); }
