@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -56,9 +57,19 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
   hello.device_name = runner.evaluator().device().name;
   if (!send(world, to_json(hello)).ok()) return lost;
 
-  // The runner reports a start from a device thread; MPI is this thread's.
-  std::mutex mu;
-  std::deque<json> outbox;
+  // The runner reports a start from a device thread; MPI is this thread's. Shared with
+  // the callbacks, which may outlive this frame when it returns early (rank 0 gone).
+  struct Outbox {
+    std::mutex mu;
+    std::deque<json> messages;
+  };
+  auto box = std::make_shared<Outbox>();
+  auto take = [&box] {
+    std::deque<json> out;
+    std::lock_guard lock(box->mu);
+    out.swap(box->messages);
+    return out;
+  };
   std::uint64_t results = 0;
   bool refused = false;
   ServeEnd end;
@@ -89,9 +100,9 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
           if (!send(world, rank_error_message(options.host + ": " + why)).ok()) return lost;
         } else {
           RunnerCandidate c{tmpl, req->problem, req->config, req->id};
-          runner.submit(std::move(c), [&mu, &outbox](std::uint64_t id, const std::string&, const std::string& device) {
-            std::lock_guard lock(mu);
-            outbox.push_back(started_message(id, device));
+          runner.submit(std::move(c), [box](std::uint64_t id, const std::string&, const std::string& device) {
+            std::lock_guard lock(box->mu);
+            box->messages.push_back(started_message(id, device));
           });
         }
       } else if (type == kExpectKernel) {
@@ -99,23 +110,14 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
         if (p.ok()) runner.expect_kernel_ms(*p, msg.value("ms", 0.0));
       }
     }
-    std::deque<json> out;
-    {
-      std::lock_guard lock(mu);
-      out.swap(outbox);
-    }
-    for (const auto& o : out)
+    for (const auto& o : take())
       if (!send(world, o).ok()) return lost;
     // A short wait while candidates run: the loop also answers rank 0's messages.
     auto r = runner.next(std::chrono::milliseconds(busy || runner.outstanding() == 0 ? 0 : 5));
     if (r) {
       busy = true;
       // Its start first: the runner reported it before the result came back.
-      {
-        std::lock_guard lock(mu);
-        out.swap(outbox);
-      }
-      for (const auto& o : out)
+      for (const auto& o : take())
         if (!send(world, o).ok()) return lost;
       RankResult rr{r->tag, r->device, std::move(r->evaluation), r->eval_ms};
       if (!send(world, to_json(rr)).ok()) return lost;
@@ -133,8 +135,8 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
     if (!world.progress().ok()) return lost;
     if (!busy && runner.outstanding() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  // Rank 0 sends shutdown only with nothing outstanding here; anything left (a stop in
-  // between) is dropped: its results would have no reader.
+  // Rank 0 sends shutdown once it has every result it waits for; anything still here (it
+  // gave up on this rank as lost) is dropped: its results would have no reader.
   runner.cancel_queued();
   while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(100));
   while (world.sending() && world.progress().ok()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
