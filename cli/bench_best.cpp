@@ -95,6 +95,8 @@ class VendorCache {
 
 // --config: one config on the flags' problem.
 int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const TemplateLibrary* lib) {
+  if (opened.recordings.size() > 1)
+    return usage("--config measures one config of one recording: give one --replay-file");
   if (!problem_given(o.problem) && !opened.recording)
     return usage("--config needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
   GemmProblem problem;
@@ -259,7 +261,8 @@ EntryResult bench_entry(const BestEntry* e, OpenedEvaluator& opened, const Templ
     r.notes.push_back("recorded with " + e->device_fingerprint + "; this is " + device.fingerprint());
   const KernelTemplate* tmpl = nullptr;
   if (opened.recorded_template) {
-    if (opened.recorded_template->name() == e->template_name) tmpl = &*opened.recorded_template;
+    for (const auto& t : opened.recorded_templates)
+      if (t.name() == e->template_name) tmpl = &t;
   } else {
     tmpl = lib->find(e->template_name);
   }

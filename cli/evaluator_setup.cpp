@@ -7,6 +7,7 @@
 #include "cli/cli_common.h"
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/replay_evaluator.h"
+#include "runtime/replay/replay_set.h"
 #include "runtime/worker/worker_evaluator.h"
 
 namespace tilesmith::cli {
@@ -44,7 +45,9 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
   if (several_devices) {
     app.add_option("--devices", f.devices,
                    "GPUs to measure on, one worker process each, candidates of the same problem in parallel: "
-                   "'0,1', or 'all'. An ordinal given twice ('0,0') starts two workers on that GPU");
+                   "'0,1', or 'all'. An ordinal given twice ('0,0') starts two workers on that GPU. Per host under "
+                   "mpirun/srun; 'local-rank' there is the GPU numbered like this rank among its host's ranks (one "
+                   "rank per GPU; docs/scale-out.md)");
     app.add_option("--replay-workers", f.replay_workers,
                    "with --backend replay: answer in this many worker processes instead of this one (the worker "
                    "path without a GPU; 0: in this process)")
@@ -67,8 +70,13 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
       ->check(CLI::NonNegativeNumber);
   app.add_option("--cache-dir", f.cache_dir,
                  "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
-  app.add_option("--replay-file", f.replay_file,
-                 "with --backend replay: a Kernel Tuner cache file (.json or .json.gz) to answer from");
+  app.add_option("--replay-file", f.replay_files,
+                 "with --backend replay: a Kernel Tuner cache file (.json or .json.gz) to answer from. Repeatable "
+                 "(--problems): each problem is answered by the recording of its shape, and a problem no "
+                 "recording covers is refused")
+      ->type_name("FILE")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--replay-space", f.replay_space,
                  "with --backend replay: the space file with the recording's constraints (default: found by kernel "
                  "name in data/spaces or $TILESMITH_SPACES_DIR)");
@@ -176,22 +184,24 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
     if (f.device || !f.devices.empty())
       return Status::invalid("--device and --devices select GPUs; with --backend replay, --replay-workers N "
                              "answers in worker processes");
-    if (f.replay_file.empty())
+    if (f.replay_files.empty())
       return Status::invalid("--backend replay needs --replay-file FILE (a Kernel Tuner cache, e.g. gemm_RTX_3090.json.gz)");
     replay::RecordingOptions ro;
     ro.space_file = f.replay_space;
-    auto rec = replay::Recording::load(f.replay_file, ro);
-    if (!rec.ok()) return rec.status().with_context("--replay-file");
-    out.recording = *rec;
+    auto recs = replay::load_recordings({f.replay_files.begin(), f.replay_files.end()}, ro);
+    if (!recs.ok()) return recs.status().with_context("--replay-file");
+    out.recordings = *recs;
+    for (const auto& r : out.recordings) out.recorded_templates.push_back(replay::recorded_template(*r));
+    out.recording = out.recordings.front();
+    out.recorded_template = out.recorded_templates.front();
     // A fixed, different stream: re-timing is an independent re-measurement. It stays in
     // this process with workers too, so a run re-times the same either way.
-    out.retimer = std::make_unique<replay::ReplayEvaluator>(out.recording, ctx.seed ^ 0x9E3779B97F4A7C15ull);
-    out.recorded_template = replay::recorded_template(*out.recording);
+    out.retimer = std::make_unique<replay::ReplaySetEvaluator>(out.recordings, ctx.seed ^ 0x9E3779B97F4A7C15ull);
     if (f.replay_workers == 0) {
       if (!f.worker_exe.empty() || deadlines)
         return Status::invalid("--worker-exe, --run-deadline and --compile-deadline go with worker processes: "
                                "add --replay-workers N");
-      out.evaluator = std::make_unique<replay::ReplayEvaluator>(out.recording, ctx.seed);
+      out.evaluator = std::make_unique<replay::ReplaySetEvaluator>(out.recordings, ctx.seed);
       out.inline_runner = std::make_unique<InlineRunner>(*out.evaluator);
       out.description = "in this process";
       return out;
@@ -200,14 +210,14 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
     for (int i = 0; i < f.replay_workers; ++i) {
       // The worker's "device" is its index: the history's device column tells them apart.
       auto o = worker_options(f, ctx, "replay", i, static_cast<std::size_t>(f.replay_workers));
-      o.worker.recording = f.replay_file;
+      o.worker.recordings = {f.replay_files.begin(), f.replay_files.end()};
       o.worker.space_file = f.replay_space;
       specs.push_back(std::move(o));
     }
     return open_workers(std::move(specs), std::move(out));
   }
 
-  if (!f.replay_file.empty() || !f.replay_space.empty())
+  if (!f.replay_files.empty() || !f.replay_space.empty())
     return Status::invalid("--replay-file and --replay-space go with --backend replay");
   if (f.replay_workers > 0) return Status::invalid("--replay-workers goes with --backend replay");
   const bool all = f.devices == "all";

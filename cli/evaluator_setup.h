@@ -39,7 +39,9 @@ struct EvaluatorFlags {
   int replay_workers = 0;        // --replay-workers N (0: replay in this process)
   std::string worker_exe;        // --worker-exe PATH
   std::string cache_dir;
-  std::string replay_file;   // --backend replay: the Kernel Tuner cache file
+  // --backend replay: the Kernel Tuner cache files (several for a problem set: each
+  // problem is answered by the recording of its shape, runtime/replay/replay_set.h).
+  std::vector<std::string> replay_files;
   std::string replay_space;  // optional space file for the recording
   double run_deadline_s = 0;      // --run-deadline (0: scaled from the expected runtime)
   double compile_deadline_s = 0;  // --compile-deadline (0: scaled from the compiles seen)
@@ -78,8 +80,11 @@ struct OpenedEvaluator {
   GpuEvaluator* gpu = nullptr;           // the evaluator, when it is an in-process GPU one
   std::unique_ptr<WorkerRunner> workers;  // worker processes (GPU backends, --replay-workers)
   std::unique_ptr<InlineRunner> inline_runner;  // around `evaluator`
-  std::shared_ptr<const replay::Recording> recording;  // replay
-  std::optional<KernelTemplate> recorded_template;     // replay: the recording as a template
+  std::shared_ptr<const replay::Recording> recording;  // replay: the first recording
+  std::optional<KernelTemplate> recorded_template;     // replay: the first recording as a template
+  // replay: every recording, and each as a template (the same order).
+  std::vector<std::shared_ptr<const replay::Recording>> recordings;
+  std::vector<KernelTemplate> recorded_templates;
   // Replay: a second evaluator over the same recording with its own seed, for the
   // re-timing at the end (the same draw whatever the run's history of restarts).
   std::unique_ptr<Evaluator> retimer;

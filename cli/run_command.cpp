@@ -13,7 +13,10 @@
 #include "base/files.h"
 #include "cli/console.h"
 #include "cli/exit_codes.h"
+#include "cli/scale_out.h"
+#include "base/host_name.h"
 #include "cli/signals.h"
+#include "runtime/replay/replay_set.h"
 #include "tuner/loop/loop.h"
 #include "tuner/loop/problem_set_run.h"
 #include "tuner/search/offline_proposers.h"
@@ -252,7 +255,8 @@ json settings_json(const RunFlags& f, const std::string& proposer, const std::ve
               {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
               {"retime", f.retime},
               {"backend", f.evaluator.backend},
-              {"replay_file", f.evaluator.replay_file},
+              {"replay_file", f.evaluator.replay_files.empty() ? std::string() : f.evaluator.replay_files.front()},
+              {"replay_files", f.evaluator.replay_files},
               {"llm_url", f.llm_url},
               {"llm_model", f.llm_model},
               {"provider", f.provider},
@@ -282,7 +286,7 @@ std::optional<int> read_problem(const RunFlags& f, bool replay, std::optional<Ge
   }
   if (replay && !f.kernels_dir.empty())
     return usage("--kernels-dir does not go with --backend replay: the recording is the template");
-  if (!replay && (!f.evaluator.replay_file.empty() || !f.evaluator.replay_space.empty()))
+  if (!replay && (!f.evaluator.replay_files.empty() || !f.evaluator.replay_space.empty()))
     return usage("--replay-file and --replay-space go with --backend replay");
   return std::nullopt;
 }
@@ -349,19 +353,42 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
                                     const std::optional<TemplateLibrary>& library, std::optional<GemmProblem>* problem,
                                     std::vector<const KernelTemplate*>* templates) {
   if (replay) {
-    const GemmProblem recorded = opened.recording->problem();
     if (!*problem) {
-      *problem = recorded;
-    } else if ((*problem)->m != recorded.m || (*problem)->n != recorded.n || (*problem)->k != recorded.k ||
-               (opened.recording->knows_whole_problem() && (*problem)->key() != recorded.key())) {
-      return usage("the recording " + f.evaluator.replay_file + " measured " + recorded.describe() + ", not " +
-                   (*problem)->describe() + "; leave out --m/--n/--k (and the other problem flags) to use its problem");
+      if (opened.recordings.size() > 1)
+        return usage("with several --replay-file recordings, give the problem (--m/--n/--k) or a set (--problems)");
+      *problem = opened.recording->problem();
     }
-    const KernelTemplate& t = *opened.recorded_template;
-    for (const auto& name : f.templates)
-      if (name != t.name())
-        return usage("--template " + name + ": the replay backend has only the recording's template '" + t.name() + "'");
-    templates->push_back(&t);
+    // Each recording answers for the one problem it measured: a problem is tuned on the
+    // recordings of its own shape, never on another's.
+    const auto matching = replay::recordings_for(opened.recordings, **problem);
+    std::string recorded;
+    for (std::size_t i = 0; i < opened.recordings.size(); ++i)
+      recorded += (i ? ", " : "") + opened.recordings[i]->origin() + " measured " +
+                  opened.recordings[i]->problem().describe();
+    if (matching.empty())
+      return usage("no --replay-file recorded " + (*problem)->describe() + " (" + recorded +
+                   "); give a recording of that problem" +
+                   (opened.recordings.size() == 1 && f.problems.empty()
+                        ? ", or leave out --m/--n/--k to use the recording's"
+                        : ""));
+    std::string names;
+    for (std::size_t i = 0; i < opened.recordings.size(); ++i) {
+      const KernelTemplate& t = opened.recorded_templates[i];
+      names += (i ? ", " : "") + t.name();
+      bool match = false;
+      for (const auto& r : matching) match = match || r == opened.recordings[i];
+      bool named = f.templates.empty();
+      for (const auto& name : f.templates) named = named || name == t.name();
+      if (match && named) templates->push_back(&t);
+    }
+    for (const auto& name : f.templates) {
+      bool known = false;
+      for (const auto& t : opened.recorded_templates) known = known || t.name() == name;
+      if (!known)
+        return usage("--template " + name + ": the replay backend has only the recordings' templates (" + names + ")");
+    }
+    if (templates->empty())
+      return usage("--template leaves no recording of " + (*problem)->describe() + " (" + recorded + ")");
     return std::nullopt;
   }
   // The named templates, or every one; those that cannot serve this problem on this GPU
@@ -475,6 +502,66 @@ void log_run_start(const RunFlags& f, bool replay, const GenerationLoop& loop, c
   spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 
+EvaluatorContext evaluator_context(const RunFlags& f) {
+  EvaluatorContext ec;
+  ec.seed = f.seed;
+  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
+  // The workers' own logs (driver messages, compiler noise) go to the log file; what
+  // matters of them also reaches the history (a crash's message carries its stderr tail).
+  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
+  ec.compile_threads = f.compile_threads;
+  return ec;
+}
+
+// Rank 0 of a run over several ranks: the runner over every rank's devices in *runner.
+// An exit code when a rank cannot serve (said in the log).
+std::optional<int> connect_ranks(ScaleOut* scale_out, CandidateRunner** runner) {
+  if (!scale_out) return std::nullopt;
+  auto r = scale_out->connect(**runner);
+  if (!r.ok()) {
+    spdlog::error("the run over {} MPI ranks cannot start: {}", scale_out->size(), r.status().message());
+    return status_exit(r.status());
+  }
+  *runner = *r;
+  return std::nullopt;
+}
+
+// Ends the other ranks' part before the local runner they measure beside goes away.
+struct ScaleOutEnd {
+  ScaleOut* scale_out;
+  ~ScaleOutEnd() {
+    if (scale_out) scale_out->end();
+  }
+};
+
+// A rank other than 0: open this host's devices as the flags say, with the templates
+// rank 0 may name, and measure what it sends. Writes nothing but its log lines (stderr).
+int serve_remote_rank(const RunFlags& f, ScaleOut& scale_out) {
+  spdlog::set_pattern("[rank " + std::to_string(scale_out.rank()) + " " + local_host_name() + "] %l: %v");
+  spdlog::set_level(f.verbose ? spdlog::level::info : spdlog::level::warn);
+  const bool replay = f.evaluator.backend == "replay";
+  std::optional<TemplateLibrary> library;
+  if (!replay) {
+    auto lib = load_templates(f.kernels_dir);
+    if (!lib.ok()) return scale_out.refuse(local_host_name() + ": " + lib.status().message());
+    library = std::move(lib).value();
+  }
+  auto o = open_evaluator(f.evaluator, evaluator_context(f));
+  if (!o.ok()) {
+    spdlog::error(o.status().message());
+    return scale_out.refuse(local_host_name() + ": " + o.status().message());
+  }
+  RankTemplateFinder find = [&](const std::string& name, const std::string& hash) -> const KernelTemplate* {
+    for (const auto& t : o->recorded_templates)
+      if (t.name() == name && t.source_hash() == hash) return &t;
+    if (library)
+      if (const KernelTemplate* t = library->find(name); t && t->source_hash() == hash) return t;
+    return nullptr;
+  };
+  spdlog::info("serving rank 0 with {}", o->description);
+  return scale_out.serve(o->runner(), find);
+}
+
 // What every run opens once its inputs are checked: the results folder, the console and
 // the evaluator (worker processes or in process). An exit code when one of them fails,
 // said on stderr or in the log.
@@ -488,14 +575,7 @@ std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console
   if (!c.ok()) return usage(c.status().message());
   *console = std::move(c).value();
 
-  EvaluatorContext ec;
-  ec.seed = f.seed;
-  if (!f.kernels_dir.empty()) ec.template_dirs.push_back(f.kernels_dir);
-  // The workers' own logs (driver messages, compiler noise) go to the log file; what
-  // matters of them also reaches the history (a crash's message carries its stderr tail).
-  ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
-  ec.compile_threads = f.compile_threads;
-  auto o = open_evaluator(f.evaluator, ec);
+  auto o = open_evaluator(f.evaluator, evaluator_context(f));
   if (!o.ok()) {
     spdlog::error(o.status().message());
     return status_exit(o.status());
@@ -514,12 +594,22 @@ std::optional<int> read_convergence_stop(const RunFlags& f, std::optional<Conver
 }
 
 // --problems: the set, its problems' templates, and the run under one budget.
-int run_problem_set_tuning(const RunFlags& f);
+int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out);
 
 }  // namespace
 
-int run_tuning(const RunFlags& f) {
-  if (!f.problems.empty()) return run_problem_set_tuning(f);
+int run_tuning(const RunFlags& flags) {
+  RunFlags f = flags;
+  // Under mpirun/srun with several ranks: rank 0 runs below, the others serve it.
+  auto joined = join_scale_out(&f.evaluator);
+  if (!joined.ok()) {
+    if (joined.status().code() == StatusCode::kInvalidArgument) return usage(joined.status().message());
+    std::cerr << "autotune-loop: " << joined.status().message() << "\n";
+    return kExitFailed;
+  }
+  std::unique_ptr<ScaleOut> scale_out = std::move(joined).value();
+  if (scale_out && scale_out->rank() > 0) return serve_remote_rank(f, *scale_out);
+  if (!f.problems.empty()) return run_problem_set_tuning(f, scale_out.get());
   std::optional<ConvergenceStop> stop;
   if (auto code = read_convergence_stop(f, &stop)) return *code;
   const bool replay = f.evaluator.backend == "replay";
@@ -537,10 +627,14 @@ int run_tuning(const RunFlags& f) {
   std::optional<OpenedEvaluator> opened;
   if (auto code = open_run(f, &console, &opened)) return *code;
   Evaluator& evaluator = opened->primary();
-  CandidateRunner& runner = opened->runner();
   const DeviceFacts& device = evaluator.device();
   std::vector<const KernelTemplate*> templates;
   if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates)) return *code;
+  // The other ranks are waited for once the run is known to be able to start.
+  CandidateRunner* runner_ptr = &opened->runner();
+  ScaleOutEnd end_ranks{scale_out.get()};
+  if (auto code = connect_ranks(scale_out.get(), &runner_ptr)) return *code;
+  CandidateRunner& runner = *runner_ptr;
   add_warm_start_seeds(warm_start, templates, device, &ps);
 
   auto factory = ProposerFactory::create(ps);
@@ -575,7 +669,8 @@ int run_tuning(const RunFlags& f) {
   sc.device = device;
   sc.results_dir = f.results;
   spdlog::default_logger()->flush();
-  const std::string summary = format_run_summary(*report, sc);
+  std::string summary = format_run_summary(*report, sc);
+  if (scale_out) summary += scale_out->host_summary();
   std::cout << summary << std::flush;
   spdlog::debug("summary:\n{}", summary);
   return exit_code_for_signal(report->winners.empty() ? kExitFailed : kExitOk);
@@ -583,20 +678,21 @@ int run_tuning(const RunFlags& f) {
 
 namespace {
 
-int run_problem_set_tuning(const RunFlags& f) {
+int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
   if (problem_given(f.problem) || f.problem.m || f.problem.n || f.problem.k || !f.problem_file.empty())
     return usage("--problems takes the problems from the set file: leave out --m/--n/--k and --problem-file");
   if (f.generations)
     return usage("--generations does not go with --problems: the set shares --max-evals and/or --hours, split "
                  "by the scheduler (docs/problem-sets.md)");
-  if (f.evaluator.backend == "replay")
-    return usage("--problems needs a GPU backend: the replay backend answers for its one recorded problem");
+  const bool replay = f.evaluator.backend == "replay";
+  if (replay && !f.kernels_dir.empty())
+    return usage("--kernels-dir does not go with --backend replay: the recordings are the templates");
   std::optional<ConvergenceStop> stop;
   if (auto code = read_convergence_stop(f, &stop)) return *code;
   auto set = read_problem_set(f.problems);
   if (!set.ok()) return usage(set.status().message());
   std::optional<TemplateLibrary> library;
-  if (auto code = load_library(f, false, &library)) return *code;
+  if (auto code = load_library(f, replay, &library)) return *code;
   ProposerSettings ps = proposer_settings(f);
   if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
   std::vector<WarmStartFile> warm_start;
@@ -604,20 +700,24 @@ int run_problem_set_tuning(const RunFlags& f) {
   std::unique_ptr<Console> console;
   std::optional<OpenedEvaluator> opened;
   if (auto code = open_run(f, &console, &opened)) return *code;
-  CandidateRunner& runner = opened->runner();
   const DeviceFacts& device = opened->primary().device();
   // Every problem must have a template that can serve it before anything is measured.
   std::map<std::string, std::vector<const KernelTemplate*>> templates;
   std::vector<const KernelTemplate*> every;  // each template once, for the --warm-start seeds
   for (const auto& e : set->entries) {
     std::optional<GemmProblem> problem = e.problem;
-    if (auto code = choose_templates(f, false, *opened, library, &problem, &templates[e.name])) {
+    if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates[e.name])) {
       std::cerr << "autotune-loop: (problem '" << e.name << "' of " << f.problems << ")\n";
       return *code;
     }
     for (const KernelTemplate* t : templates[e.name])
       if (std::find(every.begin(), every.end(), t) == every.end()) every.push_back(t);
   }
+  // The other ranks are waited for once every problem is known to have a template.
+  CandidateRunner* runner_ptr = &opened->runner();
+  ScaleOutEnd end_ranks{scale_out};
+  if (auto code = connect_ranks(scale_out, &runner_ptr)) return *code;
+  CandidateRunner& runner = *runner_ptr;
   add_warm_start_seeds(warm_start, every, device, &ps);
   auto factory = ProposerFactory::create(ps);
   if (!factory.ok()) return usage(factory.status().message());
@@ -663,7 +763,8 @@ int run_problem_set_tuning(const RunFlags& f) {
     return exit_code_for_signal(status_exit(report.status()) == kExitUsage ? kExitUsage : kExitFailed);
   }
   spdlog::default_logger()->flush();
-  const std::string summary = format_problem_set_summary(*report);
+  std::string summary = format_problem_set_summary(*report);
+  if (scale_out) summary += scale_out->host_summary();
   std::cout << summary << "summary: " << (fs::path(f.results) / "summary.json").string() << "\n" << std::flush;
   spdlog::debug("summary:\n{}", summary);
   bool any = false;

@@ -11,6 +11,7 @@
 #include "base/files.h"
 #include "runtime/candidate_compiler.h"
 #include "runtime/gpu_error.h"
+#include "runtime/problem_inputs_cache.h"
 
 namespace tilesmith {
 namespace {
@@ -27,11 +28,13 @@ struct GpuEvaluator::State {
   std::string broken;
   DeviceBuffer flush;
 
-  // The current problem: inputs, reference and device buffers, built on first use.
+  // The current problem: inputs, reference and device buffers, built on first use. The
+  // inputs and reference of earlier problems are kept (problem_inputs_cache.h): a
+  // problem set comes back to them slice after slice.
   std::string problem_key;
   GemmProblem problem;
-  ProblemData data;
-  Reference reference;
+  std::unique_ptr<ProblemInputsCache> inputs_cache;
+  std::shared_ptr<const ProblemInputs> inputs;
   DeviceBuffer a, b, c, c0, bias, workspace;
 
   void ensure_problem(const GemmProblem& p) {
@@ -39,8 +42,9 @@ struct GpuEvaluator::State {
     problem_key.clear();
     a.reset(); b.reset(); c.reset(); c0.reset(); bias.reset(); workspace.reset();
     problem = p;
-    data = make_problem_data(p, options.seed);
-    reference = compute_reference(p, data);
+    if (!inputs_cache) inputs_cache = std::make_unique<ProblemInputsCache>(options.seed);
+    inputs = inputs_cache->get(p);
+    const ProblemData& data = inputs->data;
     // Each operand in its element type's storage (registry/dtype.h).
     auto upload = [&](const std::vector<float>& host, DType type, DeviceBuffer& buf) {
       if (host.empty()) return;
@@ -92,7 +96,7 @@ struct GpuEvaluator::State {
 
   AccuracyStats check_output() {
     std::vector<float> host = read_output();
-    return compare_with_reference(reference, host.data(), host.size());
+    return compare_with_reference(inputs->reference, host.data(), host.size());
   }
 
   // The vendor's plain GEMM checked against the reference of a problem with an epilogue
@@ -104,9 +108,9 @@ struct GpuEvaluator::State {
     for (std::int64_t m = 0; m < problem.m; ++m)
       for (std::int64_t n = 0; n < problem.n; ++n) {
         const std::size_t i = c_row ? std::size_t(m) * problem.n + n : std::size_t(n) * problem.m + m;
-        host[i] = float(apply_epilogue(problem, data.bias, host[i], m, n));
+        host[i] = float(apply_epilogue(problem, inputs->data.bias, host[i], m, n));
       }
-    return compare_with_reference(reference, host.data(), host.size());
+    return compare_with_reference(inputs->reference, host.data(), host.size());
   }
 
   // Warm-up by time, then samples with the L2 flushed before each, until the spread

@@ -7,6 +7,7 @@
 #include "runtime/compile_cache.h"
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/replay_evaluator.h"
+#include "runtime/replay/replay_set.h"
 
 namespace tilesmith::worker {
 namespace {
@@ -100,41 +101,42 @@ class CompileHost final : public WorkerHost {
 
 class ReplayHost final : public WorkerHost {
  public:
-  ReplayHost(std::filesystem::path recording, replay::RecordingOptions options, std::uint64_t seed,
+  ReplayHost(std::vector<std::filesystem::path> recordings, replay::RecordingOptions options, std::uint64_t seed,
              bool compile_only)
-      : path_(std::move(recording)),
+      : paths_(std::move(recordings)),
         options_(std::move(options)),
         seed_(seed),
         compile_only_(compile_only) {}
 
   Status open(const std::optional<DeviceFacts>&) override {
-    if (path_.empty()) return Status::invalid("the replay backend needs --recording");
-    auto rec = replay::Recording::load(path_, options_);
-    if (!rec.ok()) return rec.status().with_context("loading " + path_.string());
-    recording_ = std::move(rec).value();
-    evaluator_ = std::make_unique<replay::ReplayEvaluator>(recording_, seed_);
+    if (paths_.empty()) return Status::invalid("the replay backend needs --recording");
+    auto recs = replay::load_recordings(paths_, options_);
+    if (!recs.ok()) return recs.status().with_context("loading the recordings");
+    recordings_ = std::move(recs).value();
+    evaluator_ = std::make_unique<replay::ReplaySetEvaluator>(recordings_, seed_);
     return {};
   }
   Evaluator& evaluator() override { return *evaluator_; }
   bool compile_only() const override { return compile_only_; }
   Result<HealthCheckCandidate> health_check() override {
-    if (!recording_) return Status::failed_precondition("no recording loaded");
-    return HealthCheckCandidate{replay::recorded_template(*recording_), recording_->problem(),
-                                recording_->space().to_config(recording_->optimum().point),
+    if (recordings_.empty()) return Status::failed_precondition("no recording loaded");
+    const auto& r = *recordings_.front();
+    return HealthCheckCandidate{replay::recorded_template(r), r.problem(), r.space().to_config(r.optimum().point),
                                 "the recording's fastest configuration"};
   }
   std::vector<KernelTemplate> own_templates() const override {
-    if (!recording_) return {};
-    return {replay::recorded_template(*recording_)};
+    std::vector<KernelTemplate> out;
+    for (const auto& r : recordings_) out.push_back(replay::recorded_template(*r));
+    return out;
   }
 
  private:
-  std::filesystem::path path_;
+  std::vector<std::filesystem::path> paths_;
   replay::RecordingOptions options_;
   std::uint64_t seed_;
   bool compile_only_;
-  std::shared_ptr<const replay::Recording> recording_;
-  std::unique_ptr<replay::ReplayEvaluator> evaluator_;
+  std::vector<std::shared_ptr<const replay::Recording>> recordings_;
+  std::unique_ptr<replay::ReplaySetEvaluator> evaluator_;
 };
 
 }  // namespace
@@ -158,10 +160,10 @@ std::unique_ptr<WorkerHost> make_compile_host(std::string backend, std::filesyst
   return std::make_unique<CompileHost>(std::move(backend), std::move(cache_dir), cache_max_bytes);
 }
 
-std::unique_ptr<WorkerHost> make_replay_host(std::filesystem::path recording,
+std::unique_ptr<WorkerHost> make_replay_host(std::vector<std::filesystem::path> recordings,
                                              replay::RecordingOptions options, std::uint64_t seed,
                                              bool compile_only) {
-  return std::make_unique<ReplayHost>(std::move(recording), std::move(options), seed, compile_only);
+  return std::make_unique<ReplayHost>(std::move(recordings), std::move(options), seed, compile_only);
 }
 
 }  // namespace tilesmith::worker

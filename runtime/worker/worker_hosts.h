@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "runtime/gpu_evaluator.h"
 #include "runtime/replay/recording.h"
@@ -27,8 +28,9 @@ std::unique_ptr<WorkerHost> make_gpu_host(std::string backend, int ordinal,
 std::unique_ptr<WorkerHost> make_compile_host(std::string backend, std::filesystem::path cache_dir,
                                               std::uint64_t cache_max_bytes);
 
-// Replays `recording` (loaded at hello). compile_only: answers prepare only.
-std::unique_ptr<WorkerHost> make_replay_host(std::filesystem::path recording,
+// Replays `recordings` (loaded at hello; each answers for its own template, replay_set.h).
+// compile_only: answers prepare only.
+std::unique_ptr<WorkerHost> make_replay_host(std::vector<std::filesystem::path> recordings,
                                              replay::RecordingOptions options, std::uint64_t seed,
                                              bool compile_only);
 

@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
   std::string backend = "cuda";
   int device = 0;
   bool compile_only = false, list = false, no_space_file = false, no_l2_flush = false;
-  std::string recording, space_file, spaces_dir, cache_dir;
+  std::string space_file, spaces_dir, cache_dir;
+  std::vector<std::string> recordings;
   std::vector<std::string> template_dirs;
   GpuEvaluatorOptions gpu;
   app.add_option("--backend", backend, "cuda, hip or replay")->required();
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
   app.add_flag("--compile-only", compile_only,
                "compile for the device named at hello; open no device");
   app.add_flag("--list-devices", list, "reply with the backend's devices and exit");
-  app.add_option("--recording", recording, "replay: Kernel Tuner cache file");
+  app.add_option("--recording", recordings, "replay: Kernel Tuner cache file (repeatable: one per problem)");
   app.add_option("--space-file", space_file, "replay: the recording's space file");
   app.add_option("--spaces-dir", spaces_dir,
                  "replay: where to look for space files by kernel name");
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
     ro.space_file = space_file;
     ro.spaces_dir = spaces_dir;
     ro.find_space_file = !no_space_file;
-    host = make_replay_host(recording, ro, gpu.seed, compile_only);
+    host = make_replay_host({recordings.begin(), recordings.end()}, ro, gpu.seed, compile_only);
   } else if (compile_only) {
     host = make_compile_host(backend, gpu.cache_dir, gpu.cache_max_bytes);
   } else {

@@ -22,7 +22,7 @@ bool executable_file(const std::filesystem::path& p) {
 
 void common_args(const WorkerSpec& s, std::vector<std::string>& a) {
   a.insert(a.end(), {"--backend", s.backend, "--device", std::to_string(s.device)});
-  if (!s.recording.empty()) a.insert(a.end(), {"--recording", s.recording.string()});
+  for (const auto& r : s.recordings) a.insert(a.end(), {"--recording", r.string()});
   if (!s.space_file.empty()) a.insert(a.end(), {"--space-file", s.space_file.string()});
   if (!s.spaces_dir.empty()) a.insert(a.end(), {"--spaces-dir", s.spaces_dir.string()});
   if (!s.find_space_file) a.push_back("--no-space-file");

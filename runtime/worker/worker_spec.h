@@ -17,9 +17,10 @@ struct WorkerSpec {
   std::filesystem::path executable;  // empty: find_worker_executable()
   std::string backend = "cuda";      // "cuda", "hip" or "replay"
   int device = 0;                    // ordinal within the backend
-  // replay: the Kernel Tuner cache file and where its space comes from (as in
-  // replay::RecordingOptions; both sides must load it the same way).
-  std::filesystem::path recording;
+  // replay: the Kernel Tuner cache files (one per problem of a set; replay_set.h) and
+  // where their spaces come from (as in replay::RecordingOptions; both sides must load
+  // them the same way).
+  std::vector<std::filesystem::path> recordings;
   std::filesystem::path space_file;
   std::filesystem::path spaces_dir;
   bool find_space_file = true;

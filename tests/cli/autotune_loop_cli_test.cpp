@@ -100,8 +100,8 @@ TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
       {{exe, "history", "--results", (dir / "absent").string()}, 2, "does not exist"},
       {{exe, "--problems", set_file, "--m", "16", "--n", "16", "--k", "16"}, 2, "leave out --m/--n/--k"},
       {{exe, "--problems", (dir / "absent.json").string()}, 2, "File does not exist"},
-      {{exe, "--problems", set_file, "--backend", "replay", "--replay-file", "x.json"}, 2,
-       "--problems needs a GPU backend"},
+      {{exe, "--problems", set_file, "--backend", "replay", "--replay-file", "x.json", "--kernels-dir", "k"}, 2,
+       "--kernels-dir does not go with --backend replay"},
       {{exe, "--problems", set_file, "--generations", "3"}, 2, "--generations does not go with --problems"},
       {{exe, "--problems", bad_set.string()}, 2, "problems[0] ('a'): \"count\" must be a whole number of at least 1"},
       {{exe, "export", "--results", (dir / "absent").string(), "--out", (dir / "pkg").string()}, 2,
@@ -168,7 +168,8 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   std::map<int, double> best_by_generation;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const CsvRow& row = rows[i];
-    EXPECT_EQ(row.at("schema_version"), "3");
+    EXPECT_EQ(row.at("schema_version"), "4");
+    EXPECT_FALSE(row.at("host").empty()) << "every row names its host";
     EXPECT_EQ(row.at("device"), "replay:0") << "in-process replay: one device";
     EXPECT_EQ(row.at("row"), std::to_string(i + 1));
     EXPECT_EQ(row.at("stage"), "evaluation");

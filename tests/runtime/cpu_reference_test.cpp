@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/cpu_reference.h"
+#include "runtime/problem_inputs_cache.h"
 
 namespace tilesmith {
 namespace {
@@ -172,3 +173,38 @@ TEST(CpuReference, HalfPrecisionToleranceIsDerivedFromTheOutputTypeAndK) {
 
 }  // namespace
 }  // namespace tilesmith
+
+// A problem set comes back to its problems slice after slice: a worker computes each
+// problem's inputs and reference once, while they fit the byte bound.
+TEST(ProblemInputsCache, ComputesEachProblemOnceWhileItFits) {
+  using tilesmith::GemmProblem;
+  using tilesmith::ProblemInputsCache;
+  GemmProblem p1, p2;
+  p1.m = p1.n = p1.k = 48;
+  p2.m = 32;
+  p2.n = 64;
+  p2.k = 16;
+  ProblemInputsCache cache(7);
+  auto a = cache.get(p1);
+  auto b = cache.get(p2);
+  auto a_again = cache.get(p1);
+  EXPECT_EQ(cache.computed(), 2u);
+  EXPECT_EQ(a_again.get(), a.get()) << "the kept inputs, not a copy";
+  EXPECT_EQ(cache.kept(), 2u);
+  EXPECT_EQ(b->reference.value.size(), 32u * 64u);
+  // The same as a fresh computation: inputs depend on (problem, seed) only.
+  const auto fresh = tilesmith::make_problem_data(p1, 7);
+  EXPECT_EQ(a->data.a, fresh.a);
+  EXPECT_EQ(a->reference.value, tilesmith::compute_reference(p1, fresh).value);
+
+  // Room for one problem only: the least recently used goes, the newest always stays.
+  ProblemInputsCache small(7, a->bytes());
+  small.get(p1);
+  small.get(p2);
+  EXPECT_EQ(small.kept(), 1u);
+  small.get(p2);
+  EXPECT_EQ(small.computed(), 2u) << "the newest is kept";
+  small.get(p1);
+  EXPECT_EQ(small.computed(), 3u) << "p1 went to make room for p2";
+  EXPECT_LE(small.kept_bytes(), a->bytes());
+}

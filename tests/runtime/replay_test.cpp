@@ -10,6 +10,7 @@
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/recording.h"
 #include "runtime/replay/replay_evaluator.h"
+#include "runtime/replay/replay_set.h"
 
 namespace tilesmith::replay {
 namespace {
@@ -206,6 +207,61 @@ TEST(Replay, DeterministicBySeedWhateverTheOrder) {
   int varied = 0;
   for (const auto& [k, v] : a) varied += (v[0] != v[1] || v[1] != v[2]);
   EXPECT_GT(varied, 0);
+}
+
+// Recordings of several shapes for a problem set: each answers for its own template
+// and problem; names and devices are checked when they are loaded.
+TEST(ReplaySet, EachRecordingAnswersForItsOwnProblem) {
+  auto dir = temp_dir();
+  std::string wide = kSmallCache;
+  wide.replace(wide.find("[256, 128]"), 10, "[512, 512]");
+  std::string other_gpu = kSmallCache;
+  other_gpu.replace(other_gpu.find("Test GPU"), 8, "Other GPU");
+  write(dir / "tiny.json", kSmallCache);
+  write(dir / "tiny_512.json", wide);
+  write(dir / "other.json", other_gpu);
+  RecordingOptions o;
+  o.spaces_dir = dir / "no_such_folder";
+
+  auto same_name = load_recordings({dir / "tiny.json", dir / "tiny.json"}, o);
+  ASSERT_FALSE(same_name.ok());
+  EXPECT_NE(same_name.status().message().find("two recordings are named 'tiny'"), std::string::npos)
+      << same_name.status().message();
+  auto two_gpus = load_recordings({dir / "tiny.json", dir / "other.json"}, o);
+  ASSERT_FALSE(two_gpus.ok());
+  EXPECT_NE(two_gpus.status().message().find("different devices"), std::string::npos) << two_gpus.status().message();
+
+  auto recs = load_recordings({dir / "tiny.json", dir / "tiny_512.json"}, o);
+  ASSERT_TRUE(recs.ok()) << recs.status().to_string();
+  GemmProblem p512;
+  p512.m = p512.n = p512.k = 512;
+  auto matching = recordings_for(*recs, p512);
+  ASSERT_EQ(matching.size(), 1u);
+  EXPECT_EQ(matching.front()->name(), "tiny_512");
+  GemmProblem p256;
+  p256.m = 256;
+  p256.n = 128;
+  p256.k = 256;
+  ASSERT_EQ(recordings_for(*recs, p256).size(), 1u);
+  EXPECT_EQ(recordings_for(*recs, p256).front()->name(), "tiny");
+  GemmProblem p1024 = p512;
+  p1024.m = p1024.n = p1024.k = 1024;
+  EXPECT_TRUE(recordings_for(*recs, p1024).empty());
+  GemmProblem bf16 = p512;
+  bf16.a_type = bf16.b_type = DType::kBF16;
+  EXPECT_TRUE(recordings_for(*recs, bf16).empty()) << "the recordings stand for fp32";
+
+  ReplaySetEvaluator ev(*recs, 3);
+  const KernelTemplate small = recorded_template(*(*recs)[0]);
+  const KernelTemplate big = recorded_template(*(*recs)[1]);
+  const Config cfg{{"A", 1}, {"B", 20}};
+  EXPECT_EQ(ev.evaluate(big, p512, cfg).outcome, Outcome::kOk);
+  Evaluation wrong = ev.evaluate(small, p512, cfg);
+  EXPECT_EQ(wrong.outcome, Outcome::kInvalid) << "a recording never answers for another shape";
+  KernelTemplate unknown = recorded_template(**Recording::load(dir / "other.json", o));
+  Evaluation none = ev.evaluate(unknown, p512, cfg);
+  EXPECT_EQ(none.outcome, Outcome::kInvalid);
+  EXPECT_NE(none.message.find("no recording named 'other'"), std::string::npos) << none.message;
 }
 
 TEST(Replay, FailuresAndMembershipWithoutASpaceFile) {

@@ -186,7 +186,7 @@ inline WorkerEvaluatorOptions replay_options(const std::filesystem::path& record
   WorkerEvaluatorOptions o;
   o.worker.executable = worker_path();
   o.worker.backend = "replay";
-  o.worker.recording = recording;
+  o.worker.recordings = {recording};
   o.worker.spaces_dir = recording.parent_path() / "no_space_files_here";
   o.worker.gpu.seed = seed;
   o.compile_processes = 1;

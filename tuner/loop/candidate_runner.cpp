@@ -1,5 +1,7 @@
 #include "tuner/loop/candidate_runner.h"
 
+#include "base/host_name.h"
+
 namespace tilesmith {
 
 std::string device_label(const DeviceFacts& device) {
@@ -16,9 +18,10 @@ std::optional<RunnerResult> InlineRunner::next(std::chrono::milliseconds) {
   if (queue_.empty()) return std::nullopt;
   auto [candidate, on_send] = std::move(queue_.front());
   queue_.pop_front();
-  if (on_send) on_send(candidate.tag, device_);
+  if (on_send) on_send(candidate.tag, local_host_name(), device_);
   RunnerResult r;
   r.tag = candidate.tag;
+  r.host = local_host_name();
   r.device = device_;
   const auto t0 = std::chrono::steady_clock::now();
   r.evaluation = evaluator_.evaluate(*candidate.tmpl, candidate.problem, candidate.config);

@@ -32,6 +32,7 @@ using RunnerCandidate = CandidateJob;
 
 struct RunnerResult {
   std::uint64_t tag = 0;
+  std::string host;       // the history's host column: where it was measured
   std::string device;     // the history's device column: "cuda:1", "replay:0"
   Evaluation evaluation;  // an outcome of the candidate (never a "not run")
   double eval_ms = 0;     // wall time from taking the candidate up to its result
@@ -40,8 +41,8 @@ struct RunnerResult {
 class CandidateRunner {
  public:
   // Called once per candidate, just before it goes to a device: the moment to journal
-  // that it started. `device` as in RunnerResult.
-  using OnSend = std::function<void(std::uint64_t tag, const std::string& device)>;
+  // that it started. `host` and `device` as in RunnerResult.
+  using OnSend = std::function<void(std::uint64_t tag, const std::string& host, const std::string& device)>;
 
   virtual ~CandidateRunner() = default;
 
@@ -54,7 +55,8 @@ class CandidateRunner {
   virtual std::size_t width() const = 0;
   // Candidates the loop keeps handed over (queued or in flight), at least width().
   virtual std::size_t depth() const = 0;
-  // The devices, named as in RunnerResult::device, in order.
+  // The devices, named as in RunnerResult::device, in order (with several hosts,
+  // "host/device").
   virtual std::vector<std::string> devices() const = 0;
   // True when prepare() compiles in processes of its own, so a compiler that crashes
   // costs its candidate and cannot end this process.

@@ -96,7 +96,13 @@ void GenerationLoop::State::absorb(const HistoryRow& row) {
         if (row.ok() && row.median_ms) trial.time_ms = *row.median_ms;
         trial.proposer = row.model.empty() ? row.proposer : row.proposer + ":" + row.model;
         trial.message = row.message;
-        t->trials.push_back(std::move(trial));
+        // Rows arrive generation by generation; within the last generation, keep the
+        // config-hash order (see TargetState::trials).
+        std::pair<int, std::string> key{row.generation, row.config_hash};
+        std::size_t at = t->trials.size();
+        while (at > 0 && t->trial_keys[at - 1] > key) --at;
+        t->trials.insert(t->trials.begin() + static_cast<std::ptrdiff_t>(at), std::move(trial));
+        t->trial_keys.insert(t->trial_keys.begin() + static_cast<std::ptrdiff_t>(at), std::move(key));
       }
     }
     if (row.evaluated()) s.evaluated.insert(key);
@@ -305,7 +311,7 @@ Status GenerationLoop::Runner::record_crashes() {
     e.message = c.message;
     s_.log(LogLevel::kWarn, "candidate " + c.item.template_name + " " + config_to_json_text(c.item.config) + ": " +
                                 c.message);
-    TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt, c.device)));
+    TS_RETURN_IF_ERROR(append(evaluation_row(c.item, c.generation, e, std::nullopt, c.host, c.device)));
   }
   return {};
 }

@@ -26,6 +26,7 @@ HistoryRow RowMaker::base(int generation, const std::string& template_name, cons
   r.beta = p.beta;
   r.epilogue = epilogue_name(p.epilogue);
   r.problem_key = p.key();
+  r.host = host_;
   r.backend = device_.backend;
   r.device_name = device_.name;
   r.device_arch = device_.arch;
@@ -37,9 +38,11 @@ HistoryRow RowMaker::base(int generation, const std::string& template_name, cons
 
 HistoryRow RowMaker::evaluation(const PlanItem& item, int generation, const std::string& template_hash,
                                 const Evaluation& e, std::optional<double> eval_ms,
-                                std::optional<double> vendor_median_ms, const std::string& device) const {
+                                std::optional<double> vendor_median_ms, const std::string& host,
+                                const std::string& device) const {
   HistoryRow r = base(generation, item.template_name, template_hash);
   r.stage = kStageEvaluation;
+  if (!host.empty()) r.host = host;
   r.device = device;
   r.proposer = item.proposer;
   r.model = item.model;

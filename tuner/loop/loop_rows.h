@@ -17,19 +17,25 @@ namespace tilesmith {
 
 class RowMaker {
  public:
-  RowMaker(std::string run_id, int session, GemmProblem problem, DeviceFacts device)
-      : run_id_(std::move(run_id)), session_(session), problem_(std::move(problem)), device_(std::move(device)) {}
+  // `host`: the host column of rows no device measured (the orchestrator's machine).
+  RowMaker(std::string run_id, int session, GemmProblem problem, DeviceFacts device, std::string host)
+      : run_id_(std::move(run_id)),
+        session_(session),
+        problem_(std::move(problem)),
+        device_(std::move(device)),
+        host_(std::move(host)) {}
 
   // The run, session, timestamp (now), generation, template, problem, device and version
   // columns; everything else at its default.
   HistoryRow base(int generation, const std::string& template_name, const std::string& template_hash) const;
   // An evaluation row. `eval_ms`: wall time of the evaluation call (nullopt when none was
   // made, as for a compile failure found by prepare or a crash found on resume).
-  // `vendor_median_ms` fills vendor_ratio for an ok result. `device`: the device column
-  // ("cuda:1"; "" when no device was involved or it is unknown).
+  // `vendor_median_ms` fills vendor_ratio for an ok result. `host`, `device`: where it
+  // was measured ("node7", "cuda:1"; "" when no device was involved or it is unknown: the
+  // host column then names the orchestrator's machine).
   HistoryRow evaluation(const PlanItem& item, int generation, const std::string& template_hash, const Evaluation& e,
                         std::optional<double> eval_ms, std::optional<double> vendor_median_ms,
-                        const std::string& device) const;
+                        const std::string& host, const std::string& device) const;
   // A proposal row (outcome invalid, the reason in message).
   HistoryRow rejection(const PlanRejection& rejection, int generation, const std::string& template_hash) const;
 
@@ -38,6 +44,7 @@ class RowMaker {
   int session_;
   GemmProblem problem_;
   DeviceFacts device_;
+  std::string host_;
 };
 
 // A proposer's rejected candidate as a plan entry: attributed to its own proposer when

@@ -181,7 +181,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
       if (!prepared->ok()) {
         // The compile step decided it (a compile error, or a compiler that crashed or
         // hung in its helper process): nothing to measure.
-        TS_RETURN_IF_ERROR(record(item, plan.generation, std::move(*prepared), std::nullopt, ""));
+        TS_RETURN_IF_ERROR(record(item, plan.generation, std::move(*prepared), std::nullopt, "", ""));
         continue;
       }
       compiled[i] = std::move(*prepared);
@@ -195,8 +195,10 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
       marker["session"] = s_.session;
       marker["generation"] = plan.generation;
       runner.submit(std::move(candidate),
-                    [this, marker = std::move(marker)](std::uint64_t, const std::string& device) {
+                    [this, marker = std::move(marker)](std::uint64_t, const std::string& host,
+                                                       const std::string& device) {
                       json m = marker;
+                      m["host"] = host;
                       m["device"] = device;
                       note_journal(s_.journal.append(m));
                     });
@@ -212,7 +214,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
       e.compile_ms = compiled[i].compile_ms;
       e.compile_cache_hit = compiled[i].compile_cache_hit;
       add_measure(r->eval_ms / 1000, true);
-      TS_RETURN_IF_ERROR(record(*items[i], plan.generation, std::move(e), r->eval_ms, r->device));
+      TS_RETURN_IF_ERROR(record(*items[i], plan.generation, std::move(e), r->eval_ms, r->host, r->device));
     } else if (seconds_since(last_idle) >= 1.0) {
       last_idle = Clock::now();
       note_device_health();

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "tuner/records/history_report.h"
 
@@ -28,12 +29,16 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
   std::string out;
   std::int64_t evaluated_session = 0, evaluated = 0;
   std::map<std::string, std::int64_t> by_device;  // this session's evaluations per device
+  std::set<std::string> hosts;
+  for (const auto& r : report.rows)
+    if (r.evaluated() && r.row > report.rows_at_start && !r.device.empty()) hosts.insert(r.host);
   for (const auto& r : report.rows)
     if (r.evaluated()) {
       ++evaluated;
       if (r.row > report.rows_at_start) {
         ++evaluated_session;
-        if (!r.device.empty()) ++by_device[r.device];
+        // With several hosts their devices share labels ("cuda:0" on each): name the host.
+        if (!r.device.empty()) ++by_device[hosts.size() > 1 ? r.host + "/" + r.device : r.device];
       }
     }
   out += "== autotune-loop summary ==\n";

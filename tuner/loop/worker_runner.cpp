@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "base/host_name.h"
+
 namespace tilesmith {
 namespace {
 
@@ -95,7 +97,7 @@ void WorkerRunner::on_started(std::uint64_t ticket, std::size_t device) {
     p.tag = it->second.tag;
     p.on_send = it->second.on_send;
   }
-  if (p.on_send) p.on_send(p.tag, labels_.at(device));
+  if (p.on_send) p.on_send(p.tag, local_host_name(), labels_.at(device));
 }
 
 void WorkerRunner::submit(RunnerCandidate candidate, OnSend on_send) {
@@ -114,6 +116,7 @@ std::optional<RunnerResult> WorkerRunner::next(std::chrono::milliseconds wait) {
   }
   RunnerResult out;
   out.tag = r->tag;
+  out.host = local_host_name();
   out.device = labels_.at(r->device);
   out.evaluation = std::move(r->evaluation);
   out.eval_ms = std::chrono::duration<double, std::milli>(r->finished - r->started).count();

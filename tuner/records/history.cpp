@@ -220,6 +220,12 @@ const std::vector<Column>& columns() {
       TS_NUM_COLUMN(vendor_ratio),
       TS_NUM_COLUMN(eval_ms),
       TS_TEXT_COLUMN(backend),
+      {"host", [](const HistoryRow& r) { return text(r.host); },
+       [](HistoryRow& r, const std::string& s) -> Status {
+         r.host = s;
+         return {};
+       },
+       4},
       {"device", [](const HistoryRow& r) { return text(r.device); },
        [](HistoryRow& r, const std::string& s) -> Status {
          r.device = s;
@@ -413,6 +419,7 @@ Status HistoryFile::append(HistoryRow row) {
   // only in the journal's evaluate markers.
   row.schema_version = schema_version_;
   if (schema_version_ < 2) row.device.clear();
+  if (schema_version_ < 4) row.host.clear();
   const std::string line = history_row_line(row);
   std::error_code ec;
   const auto size_before = fs::file_size(path_, ec);

@@ -4,8 +4,9 @@
 // loses at most the row being written, and that one is cut off (torn) at the end of the
 // file where HistoryFile::open repairs it. Columns and their meaning: docs/history.md
 // (schema version kHistorySchemaVersion; a new column or a changed meaning bumps it).
-// Files of version 1 (no `device` column) are still read, and a run resumed on one goes
-// on writing version-1 rows: an append-only file cannot change its header.
+// Files of versions 1-3 (no `device` column before 2, no `c_dtype` before 3, no `host`
+// before 4) are still read, and a run resumed on one goes on writing rows of its
+// version: an append-only file cannot change its header.
 //
 // A row is one of two stages:
 //   proposal    a candidate rejected before evaluation (by the proposer's parser, the
@@ -26,7 +27,7 @@
 
 namespace tilesmith {
 
-inline constexpr int kHistorySchemaVersion = 3;
+inline constexpr int kHistorySchemaVersion = 4;
 // The oldest version still read (and appended to, in its own format).
 inline constexpr int kHistoryOldestSchemaVersion = 1;
 inline constexpr const char* kHistoryFileName = "history.csv";
@@ -72,6 +73,11 @@ struct HistoryRow {
   // worker (0 in-process). Empty for proposal rows, and where unknown (a crash found on
   // resume of an older journal). Since version 2.
   std::string device;
+  // Which machine: the host name of the process that measured it (base/host_name.h); for
+  // rows that no device measured (proposals, compile failures found ahead), the
+  // orchestrator's. In a run over several MPI ranks, "name/rankR" when ranks share a host
+  // (docs/scale-out.md). Since version 4.
+  std::string host;
   std::string device_name, device_arch, driver_version, runtime_version;
   std::string tilesmith_version;
 

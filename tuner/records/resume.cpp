@@ -28,6 +28,7 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
     PlanItem item;
     int generation = 0;
     std::string device;
+    std::string host;
   };
   std::map<std::string, Evaluating> evaluating;
   for (const auto& e : events) {
@@ -49,7 +50,8 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
       auto item = plan_item_from_json(e);
       if (!item.ok()) continue;
       const std::string key = item->key();  // before the item is moved into the map
-      evaluating[key] = {std::move(item).value(), e.value("generation", 0), e.value("device", std::string())};
+      evaluating[key] = {std::move(item).value(), e.value("generation", 0), e.value("device", std::string()),
+                         e.value("host", std::string())};
     }
   }
   rp.session = max_session + 1;
@@ -60,7 +62,7 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
     rp.crashed.push_back({ev.item, ev.generation,
                           "in flight when the run stopped (process killed or machine down); recorded as crash on "
                           "resume and not run again",
-                          ev.device});
+                          ev.device, ev.host});
     crashed.insert(key);
   }
   for (const auto& [key, sessions] : compile_started) {

@@ -31,6 +31,7 @@ struct CrashedCandidate {
   int generation = 0;
   std::string message;
   std::string device;  // where it was in flight (the marker's "device"); "" when unknown
+  std::string host;    // on which machine (the marker's "host"); "" when unknown
 };
 
 struct ResumePoint {

@@ -80,10 +80,11 @@ class ThreadedRunner final : public CandidateRunner {
       const int now = ++busy_;
       for (int m = max_busy_.load(); now > m && !max_busy_.compare_exchange_weak(m, now);) {
       }
-      if (job.second) job.second(job.first.tag, labels_[device]);
+      if (job.second) job.second(job.first.tag, "test-host", labels_[device]);
       std::this_thread::sleep_for(std::chrono::milliseconds(3 * ((job.first.tag * 7) % 5)));
       RunnerResult r;
       r.tag = job.first.tag;
+      r.host = "test-host";
       r.device = labels_[device];
       r.evaluation = devices_[device]->evaluate(*job.first.tmpl, job.first.problem, job.first.config);
       r.eval_ms = 1;
@@ -182,6 +183,44 @@ TEST(Loop, SeveralDevicesMeasureAtOnceAndRowsComeInCompletionOrder) {
     out_of_plan_order |= recorded != keys;
   }
   EXPECT_TRUE(out_of_plan_order) << "rows are appended as results come, not in plan order";
+}
+
+TEST(Loop, AHistoryGuidedSearchEvaluatesTheSameConfigsOnOneDeviceAsOnThree) {
+  // evolve learns from the trials. Three devices return a generation's results in
+  // another order than one device does; the proposers must see them in one order all
+  // the same (by config hash within a generation), or the next generations differ.
+  Fixture f;
+  std::map<std::string, std::string> one, three;
+  {
+    auto proposer = make_offline_proposer("evolve");
+    LoopOptions o = f.options(fresh_dir("loop_devices_evolve_one"), 42);
+    o.retime_top = 0;
+    auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, o);
+    ASSERT_TRUE(loop.ok());
+    Observer obs;
+    auto r = (*loop)->run(obs, nullptr, nullptr);
+    ASSERT_TRUE(r.ok());
+    one = outcome_by_key(r->rows);
+  }
+  {
+    std::map<std::string, int> evaluations;
+    ThreadedRunner runner(f.recording, 7, 3, &evaluations);
+    auto proposer = make_offline_proposer("evolve");
+    LoopOptions o = f.options(fresh_dir("loop_devices_evolve_three"), 42);
+    o.retime_top = 0;
+    auto loop = GenerationLoop::open(runner, {{&f.tmpl, proposer->get()}}, o);
+    ASSERT_TRUE(loop.ok());
+    Observer obs;
+    auto r = (*loop)->run(obs, nullptr, nullptr);
+    ASSERT_TRUE(r.ok());
+    three = outcome_by_key(r->rows);
+    for (const auto& row : r->rows)
+      if (!row.device.empty()) {
+        EXPECT_EQ(row.host, "test-host") << "the runner's host names the row";
+      }
+  }
+  EXPECT_EQ(one.size(), 42u);
+  EXPECT_EQ(three, one);
 }
 
 TEST(Loop, StopWithSeveralInFlightRecordsThemAllAndResumesExactly) {

@@ -145,9 +145,16 @@ TEST(History, HeaderIsTheDocumentedSchema) {
             "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
             "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
             "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
+            "eval_ms,backend,host,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+  EXPECT_EQ(kHistorySchemaVersion, 4);
+  // Version 3, still read: the same without `host`.
+  EXPECT_EQ(history_header_line(3),
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
+            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
             "eval_ms,backend,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
-  EXPECT_EQ(kHistorySchemaVersion, 3);
-  // Version 2, still read: the same without `c_dtype`.
+  // Version 2, still read: version 3 without `c_dtype`.
   EXPECT_EQ(history_header_line(2),
             "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
             "dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
@@ -161,6 +168,40 @@ TEST(History, HeaderIsTheDocumentedSchema) {
             "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
             "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
             "eval_ms,backend,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+}
+
+TEST(History, VersionThreeFilesAreReadAndAppendedToWithoutAHost) {
+  const fs::path dir = fresh_dir("history_v3");
+  const fs::path path = dir / "history.csv";
+  std::string v3 = history_header_line(3);
+  for (int i = 0; i < 2; ++i) {
+    HistoryRow r = sample_row(i);
+    r.schema_version = 3;
+    r.row = i + 1;
+    r.device = "cuda:" + std::to_string(i);
+    v3 += history_row_line(r);
+  }
+  std::ofstream(path, std::ios::binary) << v3;
+  auto f = HistoryFile::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->schema_version(), 3);
+  EXPECT_EQ(f->rows()[1].device, "cuda:1");
+  EXPECT_EQ(f->rows()[1].host, "") << "a version-3 file names no host";
+  HistoryRow more = sample_row(2);
+  more.host = "node7";
+  more.device = "cuda:0";
+  ASSERT_TRUE(f->append(more).ok());
+  const std::string after = slurp(path);
+  EXPECT_EQ(after.substr(0, v3.size()), v3) << "nothing written before is changed";
+  auto parsed = csv::parse(after);
+  ASSERT_TRUE(parsed.ok());
+  for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(3).size());
+  auto again = read_history(path);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  ASSERT_EQ(again->rows.size(), 3u);
+  EXPECT_EQ(again->rows[2].schema_version, 3);
+  EXPECT_EQ(again->rows[2].device, "cuda:0");
+  EXPECT_EQ(again->rows[2].host, "");
 }
 
 TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
@@ -203,19 +244,21 @@ TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
   EXPECT_EQ(again->rows[3].row, 4);
   EXPECT_EQ(again->rows[3].schema_version, 1);
 
-  // A new file is version 3 and keeps the device and C's type.
+  // A new file is version 4 and keeps the host, the device and C's type.
   auto fresh = HistoryFile::open(dir / "new.csv");
   ASSERT_TRUE(fresh.ok());
-  EXPECT_EQ(fresh->schema_version(), 3);
+  EXPECT_EQ(fresh->schema_version(), 4);
   more.dtype = "bf16";
   more.c_dtype = "fp32";
+  more.host = "node7/rank2";
   ASSERT_TRUE(fresh->append(more).ok());
   auto back = read_history(dir / "new.csv");
   ASSERT_TRUE(back.ok());
   ASSERT_EQ(back->rows.size(), 1u);
   EXPECT_EQ(back->rows[0].device, "cuda:1");
   EXPECT_EQ(back->rows[0].c_dtype, "fp32");
-  EXPECT_EQ(back->rows[0].schema_version, 3);
+  EXPECT_EQ(back->rows[0].host, "node7/rank2");
+  EXPECT_EQ(back->rows[0].schema_version, 4);
 
   // A row claiming another version than its file's header is damage, not a version.
   std::string mixed = history_header_line(2);
@@ -361,7 +404,7 @@ TEST(History, DamageBeforeTheLastRowIsAnErrorNotARepair) {
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(f->append(sample_row(i)).ok());
   }
   std::string text = slurp(path);
-  const std::size_t second = text.find("\n3,run-1,1,2,") + 1;
+  const std::size_t second = text.find("\n" + std::to_string(kHistorySchemaVersion) + ",run-1,1,2,") + 1;
   text.insert(second, "garbage,row\n");
   {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
@@ -381,7 +424,7 @@ TEST(History, ForeignFileIsRefusedWithAClearMessage) {
   }
   auto f = HistoryFile::open(path);
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().message().find("versions 1 to 3"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("versions 1 to " + std::to_string(kHistorySchemaVersion)), std::string::npos) << f.status().message();
   EXPECT_NE(f.status().message().find("--results"), std::string::npos);
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/host_name.h"
 #include "tuner/loop/loop.h"
 #include "tuner/loop/generation.h"
 #include "tuner/loop/loop_rows.h"
@@ -35,7 +36,14 @@ inline double seconds_since(Clock::time_point t0) { return std::chrono::duration
 struct TargetState {
   LoopTarget target;
   SpaceContext context;
-  std::vector<Trial> trials;   // one per known config of this template
+  // One per known config of this template, in generation order and, within a
+  // generation, by config hash: not in the order the rows were written. With several
+  // devices (or hosts) a generation's results come back in completion order, and the
+  // proposers must see the same history whatever that order was, so a seed evaluates
+  // the same configurations on one device as on many. `trial_keys` runs beside
+  // `trials`: (generation, config_hash) of each.
+  std::vector<Trial> trials;
+  std::vector<std::pair<int, std::string>> trial_keys;
   bool exhausted = false;
   std::optional<std::size_t> best;  // index of the fastest ok evaluation row in the history
   // The proposer's last convergence estimate (ProposalBatch::converged); 1 once exhausted.
@@ -99,7 +107,7 @@ class GenerationLoop::Runner {
         history_(history),
         best_path_(best_path),
         retimer_(retimer ? *retimer : *s.evaluator),
-        rows_(s.run_id, s.session, s.options.problem, s.evaluator->device()) {}
+        rows_(s.run_id, s.session, s.options.problem, s.evaluator->device(), local_host_name()) {}
 
   Status run();
 
@@ -113,8 +121,9 @@ class GenerationLoop::Runner {
   std::optional<double> vendor_ms() const;
 
   HistoryRow evaluation_row(const PlanItem& item, int generation, const Evaluation& e, std::optional<double> eval_ms,
-                            const std::string& device) {
-    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), device);
+                            const std::string& host, const std::string& device) {
+    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), host,
+                            device);
   }
 
   // Measuring time as a share of the devices: with several, each second of one device is
@@ -167,8 +176,8 @@ class GenerationLoop::Runner {
 
   // One candidate's row, and its line in the log.
   Status record(const PlanItem& item, int generation, Evaluation e, std::optional<double> eval_ms,
-                const std::string& device) {
-    HistoryRow row = evaluation_row(item, generation, e, eval_ms, device);
+                const std::string& host, const std::string& device) {
+    HistoryRow row = evaluation_row(item, generation, e, eval_ms, host, device);
     char buf[200];
     if (e.ok())
       std::snprintf(buf, sizeof buf, "gen %d %s [%s] ok %.4g ms %.2f TFLOP/s", generation, item.template_name.c_str(),

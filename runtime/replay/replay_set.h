@@ -1,0 +1,59 @@
+#pragma once
+// Several recordings behind one Evaluator, so a problem set can run on the replay
+// backend: each recording is its own source-less template (named after its file,
+// recorded_template.h), and a candidate is answered by the recording its template
+// names. Every recording answers only for the problem it recorded (ReplayEvaluator), so
+// a set problem is tuned on recorded measurements of its own shape or not at all.
+//
+// All recordings must come from one device (the same device_name): a run compares its
+// results with each other, as with several GPUs. Names must differ (they name the
+// templates).
+//
+// Not thread-safe (like every Evaluator); the recordings are shared.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/evaluator.h"
+#include "runtime/replay/recording.h"
+#include "runtime/replay/replay_evaluator.h"
+
+namespace tilesmith::replay {
+
+// Loads every file; invalid_argument when two share a name or the devices differ
+// (naming both); the loader's errors, naming the file.
+Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
+    const std::vector<std::filesystem::path>& files, const RecordingOptions& options);
+
+// The recordings whose problem is `problem`: the same M, N and K (the recordings do not
+// record types or layouts; Recording::problem() says what they stand for: fp32 NN), and
+// the same types and layouts as that.
+std::vector<std::shared_ptr<const Recording>> recordings_for(
+    const std::vector<std::shared_ptr<const Recording>>& recordings, const GemmProblem& problem);
+
+class ReplaySetEvaluator final : public Evaluator {
+ public:
+  // `recordings` non-empty, as load_recordings returns them.
+  ReplaySetEvaluator(std::vector<std::shared_ptr<const Recording>> recordings, std::uint64_t seed);
+
+  const DeviceFacts& device() const override { return evaluators_.front()->device(); }
+  // Both go to the recording the template names; a template of none is invalid.
+  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
+  Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
+  Result<Evaluation> vendor_baseline(const GemmProblem& problem) override {
+    return evaluators_.front()->vendor_baseline(problem);
+  }
+  std::string vendor_name() const override { return evaluators_.front()->vendor_name(); }
+
+ private:
+  ReplayEvaluator* find(const KernelTemplate& tmpl, Evaluation* e);
+
+  std::vector<std::unique_ptr<ReplayEvaluator>> evaluators_;
+  std::map<std::string, ReplayEvaluator*> by_name_;
+};
+
+}  // namespace tilesmith::replay

@@ -1,0 +1,65 @@
+#pragma once
+// The messages between rank 0 and the other ranks of a run over several hosts
+// (docs/scale-out.md). A candidate travels as the worker protocol's evaluate request
+// (runtime/worker/wire.h: the template by name and source hash, the problem, the
+// config) and its outcome as the worker's Evaluation JSON, so ranks speak what worker
+// processes speak; the rest is a little bookkeeping:
+//
+//   rank R -> 0   rank_hello     host, device labels, width, device fingerprint
+//   rank R -> 0   rank_error     the rank cannot serve (its devices did not open)
+//   0 -> rank R   evaluate       one candidate, id chosen by rank 0
+//   rank R -> 0   started        the candidate went to a device (journal it as in flight)
+//   rank R -> 0   result         its outcome: device, Evaluation, eval_ms
+//   0 -> rank R   expect_kernel  a kernel time to scale deadlines from
+//   rank R -> 0   heartbeat      every second: the rank is alive
+//   0 -> rank R   shutdown       the run is over (skip_finalize: a rank was lost)
+//
+// Pure and thread-safe.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "registry/problem.h"
+#include "runtime/evaluation.h"
+
+namespace tilesmith::mpi {
+
+inline constexpr const char* kRankHello = "rank_hello";
+inline constexpr const char* kRankError = "rank_error";
+inline constexpr const char* kStarted = "started";
+inline constexpr const char* kRankResult = "result";
+inline constexpr const char* kExpectKernel = "expect_kernel";
+inline constexpr const char* kHeartbeat = "heartbeat";
+inline constexpr const char* kRankShutdown = "shutdown";
+
+struct RankHello {
+  std::string host;                  // local_host_name() of the rank
+  std::vector<std::string> devices;  // its runner's device labels ("cuda:0")
+  std::size_t width = 0, depth = 0;  // its runner's
+  std::string fingerprint;           // DeviceFacts::fingerprint() of its devices
+  std::string device_name;
+};
+nlohmann::json to_json(const RankHello& h);
+Result<RankHello> rank_hello_from_json(const nlohmann::json& j);
+
+struct RankResult {
+  std::uint64_t id = 0;
+  std::string device;
+  Evaluation evaluation;
+  double eval_ms = 0;
+};
+nlohmann::json to_json(const RankResult& r);
+Result<RankResult> rank_result_from_json(const nlohmann::json& j);
+
+nlohmann::json started_message(std::uint64_t id, const std::string& device);
+nlohmann::json expect_kernel_message(const GemmProblem& problem, double ms);
+nlohmann::json simple_message(const char* type);  // heartbeat, shutdown
+// The run is over; `skip_finalize` when a rank was lost (MPI_Finalize could wait for it).
+nlohmann::json shutdown_message(bool skip_finalize);
+nlohmann::json rank_error_message(const std::string& message);
+
+}  // namespace tilesmith::mpi
