@@ -8,14 +8,11 @@
 //  - with a launcher that keeps the job alive (mpirun --enable-recovery) the others
 //    finish the run: the lost rank's candidates in flight are crash rows, the budget is
 //    spent exactly.
-// Skipped with the reason where mpirun or the recording is missing.
+// Skipped with the reason where mpirun is missing.
 //
-// The set needs recordings of two shapes. The shared recordings are both 4096^3, so the
-// second shape is a TEST FIXTURE derived from the RTX 3090 recording: the same file
-// with its problem_size field changed to 2048x2048 and a file name of its own. Its
-// measurements are the 4096^3 ones, labelled another shape; it stands in for a real
-// recording of that shape only to give the set two problems the replay backend can
-// tell apart.
+// The set is two problems with real recordings of their own (data/recordings/README.md):
+// gemm_wgmma at 4096^3 (502 sampled configurations) and at 128x4096x4096 (all 1,035), fp32
+// NN, measured on an H200.
 
 #include <signal.h>
 
@@ -26,7 +23,6 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/replay/compressed_file.h"
 #include "tests/cli/history_reader.h"
 #include "tests/cli/process.h"
 
@@ -42,39 +38,30 @@ fs::path mpirun() { return TILESMITH_MPIEXEC; }
   GTEST_SKIP() << "mpirun is not installed (Debian: openmpi-bin libopenmpi-dev; scripts/setup.sh installs " \
                   "them), or this build has no MPI"
 
-// The fixture described at the top: the recording with problem_size [m, m].
-fs::path relabelled_recording(const fs::path& dir, int m) {
-  const fs::path out = dir / ("gemm_RTX_3090_fixture_" + std::to_string(m) + ".json");
-  auto text = replay::read_maybe_gzip(rtx3090_recording());
-  EXPECT_TRUE(text.ok()) << text.status().to_string();
-  std::string s = text.ok() ? *text : std::string();
-  const std::size_t at = s.find("\"problem_size\"");
-  const std::size_t open = s.find('[', at);
-  const std::size_t close = s.find(']', open);
-  EXPECT_TRUE(at != std::string::npos && open != std::string::npos && close != std::string::npos);
-  s.replace(open, close - open + 1, "[" + std::to_string(m) + ", " + std::to_string(m) + "]");
-  std::ofstream(out, std::ios::binary) << s;
-  return out;
+fs::path recording(const char* shape) {
+  return fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" /
+         (std::string("gemm_wgmma_fp32_") + shape + "_H200.json.gz");
 }
+fs::path square_recording() { return recording("4096x4096x4096"); }
+fs::path skinny_recording() { return recording("128x4096x4096"); }
 
 struct Fixture {
-  fs::path dir, set_file, fixture_recording;
+  fs::path dir, set_file;
 };
 
 Fixture make_fixture(const std::string& name) {
   Fixture f;
   f.dir = fresh_dir(name);
-  f.fixture_recording = relabelled_recording(f.dir, 2048);
   f.set_file = f.dir / "two_squares.json";
-  std::ofstream(f.set_file) << R"({"name": "two_squares", "source": "test fixture", "problems": [
+  std::ofstream(f.set_file) << R"({"name": "two_shapes", "source": "test fixture", "problems": [
       {"name": "sq4096", "count": 2, "m": 4096, "n": 4096, "k": 4096},
-      {"name": "sq2048", "count": 8, "m": 2048, "n": 2048, "k": 2048}]})";
+      {"name": "t128", "count": 8, "m": 128, "n": 4096, "k": 4096}]})";
   return f;
 }
 
 std::vector<std::string> loop_args(const Fixture& f, const fs::path& results, int max_evals) {
   return {autotune_loop_exe().string(), "--problems", f.set_file.string(), "--backend", "replay",
-          "--replay-file", rtx3090_recording().string(), "--replay-file", f.fixture_recording.string(),
+          "--replay-file", square_recording().string(), "--replay-file", skinny_recording().string(),
           "--replay-workers", "1", "--results", results.string(), "--max-evals", std::to_string(max_evals),
           "--seed", "5", "--candidates", "8", "--progress", "none", "--no-log-file"};
 }
@@ -96,7 +83,7 @@ std::map<std::string, std::string> mpi_env(std::map<std::string, std::string> mo
 // Evaluation rows of every problem of the set: folder -> rows.
 std::map<std::string, std::vector<CsvRow>> evaluations(const fs::path& results) {
   std::map<std::string, std::vector<CsvRow>> out;
-  for (const char* p : {"sq4096", "sq2048"}) {
+  for (const char* p : {"sq4096", "t128"}) {
     out[p];
     if (!fs::exists(results / p / "history.csv")) continue;
     for (auto& r : read_csv_rows(results / p / "history.csv"))
@@ -127,7 +114,6 @@ void expect_complete_without_repeats(const std::map<std::string, std::vector<Csv
 }
 
 TEST(MpiRun, ThreeRanksTuneTheSetAsOneRankDoes) {
-  REQUIRE_RECORDING();
   REQUIRE_MPIRUN();
   const Fixture f = make_fixture("mpi_three");
   const int budget = 48;
@@ -163,7 +149,6 @@ TEST(MpiRun, ThreeRanksTuneTheSetAsOneRankDoes) {
 }
 
 TEST(MpiRun, AKilledRankStopsTheRunAndTheSameCommandResumesIt) {
-  REQUIRE_RECORDING();
   REQUIRE_MPIRUN();
   const Fixture f = make_fixture("mpi_kill");
   const int budget = 48;
@@ -175,7 +160,7 @@ TEST(MpiRun, AKilledRankStopsTheRunAndTheSameCommandResumesIt) {
   // What was recorded before the kill, row by row, per problem.
   std::map<std::string, std::vector<std::string>> before;
   std::size_t recorded = 0;
-  for (const char* p : {"sq4096", "sq2048"}) {
+  for (const char* p : {"sq4096", "t128"}) {
     const fs::path h = f.dir / "results" / p / "history.csv";
     if (!fs::exists(h)) continue;
     for (const auto& r : read_csv_rows(h)) {
@@ -204,7 +189,6 @@ TEST(MpiRun, WhereTheLauncherLetsTheJobGoOnTheOtherRanksFinishTheRun) {
   // OpenMPI's --enable-recovery keeps the job alive when a process dies: rank 0 finds
   // the silent rank (TILESMITH_MPI_SILENCE_S), records what it was measuring as crash,
   // gives what it had not started to the others, and the set ends on its budget.
-  REQUIRE_RECORDING();
   REQUIRE_MPIRUN();
   const Fixture f = make_fixture("mpi_recovery");
   const int budget = 48;
@@ -234,16 +218,15 @@ TEST(MpiRun, WhereTheLauncherLetsTheJobGoOnTheOtherRanksFinishTheRun) {
 }
 
 TEST(MpiRun, ASetProblemNoRecordingCoversIsRefused) {
-  REQUIRE_RECORDING();
   const Fixture f = make_fixture("mpi_uncovered");
-  // Only the 4096^3 recording: sq2048 has none.
+  // Only the 4096^3 recording: t128 has none.
   auto r = run_process({autotune_loop_exe().string(), "--problems", f.set_file.string(), "--backend", "replay",
-                        "--replay-file", rtx3090_recording().string(), "--results", (f.dir / "r").string(),
+                        "--replay-file", square_recording().string(), "--results", (f.dir / "r").string(),
                         "--max-evals", "8", "--progress", "none", "--no-log-file"},
                        f.dir);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_TRUE(contains(r.err, "no --replay-file recorded 2048x2048x2048")) << r.err;
-  EXPECT_TRUE(contains(r.err, "sq2048")) << r.err;
+  EXPECT_TRUE(contains(r.err, "no --replay-file recorded 128x4096x4096")) << r.err;
+  EXPECT_TRUE(contains(r.err, "t128")) << r.err;
 }
 
 }  // namespace
