@@ -27,7 +27,7 @@
 #include "ts_gemm_common.h"
 
 #ifndef ROWS
-#define ROWS 1  // at least S: accumulators per output column kept by each thread
+#define ROWS 16  // at least S: accumulators per output column kept by each thread
 #endif
 #ifndef THREADS_R
 #define THREADS_R 64
