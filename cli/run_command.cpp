@@ -28,174 +28,6 @@ namespace tilesmith::cli {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-void add_run_flags(CLI::App& app, RunFlags& f) {
-  app.set_config("--config", "", "read settings from this TOML or INI file (keys are the long flag names: "
-                                 "candidates = 16, llm-url = \"http://127.0.0.1:8000/v1\"); flags given on the "
-                                 "command line win");
-  const std::string problem_group = "Problem";
-  add_problem_flags(app, f.problem, /*required=*/false);
-  for (const char* name : {"--m", "--n", "--k", "--dtype", "--layout", "--c-layout", "--alpha", "--beta", "--epilogue",
-                           "--leaky-slope"})
-    app.get_option(name)->group(problem_group);
-  app.add_option("--problem-file", f.problem_file,
-                 "the problem as JSON instead of flags: {\"m\":4096,\"n\":4096,\"k\":4096,\"dtype\":\"fp32\",\"layout\":\"NN\"}")
-      ->check(CLI::ExistingFile)
-      ->group(problem_group);
-  app.add_option("--problems", f.problems,
-                 "tune a whole set of problems under one budget (--max-evals and/or --hours, shared; not "
-                 "--generations): a JSON file {\"name\": ..., \"problems\": [{\"name\": \"qkv_t16\", \"count\": 32, "
-                 "\"m\": 16, \"n\": 6144, \"k\": 4096, \"dtype\": \"bf16\"}, ...]}, e.g. "
-                 "data/problems/llama3_8b_bf16_decode.json. --results DIR gets problem_set.json, a folder per "
-                 "problem and summary.json (docs/problem-sets.md)")
-      ->check(CLI::ExistingFile)
-      ->group(problem_group);
-
-  const std::string kernel_group = "Kernels and where they run";
-  app.add_option("--template", f.templates, "tune only this template (repeat for several; default: every template). "
-                                            "One that cannot serve the problem on this GPU (layout, epilogue, no "
-                                            "valid config) is left out with the reason")
-      ->group(kernel_group);
-  app.add_option("--kernels-dir", f.kernels_dir, "load templates (NAME.hip + NAME.json) from this folder instead of "
-                                                 "the built-in ones")
-      ->group(kernel_group);
-  add_evaluator_flags(app, f.evaluator, /*several_devices=*/true);
-  for (const char* name : {"--backend", "--device", "--devices", "--cache-dir", "--replay-file", "--replay-space"})
-    app.get_option(name)->group(kernel_group);
-  const std::string worker_group = "Worker processes (docs/reliability.md)";
-  for (const char* name : {"--in-process", "--worker-exe", "--run-deadline", "--compile-deadline", "--replay-workers"})
-    app.get_option(name)->group(worker_group);
-  app.add_flag("--no-vendor", f.no_vendor, "do not time the vendor library (cuBLAS/hipBLAS) for the ratio column")
-      ->group(kernel_group);
-
-  const std::string search_group = "Search";
-  std::string names = "auto, llm";
-  for (const auto& n : offline_proposer_names()) names += ", " + n;
-  app.add_option("--proposer", f.proposer,
-                 "who proposes configs: " + names +
-                     ". auto = the LLM when --llm-url or --llm-model is given, otherwise " +
-                     default_offline_proposer() + " (built-in surrogate-guided search)")
-      ->capture_default_str()
-      ->group(search_group);
-  app.add_option("--fallback-proposer", f.fallback_proposer,
-                 "offline proposer behind the LLM: seeds generation 0, fills in while the endpoint fails (default: " +
-                     default_offline_proposer() + ")")
-      ->group(search_group);
-  app.add_option("--candidates", f.candidates, "configs proposed per generation (per template)")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str()
-      ->group(search_group);
-  app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
-      ->capture_default_str()
-      ->group(search_group);
-  app.add_option("--warm-start", f.warm_start,
-                 "measure earlier winners before the search: PATH is a best_config.json or a results folder "
-                 "holding one (repeatable). Every entry of the same template counts, whatever its problem (this "
-                 "GPU's entries first); configs not valid for this problem are skipped. E.g. 4096^3's winners when "
-                 "tuning 8192^3")
-      ->type_name("PATH")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->group(search_group);
-  app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
-                                       "winner (0: keep the search's measurement)")
-      ->check(CLI::Range(0, 100))
-      ->capture_default_str()
-      ->group(search_group);
-  app.add_option("--compile-threads", f.compile_threads,
-                 "compiles running ahead of the GPUs, all devices together (default: min(4, half the cores) per "
-                 "device; 0: compile just before measuring)")
-      ->check(CLI::Range(-1, 64))
-      ->group(search_group);
-
-  const std::string budget_group = "Budgets (the run ends at the first one reached; 0 = no limit)";
-  app.add_option("--generations", f.generations, "generations of the whole run (a resumed run counts its earlier ones)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group(budget_group);
-  app.add_option("--max-evals", f.max_evals, "candidates evaluated in the whole run (rejected proposals do not count)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group(budget_group);
-  app.add_option("--hours", f.hours, "wall-clock hours of this session, e.g. 7.5")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group(budget_group);
-  app.add_option("--patience", f.patience, "plateau: stop after this many generations without a faster config")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group(budget_group);
-
-  app.add_option("--stop-when-converged", f.stop_when_converged,
-                 "stop once the search estimates that its best is within MARGIN of the space's best with at least "
-                 "PROBABILITY: [MARGIN[/PROBABILITY]], default 5%/0.95, e.g. --stop-when-converged 2%/0.95. The "
-                 "estimate (from the evolve proposer's model over the untried configs) is shown in the progress "
-                 "line and the summary either way; proposers that cannot estimate (llm, random) never stop on it")
-      ->expected(0, 1)
-      ->type_name("[MARGIN[/P]]")
-      ->group(budget_group);
-
-  const std::string llm_group = "LLM endpoint (docs/llm.md)";
-  app.add_option("--llm-url", f.llm_url,
-                 "base URL: https://api.openai.com/v1 (default for openai), http://127.0.0.1:8000/v1 (vLLM), "
-                 "http://127.0.0.1:11434/v1 (Ollama), https://api.anthropic.com (default for anthropic)")
-      ->group(llm_group);
-  app.add_option("--llm-model", f.llm_model, "model name as the server knows it, e.g. gpt-5, Qwen/Qwen2.5-Coder-32B-Instruct")
-      ->group(llm_group);
-  app.add_option("--llm-api-key-env", f.llm_api_key_env,
-                 "environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY; unset: no "
-                 "key is sent). The key itself is never written anywhere")
-      ->group(llm_group);
-  app.add_option("--provider", f.provider, "API kind: openai (also vLLM, SGLang, llama.cpp, Ollama, LM Studio, proxies) or anthropic")
-      ->check(CLI::IsMember({"openai", "anthropic", "openai-compatible", "vllm", "llamacpp", "llama.cpp", "ollama"}))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-timeout", f.llm_timeout_s, "seconds one request may take (reasoning models are slow)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-connect-timeout", f.llm_connect_timeout_s, "seconds to connect")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-deadline", f.llm_deadline_s, "seconds one proposal may take, retries included")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-retries", f.llm_retries, "retries of a failed request (429, 5xx, timeouts)")
-      ->check(CLI::Range(0, 20))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-temperature", f.llm_temperature, "sampling temperature (not sent unless given)")->group(llm_group);
-  app.add_option("--llm-max-tokens", f.llm_max_tokens, "reply cap, reasoning included")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-prompt-tokens", f.llm_prompt_tokens, "prompt budget; the history is condensed to fit")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(llm_group);
-
-  const std::string out_group = "Output";
-  app.add_option("--results", f.results,
-                 "folder for history.csv, best_config.json, journal.jsonl, llm_log.jsonl and the log; running again "
-                 "with the same folder and problem resumes the run")
-      ->capture_default_str()
-      ->group(out_group);
-  app.add_flag("-v,--verbose", f.verbose, "log every candidate")->group(out_group);
-  app.add_flag("-q,--quiet", f.quiet, "warnings and the summary only")->group(out_group);
-  app.add_option("--log-file", f.log_file, "detailed log (default: <results>/autotune-loop.log)")->group(out_group);
-  app.add_flag("--no-log-file", f.no_log_file, "write no log file")->group(out_group);
-  app.add_option("--progress", f.progress,
-                 "auto: a live status line on a terminal, plain periodic lines otherwise; tty, plain, none")
-      ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
-      ->capture_default_str()
-      ->group(out_group);
-  app.add_option("--status-interval", f.status_interval_s, "seconds between plain progress lines")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str()
-      ->group(out_group);
-}
-
 namespace {
 
 class ConsoleObserver final : public LoopObserver {
@@ -584,6 +416,25 @@ std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console
   return std::nullopt;
 }
 
+// What a run (one problem or a set) has before it measures anything: the templates, the
+// proposers' settings and --warm-start files, checked first (nothing slow has started),
+// then the console, the log and the evaluator.
+struct RunStart {
+  std::optional<TemplateLibrary> library;
+  ProposerSettings proposers;
+  std::vector<WarmStartFile> warm_start;
+  std::unique_ptr<Console> console;
+  std::optional<OpenedEvaluator> opened;
+};
+
+std::optional<int> start_run(const RunFlags& f, bool replay, RunStart* s) {
+  if (auto code = load_library(f, replay, &s->library)) return *code;
+  s->proposers = proposer_settings(f);
+  if (auto resolved = resolve_proposer(s->proposers); !resolved.ok()) return usage(resolved.status().message());
+  if (auto code = load_warm_starts(f, &s->warm_start)) return *code;
+  return open_run(f, &s->console, &s->opened);
+}
+
 // --stop-when-converged's value, checked before anything starts.
 std::optional<int> read_convergence_stop(const RunFlags& f, std::optional<ConvergenceStop>* stop) {
   if (!f.stop_when_converged) return std::nullopt;
@@ -616,16 +467,13 @@ int run_tuning(const RunFlags& flags) {
   // Problem, templates, proposer and warm-start files are checked before anything slow starts.
   std::optional<GemmProblem> problem;
   if (auto code = read_problem(f, replay, &problem)) return *code;
-  std::optional<TemplateLibrary> library;
-  if (auto code = load_library(f, replay, &library)) return *code;
-  ProposerSettings ps = proposer_settings(f);
-  if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
-  std::vector<WarmStartFile> warm_start;
-  if (auto code = load_warm_starts(f, &warm_start)) return *code;
-
-  std::unique_ptr<Console> console;
-  std::optional<OpenedEvaluator> opened;
-  if (auto code = open_run(f, &console, &opened)) return *code;
+  RunStart start;
+  if (auto code = start_run(f, replay, &start)) return *code;
+  std::optional<TemplateLibrary>& library = start.library;
+  ProposerSettings& ps = start.proposers;
+  std::vector<WarmStartFile>& warm_start = start.warm_start;
+  std::unique_ptr<Console>& console = start.console;
+  std::optional<OpenedEvaluator>& opened = start.opened;
   Evaluator& evaluator = opened->primary();
   const DeviceFacts& device = evaluator.device();
   std::vector<const KernelTemplate*> templates;
@@ -691,15 +539,13 @@ int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
   if (auto code = read_convergence_stop(f, &stop)) return *code;
   auto set = read_problem_set(f.problems);
   if (!set.ok()) return usage(set.status().message());
-  std::optional<TemplateLibrary> library;
-  if (auto code = load_library(f, replay, &library)) return *code;
-  ProposerSettings ps = proposer_settings(f);
-  if (auto resolved = resolve_proposer(ps); !resolved.ok()) return usage(resolved.status().message());
-  std::vector<WarmStartFile> warm_start;
-  if (auto code = load_warm_starts(f, &warm_start)) return *code;
-  std::unique_ptr<Console> console;
-  std::optional<OpenedEvaluator> opened;
-  if (auto code = open_run(f, &console, &opened)) return *code;
+  RunStart start;
+  if (auto code = start_run(f, replay, &start)) return *code;
+  std::optional<TemplateLibrary>& library = start.library;
+  ProposerSettings& ps = start.proposers;
+  std::vector<WarmStartFile>& warm_start = start.warm_start;
+  std::unique_ptr<Console>& console = start.console;
+  std::optional<OpenedEvaluator>& opened = start.opened;
   const DeviceFacts& device = opened->primary().device();
   // Every problem must have a template that can serve it before anything is measured.
   std::map<std::string, std::vector<const KernelTemplate*>> templates;
