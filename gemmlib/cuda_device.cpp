@@ -19,6 +19,7 @@
 #include "runtime/compile_cache.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_api.h"
+#include "runtime/cuda/tensor_map_encode.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 
 namespace tilesmith::gemmlib {
@@ -133,9 +134,17 @@ class CudaGemmDevice final : public GemmDevice {
                 c = reinterpret_cast<CUdeviceptr>(args.c), bias = reinterpret_cast<CUdeviceptr>(args.bias);
     int m = int(p.m), n = int(p.n), kk = int(p.k), lda = int(p.lda()), ldb = int(p.ldb()), ldc = int(p.ldc());
     float alpha = float(p.alpha), beta = float(p.beta), slope = float(p.epilogue_slope);
-    void* params[] = {&a, &b, &c, &bias, &ws, &m, &n, &kk, &lda, &ldb, &ldc, &alpha, &beta, &slope};
+    std::vector<void*> params = {&a, &b, &c, &bias, &ws, &m, &n, &kk, &lda, &ldb, &ldc, &alpha, &beta, &slope};
+    // Tensor maps for these pointers, by value after the ABI's parameters.
+    std::vector<CUtensorMap> maps(l.tensor_maps.size());
+    for (std::size_t i = 0; i < maps.size(); ++i) {
+      const TensorMapSpec& spec = l.tensor_maps[i];
+      TS_RETURN_IF_ERROR(cuda::encode_tensor_map(api_, spec, spec.operand == 'A' ? a : spec.operand == 'B' ? b : c,
+                                                 &maps[i]));
+      params.push_back(&maps[i]);
+    }
     TS_CU_STATUS(cuLaunchKernel(k->function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                                static_cast<unsigned>(l.dynamic_shared_bytes), stream, params, nullptr));
+                                static_cast<unsigned>(l.dynamic_shared_bytes), stream, params.data(), nullptr));
     return {};
   }
 

@@ -74,6 +74,7 @@ Launch from_render(const PackageTemplate& t, const RenderedKernel& r, const Pack
   l.block = r.block;
   l.dynamic_shared_bytes = r.dynamic_shared_bytes;
   l.workspace_bytes = r.workspace_bytes;
+  l.tensor_maps = r.tensor_maps;
   if (package_kernel && package_kernel->options == r.options) {
     l.package_kernel = package_kernel;
     l.kernel_key = package_kernel->id;
@@ -128,6 +129,12 @@ Result<Decision> decide(const Package& pkg, const DeviceFacts& running, const Ge
       d.launch.dynamic_shared_bytes = tuned.dynamic_shared_bytes;
       d.launch.workspace_bytes = tuned.workspace_bytes;
       d.launch.kernel_key = k->id;
+      if (!t->tmpl.tensor_maps().empty()) {
+        // The maps describe the problem's operands: rendered again from the shipped template.
+        auto r = t->tmpl.render(problem, tuned.config, facts);
+        if (!r.ok()) return r.status().with_context("tuned problem '" + tuned.name + "'");
+        d.launch.tensor_maps = r->tensor_maps;
+      }
     }
     d.path = Path::kExact;
     d.tuned = &tuned;

@@ -39,6 +39,9 @@ struct Launch {
   std::string entry, arch;           // arch: the compile target ("sm_90a")
   std::array<std::uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint64_t dynamic_shared_bytes = 0, workspace_bytes = 0;
+  // Maps the kernel takes after the ABI's parameters (registry/tensor_map.h), encoded at
+  // each launch for the caller's pointers.
+  std::vector<TensorMapSpec> tensor_maps;
   // The identity of the binary: the package kernel's id, or a hash of source, options
   // and target for a compiled one.
   std::string kernel_key;

@@ -1,24 +1,34 @@
 // Block-level pieces shared by the GEMM templates: which output tile and which share of K
 // a block computes (grouped tile order, split-K), and how a block's results reach C
 // (direct store, or a deterministic split-K reduction). The including template defines
-// BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K and THREADS first.
+// BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K and THREADS first; a template whose C is
+// written by only some of its threads (warp-specialised) also defines TS_TILE_THREADS (how
+// many) and TS_TILE_SYNC() (a barrier over just those).
 #pragma once
 #include "ts_gemm_common.h"
+
+#ifndef TS_TILE_THREADS
+#define TS_TILE_THREADS THREADS
+#endif
+#ifndef TS_TILE_SYNC
+#define TS_TILE_SYNC() __syncthreads()
+#endif
 
 struct TsTile {
   int tile_m, tile_n, tiles_n;
   int block_m, block_n;  // first row and column of C
   int k_begin, k_end;    // this block's share of K
+  int split;             // which share (0..SPLIT_K-1)
 };
 
 // Tile order: groups of GROUP_M tile rows, column by column inside a group, so that
 // blocks running together share B (and A) in L2. blockIdx.y is the split-K index; each
 // split gets whole BLOCK_K steps.
-__device__ __forceinline__ TsTile ts_tile(int M, int N, int K) {
+// ts_tile_at is the same for the pid-th tile and a given split (persistent kernels).
+__device__ __forceinline__ TsTile ts_tile_at(int pid, int split, int M, int N, int K) {
   TsTile t;
   const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M;
   t.tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-  const int pid = blockIdx.x;
   const int group_size = GROUP_M * t.tiles_n;
   const int first_m = (pid / group_size) * GROUP_M;
   const int rows_in_group = min(tiles_m - first_m, GROUP_M);
@@ -27,10 +37,12 @@ __device__ __forceinline__ TsTile ts_tile(int M, int N, int K) {
   t.block_m = t.tile_m * BLOCK_M;
   t.block_n = t.tile_n * BLOCK_N;
   const int k_per_split = ((K + SPLIT_K - 1) / SPLIT_K + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
-  t.k_begin = blockIdx.y * k_per_split;
+  t.split = split;
+  t.k_begin = split * k_per_split;
   t.k_end = min(K, t.k_begin + k_per_split);
   return t;
 }
+__device__ __forceinline__ TsTile ts_tile(int M, int N, int K) { return ts_tile_at(blockIdx.x, blockIdx.y, M, N, K); }
 
 // A load that reads what another block wrote (after its __threadfence), not a stale
 // cached copy: L2 on NVIDIA (ld.global.cg), a volatile load elsewhere.
@@ -67,15 +79,15 @@ __device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, in
   (void)tile;
   walk([&](int m, int n, float v) { ts_store_c(C, m, n, ldc, v, alpha, beta, bias, slope); });
 #else
-  float* partial = workspace + (long long)blockIdx.y * M * N;
+  float* partial = workspace + (long long)tile.split * M * N;
   int* counters = reinterpret_cast<int*>(workspace + (long long)SPLIT_K * M * N);
   walk([&](int m, int n, float v) { partial[(long long)m * N + n] = v; });
   __threadfence();
-  __syncthreads();
+  TS_TILE_SYNC();
   __shared__ int arrived;
   const int counter = tile.tile_m * tile.tiles_n + tile.tile_n;
   if (tid == 0) arrived = atomicAdd(&counters[counter], 1);
-  __syncthreads();
+  TS_TILE_SYNC();
   if (arrived != SPLIT_K - 1) return;
   __threadfence();
   // Four neighbouring columns per element group, each split's partial read straight from
@@ -83,7 +95,7 @@ __device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, in
   // whole tile while most of the GPU may be idle (a small problem is one wave), so the sum
   // is latency-bound: each thread first issues the loads of several groups, 16 float4 in
   // flight, and only then adds them up.
-  constexpr int kStride = THREADS * 4;
+  constexpr int kStride = TS_TILE_THREADS * 4;
   constexpr int kBatch = SPLIT_K >= 16 ? 1 : 16 / SPLIT_K;
   if (N % 4 == 0) {  // every group is 16-byte aligned and lies wholly inside C or outside
     for (int e0 = tid * 4; e0 < BLOCK_M * BLOCK_N; e0 += kStride * kBatch) {

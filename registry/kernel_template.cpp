@@ -107,6 +107,11 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     }
     t.shared_expr_ = launch.value("dynamic_shared_bytes", std::string("0"));
     t.workspace_expr_ = launch.value("workspace_bytes", std::string("0"));
+    if (launch.contains("tensor_maps")) {
+      auto maps = parse_tensor_map_decls(launch.at("tensor_maps"));
+      if (!maps.ok()) return Status::parse_error(origin + ": " + maps.status().message());
+      t.tensor_maps_ = std::move(*maps);
+    }
   } catch (const json::exception& e) {
     return Status::parse_error(origin + ": " + e.what());
   }
@@ -238,6 +243,16 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
                            std::to_string(device.max_threads_per_block));
   if (r.grid[1] > 65535 || r.grid[2] > 65535)
     return Status::invalid("grid y/z dimension exceeds 65535; the problem is too large for this config");
+  for (const TensorMapDecl& d : tensor_maps_) {
+    if (values["NVIDIA_SM"] < 90)
+      return Status::invalid(name_ + " reads its operands through tensor maps, which need an NVIDIA sm_90 GPU or newer");
+    std::array<double, 2> box{};
+    for (int k = 0; k < 2; ++k) {
+      TS_ASSIGN_OR_RETURN(box[k], eval_launch_expr(d.box[k], values));
+    }
+    TS_ASSIGN_OR_RETURN(TensorMapSpec spec, resolve_tensor_map(d, problem, box));
+    r.tensor_maps.push_back(spec);
+  }
 
   // Parameters first (sorted by name, as Config is), then the problem macros: a stable
   // order, so the same candidate always hashes to the same cache key.

@@ -12,7 +12,8 @@
 // TS_C_ROW_MAJOR (0/1), TS_HAS_BETA (0/1), TS_EPILOGUE (0 none, 1 bias_row, 2 bias_col,
 // 3 relu, 4 leaky_relu, 5 gelu), TS_AB_DTYPE and TS_C_DTYPE (0 fp32, 1 fp16, 2 bf16; the
 // element types ts_ab_t and ts_c_t of kernels/ts_dtype.h), TS_WARP_SIZE, TS_VENDOR_NVIDIA
-// or TS_VENDOR_AMD. A template lists the input types it serves in "supports.dtypes" and the
+// or TS_VENDOR_AMD. A template may ask for tensor maps of its operands (registry/tensor_map.h),
+// passed after these parameters. A template lists the input types it serves in "supports.dtypes" and the
 // C types in "supports.c_dtypes" (without it, C has the input type).
 //
 // Immutable after loading; const methods are thread-safe.
@@ -31,6 +32,7 @@
 #include "registry/device_facts.h"
 #include "registry/problem.h"
 #include "registry/space.h"
+#include "registry/tensor_map.h"
 
 namespace tilesmith {
 
@@ -50,6 +52,8 @@ struct RenderedKernel {
   std::array<std::uint32_t, 3> block{1, 1, 1};
   std::uint64_t dynamic_shared_bytes = 0;
   std::uint64_t workspace_bytes = 0;
+  // Extra kernel parameters after the ABI's fourteen, in order (registry/tensor_map.h).
+  std::vector<TensorMapSpec> tensor_maps;
   std::int64_t threads() const { return std::int64_t(block[0]) * block[1] * block[2]; }
 };
 
@@ -95,6 +99,8 @@ class KernelTemplate {
   // stays missing (validation then names it).
   ConfigUpdate update_config(const Config& recorded) const;
   bool is_recorded() const { return source_.empty(); }
+  // The tensor maps it reads its operands through (empty for most templates).
+  const std::vector<TensorMapDecl>& tensor_maps() const { return tensor_maps_; }
   // "" or a suffix the NVIDIA target needs ("a" turns sm_90 into sm_90a).
   const std::string& nvidia_arch_suffix() const { return nvidia_arch_suffix_; }
 
@@ -126,6 +132,7 @@ class KernelTemplate {
   bool supports_beta_ = true;
   std::array<std::string, 3> grid_exprs_, block_exprs_;
   std::string shared_expr_ = "0", workspace_expr_ = "0";
+  std::vector<TensorMapDecl> tensor_maps_;
 };
 
 }  // namespace tilesmith

@@ -11,6 +11,7 @@
 
 #include "registry/device_facts.h"
 #include "registry/problem.h"
+#include "registry/tensor_map.h"
 #include "runtime/evaluation.h"
 
 namespace tilesmith {
@@ -61,6 +62,11 @@ class GpuDevice {
   // Async launch on the stream; args as the kernel ABI expects (pointers to values).
   virtual void launch(GpuFunction& fn, std::array<std::uint32_t, 3> grid, std::array<std::uint32_t, 3> block,
                       std::uint64_t dynamic_shared_bytes, void** args) = 0;
+  // Writes the tensor map of `spec` over the buffer at `base` into out (kTensorMapBytes,
+  // 64-byte aligned), as a kernel takes it by value. Throws GpuError where the backend has
+  // no tensor maps or the driver refuses this one.
+  static constexpr std::size_t kTensorMapBytes = 128;
+  virtual void encode_tensor_map(const TensorMapSpec& spec, DevicePtr base, void* out);
   // Waits for the stream and throws the first error it reports (faults show up here).
   virtual void synchronize() = 0;
 

@@ -263,8 +263,18 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
     int M = int(problem.m), N = int(problem.n), K = int(problem.k);
     int lda = int(problem.lda()), ldb = int(problem.ldb()), ldc = int(problem.ldc());
     float alpha = float(problem.alpha), beta = float(problem.beta), slope = float(problem.epilogue_slope);
-    void* args[] = {&pa, &pb, &pc, &pbias, &pws, &M, &N, &K, &lda, &ldb, &ldc, &alpha, &beta, &slope};
-    auto launch = [&] { s.device->launch(fn, rk.grid, rk.block, rk.dynamic_shared_bytes, args); };
+    std::vector<void*> args = {&pa, &pb, &pc, &pbias, &pws, &M, &N, &K, &lda, &ldb, &ldc, &alpha, &beta, &slope};
+    // Tensor maps follow, by value (registry/tensor_map.h).
+    struct alignas(64) MapBytes {
+      unsigned char bytes[GpuDevice::kTensorMapBytes];
+    };
+    std::vector<MapBytes> maps(rk.tensor_maps.size());
+    for (std::size_t i = 0; i < maps.size(); ++i) {
+      const TensorMapSpec& spec = rk.tensor_maps[i];
+      s.device->encode_tensor_map(spec, spec.operand == 'A' ? pa : spec.operand == 'B' ? pb : pc, maps[i].bytes);
+      args.push_back(maps[i].bytes);
+    }
+    auto launch = [&] { s.device->launch(fn, rk.grid, rk.block, rk.dynamic_shared_bytes, args.data()); };
 
     s.reset_output();
     launch();

@@ -31,6 +31,7 @@ std::vector<std::string> toolkit_library_candidates(const std::string& soname) {
 Result<const DriverApi*> driver_api() {
   auto r = detail::load_api_once<DriverApi>({"libcuda.so.1"}, [](DriverApi& api, detail::SymbolLoader& loader) {
     TS_CUDA_DRIVER_FUNCTIONS(TS_LOAD_FN)
+    loader.load_optional(api.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   });
   if (!r.ok()) return Status::unavailable("NVIDIA driver library not found (" + r.status().message() + ")");
   return r;

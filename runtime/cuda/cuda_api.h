@@ -47,6 +47,8 @@ namespace tilesmith::cuda {
 
 struct DriverApi {
   TS_CUDA_DRIVER_FUNCTIONS(TS_DECLARE_FN)
+  // Tensor maps for TMA (drivers of CUDA 12 and later); null on older drivers.
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;
   std::string library_path;
 };
 struct NvrtcApi {

@@ -10,6 +10,7 @@
 #include "runtime/cuda/cublaslt_plan.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/cuda/tensor_map_encode.h"
 #include "runtime/gpu_error.h"
 
 namespace tilesmith {
@@ -171,6 +172,13 @@ class CudaDevice final : public GpuDevice {
                          static_cast<unsigned>(dynamic_shared_bytes), stream_, args, nullptr));
   }
   void synchronize() override { TS_CU(cuStreamSynchronize(stream_)); }
+
+  void encode_tensor_map(const TensorMapSpec& spec, DevicePtr base, void* out) override {
+    static_assert(sizeof(CUtensorMap) == kTensorMapBytes, "tensor map size");
+    Status st = cuda::encode_tensor_map(api_, spec, static_cast<CUdeviceptr>(base), static_cast<CUtensorMap*>(out));
+    if (!st.ok())
+      throw GpuError("CUDA", -1, "tensor map", "cuTensorMapEncodeTiled", __FILE__, __LINE__, false, st.message());
+  }
 
   std::unique_ptr<GpuEvent> create_event() override {
     CUevent e = nullptr;

@@ -42,6 +42,11 @@ class SymbolLoader {
     out = reinterpret_cast<Fn*>(lib_.symbol(name));
     if (!out && missing_.empty()) missing_ = name;
   }
+  // A symbol only newer libraries have: left null where missing, without failing the load.
+  template <typename Fn>
+  void load_optional(Fn*& out, const char* name) {
+    out = reinterpret_cast<Fn*>(lib_.symbol(name));
+  }
   // ok, or unavailable naming the first symbol that was missing.
   Status status() const;
 

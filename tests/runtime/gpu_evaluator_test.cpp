@@ -194,7 +194,9 @@ TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
 // Every input type x layout x epilogue a half-precision template claims, each with a
 // random valid config, C's type, C's layout and beta cycling through what it serves; one
 // odd shape per problem (sizes off the tiles and, for some, odd leading dimensions).
-void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int64_t m_small) {
+// A template reading through tensor maps (tma_strides) may refuse exactly the problems whose
+// A or B rows are not a multiple of 16 bytes apart, and must say so.
+void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int64_t m_small, bool tma_strides = false) {
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate* t = lib.find(name);
   ASSERT_NE(t, nullptr) << name;
@@ -202,7 +204,7 @@ void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol,
                                 Epilogue::kRelu, Epilogue::kLeakyRelu, Epilogue::kGelu};
   const DType c_types[] = {DType::kF32, DType::kF16, DType::kBF16};
-  int ok = 0, tried = 0, served = 0, i = 0;
+  int ok = 0, tried = 0, served = 0, refused = 0, i = 0;
   for (DType in : {DType::kF16, DType::kBF16})
     for (const char* layout : {"NN", "NT", "TN", "TT"})
       for (Epilogue epi : epilogues) {
@@ -218,7 +220,15 @@ void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int
         p.beta = i % 6 == 1 ? 0.5 : 0.0;
         p.epilogue = epi;
         ++i;
-        if (!t->can_serve(p, ev.device()).ok()) continue;
+        const bool tma_cannot = tma_strides && (p.lda() * 2 % 16 != 0 || p.ldb() * 2 % 16 != 0);
+        Status serves = t->can_serve(p, ev.device());
+        if (tma_cannot) {
+          EXPECT_FALSE(serves.ok()) << name << " " << p.describe();
+          EXPECT_NE(serves.message().find("% 16 == 0"), std::string::npos) << serves.message();
+          ++refused;
+          continue;
+        }
+        if (!serves.ok()) continue;
         ++served;
         auto valid = t->space().enumerate_valid(t->context(p, &ev.device()));
         ASSERT_FALSE(valid.empty()) << p.describe();
@@ -230,9 +240,10 @@ void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int
             << e.message;
         ok += e.ok();
       }
-  std::printf("%s: %d of %d type x layout x epilogue combinations served; %d of %d ran and validated\n", name.c_str(),
-              served, i, ok, tried);
-  EXPECT_EQ(served, i) << name << " should serve every combination it claims";
+  std::printf("%s: %d of %d type x layout x epilogue combinations served (%d refused: strides TMA cannot take); %d of %d "
+              "ran and validated\n", name.c_str(), served, i, refused, ok, tried);
+  EXPECT_EQ(served + refused, i) << name << " should serve every combination it claims";
+  EXPECT_GT(served, i / 2) << name;
   EXPECT_GT(ok, tried * 9 / 10) << name;
 }
 
@@ -276,6 +287,54 @@ TEST_F(GpuEvaluatorTest, WgmmaHalfLargeTileConfigsValidate) {
       c["MMA_PENDING"] = tile.pending;
       c["LOADS_FIRST"] = tile.loads_first;
       c["MIN_BLOCKS"] = tile.min_blocks;
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                         << outcome_name(e.outcome) << " " << e.message;
+    }
+}
+
+// gemm_tma_half (TMA, warp-specialised, persistent; sm_90a): every type x layout x epilogue
+// it claims on shapes off its tiles (odd leading dimensions refused with the reason), then
+// the configs meant for large shapes, persistent and not, one and two consumers, split-K,
+// every layout, with M, N and K off the tiles (the TMA unit's zero fill at every edge).
+TEST_F(GpuEvaluatorTest, TmaHalfTemplateValidatesEveryTypeLayoutAndEpilogue) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  cover_half_combinations(*evaluator_, "gemm_tma_half", 200, /*tma_strides=*/true);
+}
+
+TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, consumers, stages, persistent, split_k, regs;
+  };
+  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232}, {128, 256, 2, 3, 0, 1, 232}, {128, 128, 2, 6, 1, 1, 232},
+                        {128, 192, 2, 4, 1, 1, 216}, {64, 256, 1, 4, 1, 1, 240},  {256, 128, 2, 4, 1, 1, 232},
+                        {128, 128, 1, 5, 1, 2, 240}, {64, 128, 1, 4, 0, 4, 232}};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      GemmProblem p = make(i % 2 ? 1000 : 520, i % 3 ? 776 : 1000, i % 2 ? 1000 : 1032, layout);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
+      p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
+      p.beta = i % 7 == 3 ? 0.5 : 0.0;
+      ++i;
+      Config c = t.defaults();
+      c["BLOCK_M"] = tile.block_m;
+      c["BLOCK_N"] = tile.block_n;
+      c["CONSUMERS"] = tile.consumers;
+      c["STAGES"] = tile.stages;
+      c["PERSISTENT"] = tile.persistent;
+      c["SPLIT_K"] = tile.split_k;
+      c["CONSUMER_REGS"] = tile.regs;
+      Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
+      if (!valid.ok()) {
+        // Non-persistent only differs where there are more tiles than SMs.
+        EXPECT_NE(valid.message().find("PERSISTENT"), std::string::npos) << valid.message();
+        c["PERSISTENT"] = 1;
+      }
       Evaluation e = evaluator_->evaluate(t, p, c);
       EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
                                          << outcome_name(e.outcome) << " " << e.message;

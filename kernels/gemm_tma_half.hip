@@ -1,0 +1,239 @@
+// gemm_tma_half: fp16/bf16 GEMM with fp32 accumulation for Hopper (sm_90a), built the way
+// the fastest published Hopper kernels are: operands brought into shared memory by the
+// tensor memory accelerator (TMA), a warp-specialised pipeline on mbarriers, wgmma from
+// shared memory, and an optional persistent grid. C in fp32, fp16 or bf16, every layout.
+//
+// Roles. The block is CONSUMERS + 1 warpgroups. Warpgroup 0 is the producer: it gives most
+// of its registers back (setmaxnreg.dec) and one of its threads issues, for each 64-deep K
+// slice, the TMA copies of A's and B's tiles into a free stage, announcing their bytes on
+// the stage's "full" mbarrier. The consumer warpgroups take registers (setmaxnreg.inc), each
+// owns BLOCK_M / CONSUMERS rows of the block tile across the whole BLOCK_N width, waits for a
+// stage to be full, multiplies it with wgmma (m64nBLOCK_Nk16, one group per slice, the
+// previous one left in flight) and, once that previous group has finished reading its stage,
+// hands the stage back on its "empty" mbarrier. No thread waits on a block-wide barrier in
+// the K loop: the producer runs up to STAGES slices ahead, across tile boundaries.
+//
+// Tensor maps. The runtime encodes one map per operand (launch.tensor_maps in the JSON:
+// box 64 x 64 elements, 128-byte swizzle) and passes them after the kernel ABI's parameters.
+// A box is 64 rows of 128 bytes: for a K-major operand (A row-major, B column-major) 64 M/N
+// rows of one K slice, for an MN-major one 64 K rows of 64 M/N values; either way it lands
+// as one 8 KiB piece of the layouts ts_wgmma.h describes, so BLOCK_M / 64 boxes fill A's tile
+// and BLOCK_N / 64 B's. Reads outside the matrix are zero-filled by the TMA unit (and still
+// count their bytes), so M, N and K need not be multiples of the tile; a leading dimension
+// whose byte stride is not a multiple of 16 cannot be described and is refused before
+// compiling (the JSON's constraints).
+//
+// Tiles. Units are (output tile, K split) pairs in grouped order (ts_tile.h). PERSISTENT 1
+// launches min(SMs, units) blocks that walk the units with a stride of the grid, so one
+// tile's epilogue overlaps the next tile's loads; PERSISTENT 0 launches one block per unit.
+// The epilogue goes from the accumulator registers to global memory (ts_wgmma.h); split-K
+// partials are summed in a fixed order by the last block of a tile (deterministic).
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef CONSUMERS
+#define CONSUMERS 2
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef PERSISTENT
+#define PERSISTENT 1
+#endif
+#ifndef CONSUMER_REGS
+#define CONSUMER_REGS 232
+#endif
+#ifndef TS_AB_DTYPE
+#define TS_AB_DTYPE 2
+#endif
+#include "ts_gemm_common.h"
+
+#define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
+#define WARPGROUP_THREADS 128
+#define THREADS ((CONSUMERS + 1) * WARPGROUP_THREADS)
+#define WG_M_TILES (BLOCK_M / (64 * CONSUMERS))
+#define ACC_N (BLOCK_N / 2)
+#define A_TILE_BYTES (BLOCK_M * BLOCK_K * 2)
+#define B_TILE_BYTES (BLOCK_N * BLOCK_K * 2)
+#define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
+#define A_K_MAJOR TS_A_ROW_MAJOR
+#define B_K_MAJOR (!TS_B_ROW_MAJOR)
+// Registers the producer keeps: what one thread issuing copies needs. With the consumers'
+// CONSUMER_REGS the block stays within the SM's 64 Ki registers.
+#define PRODUCER_REGS 40
+// Only the consumers write C: split-K's reduction runs on them, with a named barrier.
+#define TS_TILE_THREADS (CONSUMERS * WARPGROUP_THREADS)
+#define TS_TILE_SYNC() asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * WARPGROUP_THREADS) : "memory")
+
+#include "ts_tile.h"
+#include "ts_wgmma.h"
+
+static_assert(BLOCK_M % (64 * CONSUMERS) == 0, "each consumer owns whole 64-row tiles");
+static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
+static_assert(STAGES >= 2, "at least two stages");
+static_assert(PRODUCER_REGS * WARPGROUP_THREADS + CONSUMER_REGS * CONSUMERS * WARPGROUP_THREADS <= 65536,
+              "the warpgroups' registers must fit the SM");
+
+// A CUtensorMap as the kernel receives it (by value, 64-byte aligned); only its address is used.
+struct __align__(64) TsTensorMap {
+  unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// The producer's arrival, announcing the bytes the stage's copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Waits until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned addr = smem_addr(bar);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// One 64 x 64 box of a tensor map at (c0 along the contiguous dimension, c1 along the other)
+// into shared memory, completing on bar.
+__device__ __forceinline__ void tma_load_box(void* dst, const TsTensorMap* map, int c0, int c1,
+                                             unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(smem_addr(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// The copies of one K slice (at k0) of the tile at (block_m, block_n) into a stage.
+__device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorMap* map_a, const TsTensorMap* map_b,
+                                           int block_m, int block_n, int k0, unsigned long long* full) {
+  mbar_expect_bytes(full, STAGE_BYTES);
+#pragma unroll
+  for (int j = 0; j < BLOCK_M / 64; ++j) {
+    if (A_K_MAJOR)
+      tma_load_box(stage + j * 8192, map_a, k0, block_m + 64 * j, full);
+    else
+      tma_load_box(stage + j * 8192, map_a, block_m + 64 * j, k0, full);
+  }
+#pragma unroll
+  for (int j = 0; j < BLOCK_N / 64; ++j) {
+    if (B_K_MAJOR)
+      tma_load_box(stage + A_TILE_BYTES + j * 8192, map_b, k0, block_n + 64 * j, full);
+    else
+      tma_load_box(stage + A_TILE_BYTES + j * 8192, map_b, block_n + 64 * j, k0, full);
+  }
+}
+
+// Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
+struct Ring {
+  int stage = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void next() {
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
+              const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
+              int ldc, float alpha, float beta, float epilogue_slope, const __grid_constant__ TsTensorMap map_a,
+              const __grid_constant__ TsTensorMap map_b) {
+  extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
+  __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
+  // The 128-byte swizzle is anchored to 1024-byte boundaries (SHARED_BYTES has the slack).
+  const unsigned raw_addr = smem_addr(smem_raw);
+  unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
+  (void)A;
+  (void)B;
+  (void)lda;
+  (void)ldb;
+
+  const int tid = threadIdx.x;
+  const int wg = tid / WARPGROUP_THREADS;  // 0: producer, 1..CONSUMERS: consumers
+  const int lane = tid % TS_WARP_SIZE;
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&full_bar[s], 1);                    // the producer's arrival (plus the bytes)
+      mbar_init(&empty_bar[s], CONSUMERS * 4);       // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int tiles = ((M + BLOCK_M - 1) / BLOCK_M) * ((N + BLOCK_N - 1) / BLOCK_N);
+  const int units = tiles * SPLIT_K;
+
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+    if (tid == 0) {
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_a)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_b)) : "memory");
+      Ring ring;
+      for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K);
+        for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
+          mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
+          load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
+                     &full_bar[ring.stage]);
+          ring.next();
+        }
+      }
+    }
+    return;
+  }
+
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+  const int c = wg - 1;                          // consumer index
+  const int ctid = tid - WARPGROUP_THREADS;      // among the consumers' threads
+  const int w = (tid / TS_WARP_SIZE) % 4;        // warp inside the warpgroup
+  const unsigned long long desc_a0 = smem_descriptor(smem + c * WG_M_TILES * 8192, DESC_LBO(A_K_MAJOR), DESC_SBO);
+  const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
+  Ring ring;
+  float acc[WG_M_TILES][ACC_N];
+  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K);
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+      for (int i = 0; i < ACC_N; ++i) acc[t][i] = 0.0f;
+    int held = -1;  // the stage whose wgmma group is still in flight
+    for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
+      mbar_wait(&full_bar[ring.stage], ring.phase);
+      wgmma_fence();
+      const unsigned long long off = (unsigned long long)(ring.stage * (STAGE_BYTES >> 4));
+      multiply_stage(acc, desc_a0 + off, desc_b0 + off);
+      wgmma_commit();
+      wgmma_wait<1>();  // the previous slice's group is done: its stage can be refilled
+      if (held >= 0 && lane == 0) mbar_arrive(&empty_bar[held]);
+      held = ring.stage;
+      ring.next();
+    }
+    wgmma_wait_all(acc);
+    if (held >= 0 && lane == 0) mbar_arrive(&empty_bar[held]);
+    wgmma_store_tile(acc, tile, c, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);
+  }
+}
