@@ -26,8 +26,11 @@
 // Tiles. Units are (output tile, K split) pairs in grouped order (ts_tile.h). PERSISTENT 1
 // launches min(SMs, units) blocks that walk the units with a stride of the grid, so one
 // tile's epilogue overlaps the next tile's loads; PERSISTENT 0 launches one block per unit.
-// The epilogue goes from the accumulator registers to global memory (ts_wgmma.h); split-K
-// partials are summed in a fixed order by the last block of a tile (deterministic).
+// Epilogue: with EPILOGUE_SMEM (row-major C, beta 0, no split-K) each consumer warp passes its
+// 16 rows through 2 KiB of its own shared memory, one 128-byte-wide column chunk at a time,
+// so that C is written in whole 128-byte lines by 16-byte stores instead of 4- or 8-byte
+// pieces of eight rows at once; otherwise from the accumulator registers (ts_wgmma.h).
+// Split-K partials are summed in a fixed order by the last block of a tile (deterministic).
 #ifndef BLOCK_M
 #define BLOCK_M 128
 #endif
@@ -51,6 +54,9 @@
 #endif
 #ifndef CONSUMER_REGS
 #define CONSUMER_REGS 232
+#endif
+#ifndef EPILOGUE_SMEM
+#define EPILOGUE_SMEM 1
 #endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
@@ -157,6 +163,69 @@ struct Ring {
   }
 };
 
+#define SMEM_EPILOGUE (EPILOGUE_SMEM && SPLIT_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
+#if SMEM_EPILOGUE
+#define CHUNK_COLS (128 / (int)sizeof(ts_c_t))  // columns of C in one 128-byte line
+static_assert(BLOCK_N % CHUNK_COLS == 0, "whole chunks per tile");
+
+// Writes this warp's 16 rows (first_row..) of a 64-row accumulator tile to C through buf
+// (2 KiB, this warp's own). Chunk q is columns q * CHUNK_COLS.. of the tile: first every lane
+// puts its finished values there (16-byte pieces of row r swizzled by r % 8: no bank
+// conflicts), then every lane stores 16-byte pieces, 8 lanes per 128-byte row.
+__device__ __forceinline__ void store_rows_via_smem(const float (&acc)[ACC_N], unsigned char* buf, int first_row,
+                                                    int first_col, int lane, ts_c_t* __restrict__ C,
+                                                    const ts_c_t* __restrict__ bias, int M, int N, int ldc,
+                                                    float alpha, float slope) {
+  constexpr int kSz = (int)sizeof(ts_c_t);
+#pragma unroll
+  for (int q = 0; q < BLOCK_N / CHUNK_COLS; ++q) {
+#pragma unroll
+    for (int ii = 0; ii < CHUNK_COLS / 4; ++ii) {
+      const int i = q * CHUNK_COLS / 2 + 2 * ii;
+      const int r = lane / 4 + 8 * ((i % 4) / 2);
+      const int col = acc_col(lane, i) - q * CHUNK_COLS;  // even
+      const int gm = first_row + r, gn = first_col + q * CHUNK_COLS + col;
+      const bool in = gm < M && gn < N;  // the bias is read only inside C
+      const float v0 = in ? ts_epilogue(alpha * acc[i], gm, gn, bias, slope) : 0.0f;
+      const float v1 = in && gn + 1 < N ? ts_epilogue(alpha * acc[i + 1], gm, gn + 1, bias, slope) : 0.0f;
+      const int byte = col * kSz;
+      unsigned char* dst = buf + r * 128 + ((((byte >> 4) ^ (r & 7))) << 4) + (byte & 15);
+#if TS_C_DTYPE == 0
+      *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+#else
+      *reinterpret_cast<unsigned*>(dst) = (unsigned)ts_c_from_float(v0) | ((unsigned)ts_c_from_float(v1) << 16);
+#endif
+    }
+    __syncwarp();
+#pragma unroll
+    for (int it = 0; it < 4; ++it) {
+      const int r = lane / 8 + 4 * it, piece = lane % 8;
+      const int gm = first_row + r, gn = first_col + q * CHUNK_COLS + piece * (16 / kSz);
+      const uint4 v = *reinterpret_cast<const uint4*>(buf + r * 128 + ((piece ^ (r & 7)) << 4));
+      if (gm >= M || gn >= N) continue;
+      ts_c_t* out = C + (long long)gm * ldc + gn;
+      if (gn + 16 / kSz <= N) {
+        *reinterpret_cast<uint4*>(out) = v;
+      } else {
+        const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int j = 0; j < 16 / kSz; ++j) {
+#if TS_C_DTYPE == 0
+          if (gn + j < N) out[j] = __uint_as_float(words[j]);
+#else
+          if (gn + j < N) out[j] = (ts_c_t)(words[j / 2] >> (16 * (j % 2)));
+#endif
+        }
+      }
+    }
+    __syncwarp();
+  }
+}
+#define EPILOGUE_BYTES (CONSUMERS * 4 * 2048)
+#else
+#define EPILOGUE_BYTES 0
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
               const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
@@ -234,6 +303,17 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
     }
     wgmma_wait_all(acc);
     if (held >= 0 && lane == 0) mbar_arrive(&empty_bar[held]);
+#if SMEM_EPILOGUE
+    // 16-byte stores need C's rows 16-byte aligned; otherwise the register path below.
+    if ((ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0) {
+      unsigned char* buf = smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048;
+#pragma unroll
+      for (int t = 0; t < WG_M_TILES; ++t)
+        store_rows_via_smem(acc[t], buf, tile.block_m + (c * WG_M_TILES + t) * 64 + 16 * w, tile.block_n, lane, C,
+                            bias, M, N, ldc, alpha, epilogue_slope);
+      continue;
+    }
+#endif
     wgmma_store_tile(acc, tile, c, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);
   }
 }

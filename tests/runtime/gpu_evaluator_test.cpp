@@ -329,6 +329,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
       c["PERSISTENT"] = tile.persistent;
       c["SPLIT_K"] = tile.split_k;
       c["CONSUMER_REGS"] = tile.regs;
+      // The shared-memory epilogue where it applies, on three of every four; the register one elsewhere.
+      c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && tile.split_k == 1 && i % 4 != 1;
       Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
       if (!valid.ok()) {
         // Non-persistent only differs where there are more tiles than SMs.
