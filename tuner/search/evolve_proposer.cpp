@@ -7,8 +7,10 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <unordered_set>
 
 #include "tuner/search/detail/convergence.h"
+#include "tuner/search/detail/effects.h"
 #include "tuner/search/request_check.h"
 
 namespace tilesmith {
@@ -295,26 +297,6 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   std::stable_sort(by_mean.begin(), by_mean.end(),
                    [&](size_t a, size_t b) { return mu[a] < mu[b]; });
 
-  // ---- Batch -------------------------------------------------------------------------
-  std::vector<char> picked(n, 0);
-  auto take = [&](size_t i, const std::string& why) {
-    picked[i] = 1;
-    batch.proposals.push_back({request.space->to_config(cand.point(i)),
-                               why + ", predicted " + fmt_ms(std::exp(mu[i])) + " (best so far " +
-                                   fmt_ms(std::exp(best_ok)) + ")"});
-    if (!thompson)
-      for (size_t j = 0; j < n; ++j)
-        if (SpaceView::hamming(cand.point(i), cand.point(j)) <= 1)
-          score[j] *= options_.diversity_penalty;
-  };
-  const size_t local_elites =
-      std::min(elite.size(), static_cast<size_t>(std::max(1, options_.local_elites)));
-  auto within = [&](const PointValues& p, int radius) {
-    for (size_t e = 0; e < local_elites; ++e)
-      if (SpaceView::hamming(p, elite[e]) <= radius) return true;
-    return false;
-  };
-
   // Has the search stalled? Evaluations since the best improved by at least stall_gain.
   size_t last_gain = 0;
   {
@@ -329,6 +311,55 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const size_t since_gain = history.observations.size() - last_gain;
   const bool stalled = options_.stall_generations > 0 &&
                        since_gain >= static_cast<size_t>(options_.stall_generations) * want;
+  // ---- Parameters with no measured effect -------------------------------------------
+  // A candidate that differs from a measured (or already picked) configuration only in
+  // such parameters is a copy of a known time: it is passed over while anything else is
+  // left, and distances between configurations leave those parameters out.
+  std::vector<char> no_effect;
+  bool masking = false;
+  if (options_.no_effect_pairs > 0 && !(stalled && options_.no_effect_until_stall)) {
+    no_effect = proposers::detail::no_effect_mask(
+        proposers::detail::one_parameter_effects(view, history.observations),
+        options_.no_effect_pairs, options_.no_effect_tolerance, options_.no_effect_max);
+    masking = std::find(no_effect.begin(), no_effect.end(), 1) != no_effect.end();
+  }
+  std::vector<std::uint64_t> projection;
+  std::unordered_set<std::uint64_t> known_projections;
+  if (masking) {
+    projection.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      projection[i] = proposers::detail::projection_hash(cand.point(i), no_effect);
+    for (const auto& o : history.observations)
+      known_projections.insert(proposers::detail::projection_hash(o.point, no_effect));
+  }
+  auto dist = [&](const PointValues& a, const PointValues& b) {
+    return masking ? proposers::detail::masked_hamming(a, b, no_effect) : SpaceView::hamming(a, b);
+  };
+
+  // ---- Batch -------------------------------------------------------------------------
+  std::vector<char> picked(n, 0);
+  // Not to be picked: picked already, or a copy of a known time.
+  auto blocked = [&](size_t i) {
+    return picked[i] || (masking && known_projections.count(projection[i]) > 0);
+  };
+  auto take = [&](size_t i, const std::string& why) {
+    picked[i] = 1;
+    if (masking) known_projections.insert(projection[i]);
+    batch.proposals.push_back({request.space->to_config(cand.point(i)),
+                               why + ", predicted " + fmt_ms(std::exp(mu[i])) + " (best so far " +
+                                   fmt_ms(std::exp(best_ok)) + ")"});
+    if (!thompson)
+      for (size_t j = 0; j < n; ++j)
+        if (dist(cand.point(i), cand.point(j)) <= 1) score[j] *= options_.diversity_penalty;
+  };
+  const size_t local_elites =
+      std::min(elite.size(), static_cast<size_t>(std::max(1, options_.local_elites)));
+  auto within = [&](const PointValues& p, int radius) {
+    for (size_t e = 0; e < local_elites; ++e)
+      if (dist(p, elite[e]) <= radius) return true;
+    return false;
+  };
+
   // How likely the best found is within the asked margin of the space's best: over every
   // untried point when all were scored, a uniform subset standing for the rest otherwise;
   // no estimate from an evolutionary pool (it is not a sample of the space).
@@ -354,14 +385,14 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     if (basins.size() >= static_cast<size_t>(std::max(1, options_.basins))) break;
     bool distinct = true;
     for (const auto& b : basins)
-      if (SpaceView::hamming(o->point, b) < options_.basin_distance) distinct = false;
+      if (dist(o->point, b) < options_.basin_distance) distinct = false;
     if (distinct) basins.push_back(o->point);
   }
 
   for (size_t k = 0, taken = 0; k < n && taken < static_cast<size_t>(options_.exploit_per_batch) &&
                                 batch.proposals.size() < want;
        ++k) {
-    if (picked[by_mean[k]]) continue;
+    if (blocked(by_mean[k])) continue;
     take(by_mean[k], "surrogate's best prediction");
     ++taken;
   }
@@ -371,17 +402,35 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   // parameters of the best (a two-parameter move crosses a ridge no one-parameter step
   // does) and the others go around the other basins in turn, so one basin cannot take
   // the whole budget.
+  // Local picks rank by predicted time, or by expected improvement (local_by_ei).
+  std::vector<size_t> local_order = by_mean;
+  if (options_.local_by_ei)
+    std::stable_sort(local_order.begin(), local_order.end(),
+                     [&](size_t a, size_t b) { return score[a] > score[b]; });
   auto local_pick = [&](const PointValues& centre, int min_radius, const std::string& why) {
     for (int radius = min_radius; radius <= std::max(2, min_radius); ++radius)
       for (size_t k = 0; k < n; ++k) {
-        const size_t i = by_mean[k];
-        if (picked[i] || SpaceView::hamming(cand.point(i), centre) > radius) continue;
+        const size_t i = local_order[k];
+        if (blocked(i) || dist(cand.point(i), centre) > radius) continue;
         take(i, why);
         return true;
       }
     return false;
   };
+  auto local_pick_within = [&](const PointValues& centre, int radius, const std::string& why) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = local_order[k];
+      if (blocked(i) || dist(cand.point(i), centre) > radius) continue;
+      take(i, why);
+      return true;
+    }
+    return false;
+  };
   for (int l = 0; l < options_.local_per_batch && batch.proposals.size() < want; ++l) {
+    if (stalled && l == 0 && options_.stall_neighbours_first &&
+        local_pick_within(elite.front(), 1,
+                          "one-parameter neighbour of the best (the search stalled)"))
+      continue;
     if (stalled && l == 0 && options_.stall_radius > 1 &&
         local_pick(elite.front(), options_.stall_radius,
                    "within " + std::to_string(options_.stall_radius) + " parameters of the best (the search stalled)"))
@@ -395,7 +444,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       bool done = false;
       for (size_t k = 0; k < n && !done; ++k) {
         const size_t i = by_mean[k];
-        if (picked[i] || !within(cand.point(i), 1)) continue;
+        if (blocked(i) || !within(cand.point(i), 1)) continue;
         take(i, "one-parameter neighbour of one of the best so far");
         done = true;
       }
@@ -411,7 +460,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       size_t best_i = n;
       for (size_t k = 0; k < pool && k < n; ++k) {
         const size_t i = by_mean[k];
-        if (!picked[i] && (best_i == n || sigma[i] > sigma[best_i])) best_i = i;
+        if (!blocked(i) && (best_i == n || sigma[i] > sigma[best_i])) best_i = i;
       }
       if (best_i == n) break;
       take(best_i, "exploration (most uncertain of the promising)");
@@ -437,7 +486,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       double best_d = -1;
       for (size_t k = 0; k < pool && k < n; ++k) {
         const size_t i = by_mean[k];
-        if (picked[i]) continue;
+        if (blocked(i)) continue;
         const float* g = cand.features(i);
         double nearest = std::numeric_limits<double>::infinity();
         for (size_t t = 0; t + nr <= tried_f.size() && nearest > best_d; t += nr) {
@@ -460,10 +509,10 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     for (int r = 0; r < options_.restart_per_batch && batch.proposals.size() < want; ++r) {
       size_t best_i = n;
       for (size_t i = 0; i < n; ++i) {
-        if (picked[i]) continue;
+        if (blocked(i)) continue;
         bool far = true;
         for (const auto& b : basins)
-          if (SpaceView::hamming(cand.point(i), b) < options_.restart_distance) far = false;
+          if (dist(cand.point(i), b) < options_.restart_distance) far = false;
         if (far && (best_i == n || score[i] > score[best_i])) best_i = i;
       }
       if (best_i == n) break;
@@ -487,7 +536,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       std::shuffle(tree_order.begin(), tree_order.end(), rng);
       double best_value = std::numeric_limits<double>::infinity();
       for (size_t i = 0; i < n; ++i) {
-        if (picked[i] || !eligible[i]) continue;
+        if (blocked(i) || !eligible[i]) continue;
         const double* t = per_tree.data() + i * static_cast<size_t>(trees);
         double v = 0;
         for (int k = 0; k < draw; ++k) v += t[tree_order[static_cast<size_t>(k)]];
@@ -498,7 +547,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       }
     } else {
       for (size_t i = 0; i < n; ++i) {
-        if (picked[i] || !eligible[i]) continue;
+        if (blocked(i) || !eligible[i]) continue;
         if (best == n || score[i] > score[best] || (score[i] == score[best] && mu[i] < mu[best]))
           best = i;
       }
@@ -511,6 +560,9 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     }
     take(best, thompson ? "Thompson sample of the surrogate" : "expected improvement");
   }
+  // Only copies of known times are left: they are still untried configurations.
+  for (size_t k = 0; k < n && batch.proposals.size() < want; ++k)
+    if (!picked[by_mean[k]]) take(by_mean[k], "surrogate's best prediction (no other is left)");
   return batch;
 }
 

@@ -19,7 +19,8 @@
 //     `local_per_batch` untried one-parameter neighbours of the `local_elites` best
 //     configurations found, by predicted time — until the search stalls (the best has
 //     not improved by `stall_gain` in `stall_generations` batches): then the first local
-//     pick ranks everything within `stall_radius` parameters of the best, and the others
+//     pick ranks everything within `stall_radius` parameters of the best (once its
+//     one-parameter neighbours are all tried), and the others
 //     go to the other distinct basins found (the best configurations at least
 //     `basin_distance` parameters apart), in turn, so one basin cannot take the whole
 //     budget; and `far_per_batch` picks go to the promising candidates farthest from
@@ -32,6 +33,14 @@
 //       Thompson sampling: each pick is the best candidate of a random half of the trees.
 //     With `region_radius` > 0 the acquisition looks only within that many parameter
 //     changes of the `local_elites` best configurations (a trust region).
+//  5. Parameters with no measured effect (tuner/search/detail/effects.h): when pairs of
+//     measurements that differ in one parameter alone show no more than noise between
+//     them (`no_effect_pairs`, `no_effect_tolerance`), a candidate that differs from a
+//     measured or already picked configuration only in such parameters is a copy of a
+//     known time and is passed over (until the search stalls: the evidence comes from
+//     where the search has been, not from the best it has yet to find), and distances
+//     between configurations (neighbourhoods, basins, diversity) leave those parameters
+//     out.
 //
 // With request.convergence_margin it also estimates how likely the best found is within
 // that margin of the space's best (tuner/search/detail/convergence.h), on enumerated
@@ -97,10 +106,26 @@ struct EvolveOptions {
   // Once stalled, the first local pick ranks everything within this many parameters of
   // the best (1: one-parameter neighbours only).
   int stall_radius = 2;
+  // ... but only once every one-parameter neighbour of the best is tried.
+  bool stall_neighbours_first = true;
   // Exploration share: per batch, the most uncertain candidates among the best
   // explore_quantile by predicted time.
   int explore_per_batch = 0;
   double explore_quantile = 0.05;
+  // Parameters with no measured effect (tuner/search/detail/effects.h): at least
+  // no_effect_pairs pairs of measurements that differ in the parameter alone, with a
+  // mean absolute log-time difference of at most no_effect_tolerance (0 pairs: off).
+  // Candidates that differ from a measured configuration only in such parameters are
+  // passed over while others are left; distances leave those parameters out.
+  int no_effect_pairs = 2;
+  double no_effect_tolerance = 0.01;
+  // The effect is judged on pairs measured so far, not near the best the search has
+  // yet to find: once the search stalls, copies are candidates like any other.
+  bool no_effect_until_stall = true;
+  // Judge by the largest difference of a pair instead of the mean.
+  bool no_effect_max = false;
+  // Local picks by expected improvement instead of predicted time.
+  bool local_by_ei = false;
 };
 
 class EvolveProposer final : public Proposer {

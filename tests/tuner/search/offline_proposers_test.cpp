@@ -303,6 +303,52 @@ TEST(EvolveProposer, StaysAwayFromFailingRegions) {
   EXPECT_LE(db0, total / 8) << db0 << " of " << total << " late proposals in the failing half";
 }
 
+TEST(EvolveProposer, PassesOverCopiesOfParametersWithNoEffect) {
+  // SW changes nothing (the smooth objective ignores it), as a tile-order swizzle does on
+  // some problems. Once pairs of measurements show that, evolve should stop measuring
+  // configurations that differ from a measured one only in SW; without the rule its
+  // local search, which ranks by predicted time, keeps trying the best's SW copies.
+  auto with_sw = ParamSpace::from_json(json::parse(R"js({
+    "parameters": [
+      {"name": "BM", "values": [32, 64, 128]}, {"name": "BN", "values": [32, 64, 128]},
+      {"name": "TM", "values": [1, 2, 4, 8]}, {"name": "TN", "values": [1, 2, 4, 8]},
+      {"name": "BK", "values": [8, 16, 32]}, {"name": "DB", "values": [0, 1]},
+      {"name": "VEC", "values": [1, 2, 4, 8]}, {"name": "SW", "values": [1, 2, 4, 8]}
+    ],
+    "derived": [{"name": "THREADS", "expr": "(BM // TM) * (BN // TN)"}],
+    "constraints": ["THREADS >= WARP_SIZE", "THREADS <= 512", "BK % VEC == 0", "TN % VEC == 0 or VEC == 1"]
+  })js"));
+  ASSERT_TRUE(with_sw.ok());
+  auto copies = [&](int no_effect_pairs) {
+    EvolveOptions o;
+    o.no_effect_pairs = no_effect_pairs;
+    o.stall_generations = 0;  // the rule holds until a stall; keep it on throughout
+    EvolveProposer p(o);
+    std::vector<Trial> history;
+    int n = 0;
+    for (int gen = 0; gen < 10; ++gen) {
+      auto batch = p.propose(request(*with_sw, history, 8, 500 + gen));
+      EXPECT_TRUE(batch.status.ok());
+      for (const auto& prop : batch.proposals) {
+        bool copy = false;
+        for (const auto& t : history) {
+          Config a = t.config, b = prop.config;
+          a.erase("SW");
+          b.erase("SW");
+          copy = copy || a == b;
+        }
+        n += copy;
+      }
+      history = measure(batch.proposals, history);
+    }
+    return n;
+  };
+  const int with_rule = copies(2), without = copies(0);
+  std::printf("[ copies ] with the rule %d, without %d of 80\n", with_rule, without);
+  EXPECT_LE(with_rule, 4);
+  EXPECT_LT(with_rule, without);
+}
+
 TEST(EvolveProposer, FindsTheOptimumOfASmoothObjective) {
   ParamSpace space = tiled_space();
   auto all = space.enumerate_valid(ctx());

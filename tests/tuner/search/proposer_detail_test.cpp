@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tuner/search/detail/convergence.h"
+#include "tuner/search/detail/effects.h"
 #include "tuner/search/detail/forest.h"
 #include "tuner/search/detail/space_view.h"
 
@@ -166,6 +167,42 @@ TEST(ProposerConvergence, ProbabilityThatNoUntriedPointIsBetter) {
   sd = {1.0};
   in.spread_scale = 2;
   EXPECT_NEAR(probability_none_better(in), 1 - 0.308538, 1e-5);
+}
+
+TEST(ProposerEffects, FindsParametersWithNoMeasuredEffect) {
+  auto space = ParamSpace::from_json(nlohmann::json::parse(R"js({
+    "parameters": [{"name": "A", "values": [1, 2, 4]}, {"name": "G", "values": [1, 4, 8]},
+                   {"name": "C", "values": [7]}]})js"));
+  ASSERT_TRUE(space.ok());
+  auto view = SpaceView::build(*space, {});
+  // Time depends on A alone; G moves it by noise (0.1-0.2%); one failure is ignored.
+  auto obs = [](std::int64_t a, std::int64_t g, double ms, bool ok = true) {
+    return Observation{{a, g, 7}, ok, ok ? ms : 0.0};
+  };
+  std::vector<Observation> history = {obs(1, 1, 10.0),  obs(1, 4, 10.02), obs(2, 4, 5.0),
+                                      obs(2, 8, 5.005), obs(4, 8, 8.0),   obs(4, 1, 0, false)};
+  ParameterEffects e = one_parameter_effects(*view, history);
+  ASSERT_EQ(e.pairs.size(), 3u);
+  EXPECT_EQ(e.pairs[0], 2);  // (1,4)-(2,4) and (2,8)-(4,8)
+  EXPECT_NEAR(e.mean_abs_log[0], 0.5 * (std::log(10.02 / 5.0) + std::log(8.0 / 5.005)), 1e-9);
+  EXPECT_EQ(e.pairs[1], 2);  // (1,1)-(1,4) and (2,4)-(2,8)
+  EXPECT_NEAR(e.mean_abs_log[1], 0.5 * (std::log(10.02 / 10.0) + std::log(5.005 / 5.0)), 1e-9);
+  EXPECT_EQ(e.pairs[2], 0);  // C has one value
+  EXPECT_EQ(no_effect_mask(e, 2, 0.01), (std::vector<char>{0, 1, 0}));
+  EXPECT_EQ(no_effect_mask(e, 3, 0.01), (std::vector<char>{0, 0, 0})) << "too few pairs";
+  EXPECT_EQ(no_effect_mask(e, 2, 0.001), (std::vector<char>{0, 0, 0})) << "beyond the tolerance";
+  EXPECT_NEAR(e.max_abs_log[1], std::log(10.02 / 10.0), 1e-9);
+  EXPECT_EQ(no_effect_mask(e, 2, 0.0017, /*use_max=*/false), (std::vector<char>{0, 1, 0}));
+  EXPECT_EQ(no_effect_mask(e, 2, 0.0017, /*use_max=*/true), (std::vector<char>{0, 0, 0}));
+  // A repeated measurement is averaged, not paired with itself.
+  history.push_back(obs(1, 1, 10.04));
+  e = one_parameter_effects(*view, history);
+  EXPECT_EQ(e.pairs[1], 2);
+  const std::vector<char> mask = {0, 1, 0};
+  EXPECT_EQ(projection_hash({1, 1, 7}, mask), projection_hash({1, 8, 7}, mask));
+  EXPECT_NE(projection_hash({1, 1, 7}, mask), projection_hash({2, 1, 7}, mask));
+  EXPECT_EQ(masked_hamming({1, 1, 7}, {2, 8, 7}, mask), 1);
+  EXPECT_EQ(masked_hamming({1, 1, 7}, {2, 8, 7}, {0, 0, 0}), 2);
 }
 
 }  // namespace

@@ -128,6 +128,18 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->explore_per_batch = static_cast<int>(v);
     else if (key == "explore_quantile")
       o->explore_quantile = v;
+    else if (key == "no_effect_pairs")
+      o->no_effect_pairs = static_cast<int>(v);
+    else if (key == "no_effect_tolerance")
+      o->no_effect_tolerance = v;
+    else if (key == "no_effect_until_stall")
+      o->no_effect_until_stall = v != 0;
+    else if (key == "no_effect_max")
+      o->no_effect_max = v != 0;
+    else if (key == "stall_neighbours_first")
+      o->stall_neighbours_first = v != 0;
+    else if (key == "local_by_ei")
+      o->local_by_ei = v != 0;
     else
       return false;
   }
