@@ -45,7 +45,7 @@ case $suite in
       "6144x6144x6144-NT 6144 6144 6144 NT 50 4096x4096x4096"
     ) ;;
   half)
-    default_templates="gemm_hmma gemm_decode gemm_wgmma_half"
+    default_templates="gemm_hmma gemm_decode gemm_wgmma_half gemm_tma_half"
     shapes=(
       "bf16-4096x4096x4096 4096 4096 4096 NN 120 - --dtype bf16"
       "bf16-8192x8192x8192 8192 8192 8192 NN 40 bf16-4096x4096x4096 --dtype bf16"
@@ -57,6 +57,9 @@ case $suite in
       "fp16-4096x4096x4096 4096 4096 4096 NN 60 bf16-4096x4096x4096 --dtype fp16"
       "fp16-8192x8192x8192 8192 8192 8192 NN 30 fp16-4096x4096x4096 --dtype fp16"
       "fp16-4096x4096x4096-leaky_relu 4096 4096 4096 NN 30 fp16-4096x4096x4096 --dtype fp16 --epilogue leaky_relu"
+      "bf16-8192x8192x8192-NT 8192 8192 8192 NT 30 bf16-8192x8192x8192 --dtype bf16"
+      "fp16-4096x11008x4096 4096 11008 4096 NN 30 fp16-4096x4096x4096 --dtype fp16"
+      "fp16-8192x8192x8192-NT 8192 8192 8192 NT 30 fp16-8192x8192x8192 --dtype fp16"
     ) ;;
   *) echo "gemm_suite.sh: unknown suite '$suite' (fp32 or half)" >&2; exit 2 ;;
 esac
