@@ -16,14 +16,6 @@ std::string fmt(const char* f, double v) {
 
 std::string count_or_miss(const std::optional<int>& v) { return v ? std::to_string(*v) : "miss"; }
 
-// The proposer's reason for the first evaluation whose recorded time is within `factor`
-// of the optimum; "" when none is.
-std::string found_by(const LoopRunResult& r, double optimum_factor_ms) {
-  for (const auto& row : r.rows)
-    if (row.ok && row.recorded_ms > 0 && row.recorded_ms <= optimum_factor_ms) return row.rationale;
-  return "";
-}
-
 }  // namespace
 
 std::string format_loop_details(const std::string& proposer, const std::vector<LoopRunResult>& runs, int first_seed) {
