@@ -26,6 +26,14 @@
 // Tiles. Units are (output tile, K split) pairs in grouped order (ts_tile.h). PERSISTENT 1
 // launches min(SMs, units) blocks that walk the units with a stride of the grid, so one
 // tile's epilogue overlaps the next tile's loads; PERSISTENT 0 launches one block per unit.
+// Clusters. CLUSTER_M 2 launches pairs of blocks as thread-block clusters (__cluster_dims__)
+// on two tiles stacked along M, which need the same B: each block loads its own A and every
+// other 64-wide box of B, multicast by the TMA unit into both blocks' shared memory (half the
+// L2 -> SM traffic for B). A stage is refilled only once the consumers of both blocks have
+// released it: every consumer warp arrives on the empty barrier of both blocks. The pair
+// walks the same units in step; where M has an odd number of tiles the second block's tile
+// lies below the matrix, loads zeros and stores nothing.
+//
 // Epilogue: with EPILOGUE_SMEM (row-major C, beta 0, no split-K) each consumer warp passes its
 // 16 rows through 2 KiB of its own shared memory, one 128-byte-wide column chunk at a time,
 // so that C is written in whole 128-byte lines by 16-byte stores instead of 4- or 8-byte
@@ -58,6 +66,9 @@
 #ifndef EPILOGUE_SMEM
 #define EPILOGUE_SMEM 1
 #endif
+#ifndef CLUSTER_M
+#define CLUSTER_M 1
+#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
@@ -86,6 +97,8 @@
 static_assert(BLOCK_M % (64 * CONSUMERS) == 0, "each consumer owns whole 64-row tiles");
 static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
 static_assert(STAGES >= 2, "at least two stages");
+static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && BLOCK_N >= 128),
+              "clusters: pairs along M, without split-K, with at least two B boxes to share");
 static_assert(PRODUCER_REGS * WARPGROUP_THREADS + CONSUMER_REGS * CONSUMERS * WARPGROUP_THREADS <= 65536,
               "the warpgroups' registers must fit the SM");
 
@@ -131,9 +144,55 @@ __device__ __forceinline__ void tma_load_box(void* dst, const TsTensorMap* map, 
       : "memory");
 }
 
-// The copies of one K slice (at k0) of the tile at (block_m, block_n) into a stage.
+// The same box written into the shared memory of every block of the cluster in cta_mask (at
+// dst's offset), completing on the barrier at bar's offset in each.
+__device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensorMap* map, int c0, int c1,
+                                                       unsigned long long* bar, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank() {
+#if CLUSTER_M > 1
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+#else
+  return 0;
+#endif
+}
+
+// A consumer warp's release of a stage: on its own block's empty barrier, and with a cluster on
+// the other block's too (its producer multicasts into this block's stage).
+__device__ __forceinline__ void release_stage(unsigned long long* bar) {
+#if CLUSTER_M > 1
+#pragma unroll
+  for (unsigned r = 0; r < CLUSTER_M; ++r) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(r));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  }
+#else
+  mbar_arrive(bar);
+#endif
+}
+
+__device__ __forceinline__ void cluster_sync() {
+#if CLUSTER_M > 1
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __syncthreads();
+#endif
+}
+
+// The copies of one K slice (at k0) of the tile at (block_m, block_n) into a stage; with a
+// cluster, this block's share of B's boxes goes to both blocks.
 __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorMap* map_a, const TsTensorMap* map_b,
-                                           int block_m, int block_n, int k0, unsigned long long* full) {
+                                           int block_m, int block_n, int k0, unsigned long long* full,
+                                           unsigned rank) {
   mbar_expect_bytes(full, STAGE_BYTES);
 #pragma unroll
   for (int j = 0; j < BLOCK_M / 64; ++j) {
@@ -144,11 +203,15 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
   }
 #pragma unroll
   for (int j = 0; j < BLOCK_N / 64; ++j) {
-    if (B_K_MAJOR)
-      tma_load_box(stage + A_TILE_BYTES + j * 8192, map_b, k0, block_n + 64 * j, full);
-    else
-      tma_load_box(stage + A_TILE_BYTES + j * 8192, map_b, block_n + 64 * j, k0, full);
+    const int c0 = B_K_MAJOR ? k0 : block_n + 64 * j, c1 = B_K_MAJOR ? block_n + 64 * j : k0;
+#if CLUSTER_M > 1
+    if (j % CLUSTER_M == (int)rank)
+      tma_load_box_multicast(stage + A_TILE_BYTES + j * 8192, map_b, c0, c1, full, (1u << CLUSTER_M) - 1);
+#else
+    tma_load_box(stage + A_TILE_BYTES + j * 8192, map_b, c0, c1, full);
+#endif
   }
+  (void)rank;
 }
 
 // Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
@@ -226,7 +289,13 @@ __device__ __forceinline__ void store_rows_via_smem(const float (&acc)[ACC_N], u
 #define EPILOGUE_BYTES 0
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
+#if CLUSTER_M > 1
+#define TS_TMA_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
+#else
+#define TS_TMA_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) TS_TMA_CLUSTER
 gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
               const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
               int ldc, float alpha, float beta, float epilogue_slope, const __grid_constant__ TsTensorMap map_a,
@@ -244,17 +313,21 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   const int tid = threadIdx.x;
   const int wg = tid / WARPGROUP_THREADS;  // 0: producer, 1..CONSUMERS: consumers
   const int lane = tid % TS_WARP_SIZE;
+  const unsigned rank = cluster_rank();
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(&full_bar[s], 1);                    // the producer's arrival (plus the bytes)
-      mbar_init(&empty_bar[s], CONSUMERS * 4);       // one arrival per consumer warp
+      mbar_init(&full_bar[s], 1);                             // the producer's arrival (plus the bytes)
+      mbar_init(&empty_bar[s], CONSUMERS * 4 * CLUSTER_M);    // one arrival per consumer warp of the cluster
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
+  cluster_sync();  // every barrier of the cluster initialised before any copy or remote arrival
 
-  const int tiles = ((M + BLOCK_M - 1) / BLOCK_M) * ((N + BLOCK_N - 1) / BLOCK_N);
+  // Units: (CLUSTER_M tiles stacked along M, K split) in grouped order; a cluster takes one
+  // unit at a time, each of its blocks one of the tiles.
+  const int tiles = ((M + BLOCK_M * CLUSTER_M - 1) / (BLOCK_M * CLUSTER_M)) * ((N + BLOCK_N - 1) / BLOCK_N);
   const int units = tiles * SPLIT_K;
+  const int first_unit = blockIdx.x / CLUSTER_M, unit_stride = gridDim.x / CLUSTER_M;
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
@@ -262,16 +335,20 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_a)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_b)) : "memory");
       Ring ring;
-      for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K);
+      for (int unit = first_unit; unit < units; unit += unit_stride) {
+        const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, rank, CLUSTER_M);
         for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
           mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
           load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
-                     &full_bar[ring.stage]);
+                     &full_bar[ring.stage], rank);
           ring.next();
         }
       }
     }
+#if CLUSTER_M > 1
+    __syncwarp();
+    cluster_sync();  // neither block leaves while the other may still write to or arrive in it
+#endif
     return;
   }
 
@@ -283,8 +360,8 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
   Ring ring;
   float acc[WG_M_TILES][ACC_N];
-  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K);
+  for (int unit = first_unit; unit < units; unit += unit_stride) {
+    const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, rank, CLUSTER_M);
 #pragma unroll
     for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
@@ -297,12 +374,12 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       multiply_stage(acc, desc_a0 + off, desc_b0 + off);
       wgmma_commit();
       wgmma_wait<1>();  // the previous slice's group is done: its stage can be refilled
-      if (held >= 0 && lane == 0) mbar_arrive(&empty_bar[held]);
+      if (held >= 0 && lane == 0) release_stage(&empty_bar[held]);
       held = ring.stage;
       ring.next();
     }
     wgmma_wait_all(acc);
-    if (held >= 0 && lane == 0) mbar_arrive(&empty_bar[held]);
+    if (held >= 0 && lane == 0) release_stage(&empty_bar[held]);
 #if SMEM_EPILOGUE
     // 16-byte stores need C's rows 16-byte aligned; otherwise the register path below.
     if ((ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0) {
@@ -316,4 +393,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
 #endif
     wgmma_store_tile(acc, tile, c, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);
   }
+#if CLUSTER_M > 1
+  cluster_sync();
+#endif
 }

@@ -307,11 +307,14 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate& t = *lib.find("gemm_tma_half");
   struct Tile {
-    int block_m, block_n, consumers, stages, persistent, split_k, regs;
+    int block_m, block_n, consumers, stages, persistent, split_k, regs, cluster;
   };
-  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232}, {128, 256, 2, 3, 0, 1, 232}, {128, 128, 2, 6, 1, 1, 232},
-                        {128, 192, 2, 4, 1, 1, 216}, {64, 256, 1, 4, 1, 1, 240},  {256, 128, 2, 4, 1, 1, 232},
-                        {128, 128, 1, 5, 1, 2, 240}, {64, 128, 1, 4, 0, 4, 232}};
+  // The cluster pairs run on 520 rows (5 tiles of 128: the second block of the last pair lies
+  // below the matrix) and on 1000 (8 tiles), with B boxes split 2 + 2, 1 + 1 and 2 + 1.
+  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232, 1}, {128, 256, 2, 3, 0, 1, 232, 1}, {128, 128, 2, 6, 1, 1, 232, 1},
+                        {128, 192, 2, 4, 1, 1, 216, 1}, {64, 256, 1, 4, 1, 1, 240, 1},  {256, 128, 2, 4, 1, 1, 232, 1},
+                        {128, 128, 1, 5, 1, 2, 240, 1}, {64, 128, 1, 4, 0, 4, 232, 1},  {128, 256, 2, 4, 1, 1, 232, 2},
+                        {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2}};
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
@@ -329,6 +332,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
       c["PERSISTENT"] = tile.persistent;
       c["SPLIT_K"] = tile.split_k;
       c["CONSUMER_REGS"] = tile.regs;
+      c["CLUSTER_M"] = tile.cluster;
       // The shared-memory epilogue where it applies, on three of every four; the register one elsewhere.
       c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && tile.split_k == 1 && i % 4 != 1;
       Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
