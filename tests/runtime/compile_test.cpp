@@ -187,6 +187,34 @@ TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
   EXPECT_GE(compiled, 2 * 4 * 3) << "gemm_hmma: two input types, four layouts, sm_80, sm_90 and gfx90a";
 }
 
+// gemm_tma_half's 2-block clusters (B multicast) compile under NVRTC; the rules keep them
+// away from split-K and from tiles with one B box.
+TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  dev.multiprocessors = 132;
+  GemmProblem p = square(4096);
+  p.a_type = p.b_type = p.c_type = DType::kBF16;
+  ASSERT_TRUE(apply_layout_code("NT", p).ok());
+  Config c = t.defaults();
+  c["BLOCK_N"] = 256;
+  c["CLUSTER_M"] = 2;
+  auto cc = compile_candidate(*nvrtc, t, p, c, dev);
+  EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
+  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+  auto r = t.render(p, c, dev);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
+  Config split = c;
+  split["SPLIT_K"] = 2;
+  EXPECT_FALSE(t.space().validate(split, t.context(p, &dev)).ok());
+  Config narrow = c;
+  narrow["BLOCK_N"] = 64;
+  EXPECT_FALSE(t.space().validate(narrow, t.context(p, &dev)).ok());
+}
+
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   CompileRequest req{"broken.hip", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n", {},
