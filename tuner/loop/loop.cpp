@@ -365,11 +365,18 @@ Status GenerationLoop::Runner::retime() {
     collect_search_winners();
     return {};
   }
+  // One line for the whole re-timing (a problem set runs it once per problem).
+  std::string plan;
+  for (auto& t : s_.targets) {
+    const std::string name = t.target.tmpl->name();
+    const std::size_t n = retime_finalists(history_.rows(), name, s_.options.retime_top).size();
+    if (n > 0) plan += (plan.empty() ? "" : ", ") + name + " " + std::to_string(n);
+  }
+  if (!plan.empty()) s_.log(LogLevel::kInfo, "re-timing the fastest configs: " + plan);
   for (auto& t : s_.targets) {
     const std::string name = t.target.tmpl->name();
     auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top);
     if (finalists.empty()) continue;
-    s_.log(LogLevel::kInfo, "re-timing the " + std::to_string(finalists.size()) + " fastest configs of " + name);
     const auto t0 = Clock::now();
     auto results = tilesmith::retime(
         retimer_, *t.target.tmpl, s_.options.problem, finalists, [this] { return s_.stop_requested(); },
