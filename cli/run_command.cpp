@@ -576,6 +576,7 @@ int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
     ProblemTargets t;
     for (const KernelTemplate* tmpl : templates[e.name]) {
       auto seeds = warm_start_seeds(files, tmpl->name(), device.name, tmpl);
+      for (auto& seed : seeds) seed.quiet_if_invalid = true;
       if (!seeds.empty()) spdlog::info("{}: {} warm-start seed(s) for {} from the set", e.name, seeds.size(), tmpl->name());
       TS_ASSIGN_OR_RETURN(auto p, (*factory)->make(*tmpl, device, e.problem, seeds));
       t.proposers.push_back(std::move(p));

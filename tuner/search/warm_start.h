@@ -36,6 +36,9 @@ struct WarmStartSeed {
   // gained since filled in with its default, one it no longer has left out); empty when
   // it was used as recorded.
   std::vector<std::string> updates;
+  // A seed from another problem of the same set: that it does not fit this problem is
+  // expected, so it is dropped without a word (a --warm-start seed that does not fit is reported).
+  bool quiet_if_invalid = false;
 };
 
 // The configs of the entries for `template_name` (any problem, any device), each config

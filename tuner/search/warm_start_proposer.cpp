@@ -1,5 +1,7 @@
 #include "tuner/search/warm_start_proposer.h"
 
+#include <algorithm>
+
 #include <set>
 
 namespace tilesmith {
@@ -26,6 +28,7 @@ ProposalBatch WarmStartProposer::propose(const ProposalRequest& request) {
   std::string first_reason;
   for (const auto& seed : seeds_) {
     if (Status st = request.space->validate(seed.config, request.context); !st.ok()) {
+      if (seed.quiet_if_invalid) continue;  // expected for a set's related problems
       if (skipped++ == 0) first_reason = seed.origin + ": " + st.message();
       continue;
     }
@@ -34,11 +37,12 @@ ProposalBatch WarmStartProposer::propose(const ProposalRequest& request) {
   }
   if (!reported_) {
     reported_ = true;
+    const auto told = std::count_if(seeds_.begin(), seeds_.end(), [](const WarmStartSeed& s) { return !s.quiet_if_invalid; });
     // Validity depends only on the space and the context, which stay the same for one
     // proposer, so the first call tells the whole story.
     if (skipped > 0 && options_.on_event)
       options_.on_event((options_.label.empty() ? "" : options_.label + ": ") + "warm start: " +
-                        std::to_string(skipped) + " of " + std::to_string(seeds_.size()) +
+                        std::to_string(skipped) + " of " + std::to_string(told) +
                         " seed(s) skipped, not valid for this problem (first: " + first_reason + ")");
   }
   if (out.proposals.empty()) return inner_->propose(request);

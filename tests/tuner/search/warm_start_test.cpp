@@ -246,6 +246,29 @@ TEST(WarmStartProposer, OnlyInvalidSeedsMeansTheWrappedProposerFromTheStart) {
   EXPECT_TRUE(contains(w->events[0], "2 of 2 seed(s) skipped")) << w->events[0];
 }
 
+// Seeds from a set's related problems that do not fit are dropped without an event; the
+// others are still counted and reported as before.
+TEST(WarmStartProposer, QuietSeedsThatDoNotFitAreDroppedWithoutAWord) {
+  const ParamSpace space = small_space();
+  std::vector<WarmStartSeed> seeds = six_seeds();
+  seeds[1].quiet_if_invalid = true;  // 128x128x1: invalid
+  seeds[2].quiet_if_invalid = true;  // 128x64x2: valid, still proposed
+  auto w = wrap(seeds);
+  std::vector<Trial> history;
+  ProposalBatch b = w->proposer->propose(request(space, history, 8));
+  ASSERT_EQ(b.proposals.size(), 4u);
+  EXPECT_EQ(b.proposals[1].config, cfg(128, 64, 2));
+  ASSERT_EQ(w->events.size(), 1u);
+  EXPECT_TRUE(contains(w->events[0], "t: warm start: 1 of 4 seed(s) skipped")) << w->events[0];
+  EXPECT_TRUE(contains(w->events[0], "first: winner for D: ")) << w->events[0];
+
+  for (auto& s : seeds) s.quiet_if_invalid = true;
+  auto quiet = wrap(seeds);
+  ProposalBatch q = quiet->proposer->propose(request(space, history, 8));
+  EXPECT_EQ(q.proposals.size(), 4u);
+  EXPECT_TRUE(quiet->events.empty()) << quiet->events[0];
+}
+
 TEST(WarmStartProposer, SameHistorySameProposals) {
   const ParamSpace space = small_space();
   auto once = wrap(six_seeds());
