@@ -340,20 +340,7 @@ __device__ __forceinline__ void store_frag(ts_c_t* __restrict__ C, const ts_c_t*
 }
 
 #if REDUCE == 1 && SPLIT_K > 1
-__device__ __forceinline__ void cluster_sync_all() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-// 16 bytes at the same shared-memory offset in block `rank` of the cluster.
-__device__ __forceinline__ float4 ld_cluster4(const float* local, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(remote)
-               : "memory");
-  return v;
-}
+#include "ts_cluster.h"
 #define TS_DECODE_CLUSTER __cluster_dims__(1, SPLIT_K, 1)
 #else
 #define TS_DECODE_CLUSTER
@@ -414,15 +401,14 @@ gemm_decode(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t
     *reinterpret_cast<float4*>(part + (f * THREADS + tid) * 4) =
         make_float4(acc[f / TILES_M][f % TILES_M][0], acc[f / TILES_M][f % TILES_M][1],
                     acc[f / TILES_M][f % TILES_M][2], acc[f / TILES_M][f % TILES_M][3]);
-  cluster_sync_all();
-  unsigned rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+  ts_cluster_sync();
+  const unsigned rank = ts_cluster_rank();
   constexpr int kItems = FRAGS * THREADS;
   constexpr int kPer = (kItems + SPLIT_K - 1) / SPLIT_K;
   for (int item = rank * kPer + tid; item < min(kItems, (int)(rank + 1) * kPer); item += THREADS) {
     float4 p[SPLIT_K];
 #pragma unroll
-    for (int s = 0; s < SPLIT_K; ++s) p[s] = ld_cluster4(part + item * 4, s);
+    for (int s = 0; s < SPLIT_K; ++s) p[s] = ts_ld_cluster4(part + item * 4, s);
     float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int s = 0; s < SPLIT_K; ++s) {  // split order: deterministic
@@ -433,7 +419,7 @@ gemm_decode(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t
     }
     store_frag(C, bias, item / THREADS, item % THREADS, v, block_m, block_n, M, N, ldc, alpha, beta, epilogue_slope);
   }
-  cluster_sync_all();  // no block leaves while another still reads its shared memory
+  ts_cluster_sync();  // no block leaves while another still reads its shared memory
 #else
   // Workspace: SPLIT_K x tiles partial tiles of BLOCK_M x BLOCK_N floats in fragment order
   // ([f][thread] float4), then one counter per tile (zeroed before the first launch, reset by

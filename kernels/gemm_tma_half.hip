@@ -34,6 +34,13 @@
 // walks the same units in step; where M has an odd number of tiles the second block's tile
 // lies below the matrix, loads zeros and stores nothing.
 //
+// Split-K inside a cluster: CLUSTER_K > 1 launches the CLUSTER_K blocks of one output tile as
+// a cluster, block r taking the r-th share of K (for decode shapes, M <= 128, where the tiles
+// alone are far too few to keep 132 multiprocessors streaming B). Each block puts its partial
+// accumulators into its own shared memory (over the drained stages), and after a cluster
+// barrier each sums 1/CLUSTER_K of the tile over the cluster's shared memory, in rank order
+// (deterministic), and stores it: no workspace, no single block summing the whole tile.
+//
 // Epilogue: with EPILOGUE_SMEM (row-major C, beta 0, no split-K) each consumer warp passes its
 // 16 rows through 2 KiB of its own shared memory, one 128-byte-wide column chunk at a time,
 // so that C is written in whole 128-byte lines by 16-byte stores instead of 4- or 8-byte
@@ -69,6 +76,9 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
 #endif
+#ifndef CLUSTER_K
+#define CLUSTER_K 1
+#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
@@ -91,14 +101,20 @@
 #define TS_TILE_THREADS (CONSUMERS * WARPGROUP_THREADS)
 #define TS_TILE_SYNC() asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * WARPGROUP_THREADS) : "memory")
 
+#define CLUSTER_SIZE (CLUSTER_M * CLUSTER_K)
+
 #include "ts_tile.h"
 #include "ts_wgmma.h"
+#include "ts_cluster.h"
 
 static_assert(BLOCK_M % (64 * CONSUMERS) == 0, "each consumer owns whole 64-row tiles");
 static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
 static_assert(STAGES >= 2, "at least two stages");
 static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && BLOCK_N >= 128),
               "clusters: pairs along M, without split-K, with at least two B boxes to share");
+static_assert(CLUSTER_K == 1 || ((CLUSTER_K == 2 || CLUSTER_K == 4 || CLUSTER_K == 8) && CLUSTER_M == 1 &&
+                                  SPLIT_K == 1 && PERSISTENT == 0),
+              "K clusters: 2, 4 or 8 blocks per tile, one tile per cluster, no other split or cluster");
 static_assert(PRODUCER_REGS * WARPGROUP_THREADS + CONSUMER_REGS * CONSUMERS * WARPGROUP_THREADS <= 65536,
               "the warpgroups' registers must fit the SM");
 
@@ -156,10 +172,8 @@ __device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensor
 }
 
 __device__ __forceinline__ unsigned cluster_rank() {
-#if CLUSTER_M > 1
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
+#if CLUSTER_SIZE > 1
+  return ts_cluster_rank();
 #else
   return 0;
 #endif
@@ -181,8 +195,8 @@ __device__ __forceinline__ void release_stage(unsigned long long* bar) {
 }
 
 __device__ __forceinline__ void cluster_sync() {
-#if CLUSTER_M > 1
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#if CLUSTER_SIZE > 1
+  ts_cluster_sync();
 #else
   __syncthreads();
 #endif
@@ -214,6 +228,16 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
   (void)rank;
 }
 
+// The unit's tile and its share of K: a SPLIT_K share, or with CLUSTER_K the rank's share.
+__device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsigned rank, unsigned m_rank) {
+  TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, (int)m_rank, CLUSTER_M);
+#if CLUSTER_K > 1
+  ts_k_share(K, (int)rank, CLUSTER_K, tile.k_begin, tile.k_end);
+#endif
+  (void)rank;
+  return tile;
+}
+
 // Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
 struct Ring {
   int stage = 0;
@@ -226,7 +250,7 @@ struct Ring {
   }
 };
 
-#define SMEM_EPILOGUE (EPILOGUE_SMEM && SPLIT_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
+#define SMEM_EPILOGUE (EPILOGUE_SMEM && SPLIT_K == 1 && CLUSTER_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
 #if SMEM_EPILOGUE
 #define CHUNK_COLS (128 / (int)sizeof(ts_c_t))  // columns of C in one 128-byte line
 static_assert(BLOCK_N % CHUNK_COLS == 0, "whole chunks per tile");
@@ -289,7 +313,60 @@ __device__ __forceinline__ void store_rows_via_smem(const float (&acc)[ACC_N], u
 #define EPILOGUE_BYTES 0
 #endif
 
-#if CLUSTER_M > 1
+#if CLUSTER_K > 1
+// The tile's sum over the cluster (CLUSTER_K > 1), called by every consumer thread once the
+// tile's wgmma groups are done. Partials are kept fragment-major ([item][thread] float4, item
+// = 4 accumulators of one thread: columns n, n + 1 of rows m and m + 8), so both the writes and
+// the cluster's reads are whole 16-byte pieces without bank conflicts; block r sums items
+// r * kPer.. over ranks 0..CLUSTER_K-1 and skips those wholly outside C (most of a 64-row
+// tile when M = 16) without reading them.
+__device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES][ACC_N], unsigned char* smem,
+                                                  const TsTile& tile, int ctid, ts_c_t* __restrict__ C,
+                                                  const ts_c_t* __restrict__ bias, int M, int N, int ldc,
+                                                  float alpha, float beta, float slope) {
+  constexpr int kItemsPerThread = WG_M_TILES * ACC_N / 4;
+  constexpr int kItems = kItemsPerThread * TS_TILE_THREADS;
+  constexpr int kPer = (kItems + CLUSTER_K - 1) / CLUSTER_K;
+  float* part = reinterpret_cast<float*>(smem);
+  TS_TILE_SYNC();  // every consumer's wgmma has read the stages this partial overwrites
+#pragma unroll
+  for (int f = 0; f < kItemsPerThread; ++f) {
+    const float* a = &acc[f / (ACC_N / 4)][4 * (f % (ACC_N / 4))];
+    *reinterpret_cast<float4*>(part + (f * TS_TILE_THREADS + ctid) * 4) = make_float4(a[0], a[1], a[2], a[3]);
+  }
+  ts_cluster_sync();
+  const int rank = (int)ts_cluster_rank();
+  for (int item = rank * kPer + ctid; item < min(kItems, (rank + 1) * kPer); item += TS_TILE_THREADS) {
+    const int f = item / TS_TILE_THREADS, th = item % TS_TILE_THREADS;
+    const int t = f / (ACC_N / 4), i = 4 * (f % (ACC_N / 4));
+    const int wg = th / WARPGROUP_THREADS, w = (th / TS_WARP_SIZE) % 4, ln = th % TS_WARP_SIZE;
+    const int gm = tile.block_m + acc_row(wg, w, ln, t, i), gn = tile.block_n + acc_col(ln, i);
+    if (gm >= M || gn >= N) continue;  // so are its other three values
+    float4 p[CLUSTER_K];
+#pragma unroll
+    for (int r = 0; r < CLUSTER_K; ++r) p[r] = ts_ld_cluster4(part + item * 4, r);
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int r = 0; r < CLUSTER_K; ++r) {  // rank order: deterministic
+      sum.x += p[r].x;
+      sum.y += p[r].y;
+      sum.z += p[r].z;
+      sum.w += p[r].w;
+    }
+    ts_store_c(C, gm, gn, ldc, sum.x, alpha, beta, bias, slope);
+    if (gn + 1 < N) ts_store_c(C, gm, gn + 1, ldc, sum.y, alpha, beta, bias, slope);
+    if (gm + 8 < M) {
+      ts_store_c(C, gm + 8, gn, ldc, sum.z, alpha, beta, bias, slope);
+      if (gn + 1 < N) ts_store_c(C, gm + 8, gn + 1, ldc, sum.w, alpha, beta, bias, slope);
+    }
+  }
+  ts_cluster_sync();  // no block leaves while another still reads its shared memory
+}
+#endif
+
+#if CLUSTER_K > 1
+#define TS_TMA_CLUSTER __cluster_dims__(CLUSTER_K, 1, 1)
+#elif CLUSTER_M > 1
 #define TS_TMA_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
 #else
 #define TS_TMA_CLUSTER
@@ -327,7 +404,9 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   // unit at a time, each of its blocks one of the tiles.
   const int tiles = ((M + BLOCK_M * CLUSTER_M - 1) / (BLOCK_M * CLUSTER_M)) * ((N + BLOCK_N - 1) / BLOCK_N);
   const int units = tiles * SPLIT_K;
-  const int first_unit = blockIdx.x / CLUSTER_M, unit_stride = gridDim.x / CLUSTER_M;
+  const int first_unit = blockIdx.x / CLUSTER_SIZE, unit_stride = gridDim.x / CLUSTER_SIZE;
+  // With CLUSTER_M the rank picks the pair's tile, with CLUSTER_K the share of K.
+  const unsigned m_rank = CLUSTER_M > 1 ? rank : 0u;
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
@@ -336,7 +415,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_b)) : "memory");
       Ring ring;
       for (int unit = first_unit; unit < units; unit += unit_stride) {
-        const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, rank, CLUSTER_M);
+        const TsTile tile = unit_tile(unit, M, N, K, rank, m_rank);
         for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
           mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
           load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
@@ -348,6 +427,10 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
 #if CLUSTER_M > 1
     __syncwarp();
     cluster_sync();  // neither block leaves while the other may still write to or arrive in it
+#elif CLUSTER_K > 1
+    __syncwarp();
+    ts_cluster_sync();  // the consumers' two cluster barriers around the sum (reduce_in_cluster)
+    ts_cluster_sync();
 #endif
     return;
   }
@@ -361,7 +444,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   Ring ring;
   float acc[WG_M_TILES][ACC_N];
   for (int unit = first_unit; unit < units; unit += unit_stride) {
-    const TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, rank, CLUSTER_M);
+    const TsTile tile = unit_tile(unit, M, N, K, rank, m_rank);
 #pragma unroll
     for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
@@ -380,6 +463,10 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
     }
     wgmma_wait_all(acc);
     if (held >= 0 && lane == 0) release_stage(&empty_bar[held]);
+#if CLUSTER_K > 1
+    reduce_in_cluster(acc, smem, tile, ctid, C, bias, M, N, ldc, alpha, beta, epilogue_slope);
+    continue;
+#endif
 #if SMEM_EPILOGUE
     // 16-byte stores need C's rows 16-byte aligned; otherwise the register path below.
     if ((ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0) {

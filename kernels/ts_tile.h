@@ -21,6 +21,14 @@ struct TsTile {
   int split;             // which share (0..SPLIT_K-1)
 };
 
+// The part-th of `parts` shares of K, in whole BLOCK_K steps (the last share may be shorter,
+// or empty: then end <= begin).
+__device__ __forceinline__ void ts_k_share(int K, int part, int parts, int& begin, int& end) {
+  const int per = ((K + parts - 1) / parts + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
+  begin = part * per;
+  end = min(K, begin + per);
+}
+
 // Tile order: groups of GROUP_M tile rows, column by column inside a group, so that
 // blocks running together share B (and A) in L2. blockIdx.y is the split-K index; each
 // split gets whole BLOCK_K steps.
@@ -39,10 +47,8 @@ __device__ __forceinline__ TsTile ts_tile_at(int pid, int split, int M, int N, i
   t.tile_n = (pid % group_size) / rows_in_group;
   t.block_m = t.tile_m * BLOCK_M;
   t.block_n = t.tile_n * BLOCK_N;
-  const int k_per_split = ((K + SPLIT_K - 1) / SPLIT_K + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
   t.split = split;
-  t.k_begin = split * k_per_split;
-  t.k_end = min(K, t.k_begin + k_per_split);
+  ts_k_share(K, split, SPLIT_K, t.k_begin, t.k_end);
   return t;
 }
 __device__ __forceinline__ TsTile ts_tile(int M, int N, int K) { return ts_tile_at(blockIdx.x, blockIdx.y, M, N, K); }

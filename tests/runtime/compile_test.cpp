@@ -215,6 +215,50 @@ TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   EXPECT_FALSE(t.space().validate(narrow, t.context(p, &dev)).ok());
 }
 
+// gemm_tma_half's K clusters (split-K summed through distributed shared memory) compile under
+// NVRTC for a decode shape, launch CLUSTER_K blocks per tile, and keep away from the other
+// splits, the persistent grid and K too short for two slices per block.
+TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  dev.multiprocessors = 132;
+  GemmProblem p = square(4096);
+  p.m = 16;
+  p.a_type = p.b_type = p.c_type = DType::kBF16;
+  ASSERT_TRUE(apply_layout_code("NN", p).ok());
+  Config c = t.defaults();
+  c["BLOCK_M"] = 64;
+  c["BLOCK_N"] = 256;
+  c["CONSUMERS"] = 1;
+  c["PERSISTENT"] = 0;
+  c["EPILOGUE_SMEM"] = 0;
+  c["CLUSTER_K"] = 8;
+  c["GROUP_M"] = 1;  // one row of tiles
+  ASSERT_TRUE(t.space().validate(c, t.context(p, &dev)).ok()) << t.space().validate(c, t.context(p, &dev)).message();
+  auto cc = compile_candidate(*nvrtc, t, p, c, dev);
+  EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
+  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+  auto r = t.render(p, c, dev);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grid[0], 128u) << "16 tiles of 256 columns, 8 blocks each";
+  EXPECT_GE(r->dynamic_shared_bytes, 64u * 256u * 4u) << "room for the fp32 partial tile";
+  for (auto [name, value] : {std::pair{"SPLIT_K", 2}, {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 1}, {"CLUSTER_M", 2}}) {
+    Config bad = c;
+    bad[name] = value;
+    EXPECT_FALSE(t.space().validate(bad, t.context(p, &dev)).ok()) << name;
+  }
+  GemmProblem short_k = p;
+  short_k.k = 960;  // 15 slices of 64: fewer than two per block of 8
+  ASSERT_TRUE(apply_layout_code("NN", short_k).ok());
+  EXPECT_FALSE(t.space().validate(c, t.context(short_k, &dev)).ok());
+  GemmProblem many_tiles = p;
+  many_tiles.m = 4096;  // 1024 tiles: no reason to split K
+  ASSERT_TRUE(apply_layout_code("NN", many_tiles).ok());
+  EXPECT_FALSE(t.space().validate(c, t.context(many_tiles, &dev)).ok());
+}
+
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   CompileRequest req{"broken.hip", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n", {},

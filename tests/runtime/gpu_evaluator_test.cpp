@@ -351,6 +351,49 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
     }
 }
 
+// gemm_tma_half's K clusters on decode shapes: M of 16 (72 for 128-row tiles), 100, 128 and 200 (a 64- or 128-row
+// tile mostly or partly below the matrix), N off the tiles, K whose last shares are short or
+// empty (1032 over 8 blocks), every layout, C in fp32 or the input type, row- and
+// column-major, beta, the epilogues.
+TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, consumers, stages, cluster_k;
+  };
+  const Tile tiles[] = {{64, 256, 1, 4, 8}, {128, 256, 2, 4, 4}, {64, 128, 1, 6, 2}, {128, 128, 2, 3, 8}, {64, 64, 1, 5, 4}};
+  const std::int64_t ms[] = {16, 100, 128, 200};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kGelu};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      // A 128-row tile needs more than 64 rows (the template's rule): 72 instead of 16.
+      const std::int64_t m = tile.block_m == 128 && ms[i % 4] == 16 ? 72 : ms[i % 4];
+      GemmProblem p = make(m, i % 3 ? 776 : 4096, i % 2 ? 1032 : 2048, layout);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
+      p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
+      p.beta = i % 7 == 3 ? 0.5 : 0.0;
+      p.epilogue = epilogues[i % 4];
+      ++i;
+      Config c = t.defaults();
+      c["BLOCK_M"] = tile.block_m;
+      c["BLOCK_N"] = tile.block_n;
+      c["CONSUMERS"] = tile.consumers;
+      c["STAGES"] = tile.stages;
+      c["PERSISTENT"] = 0;
+      c["EPILOGUE_SMEM"] = 0;
+      c["CLUSTER_K"] = tile.cluster_k;
+      c["GROUP_M"] = 1;
+      Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
+      ASSERT_TRUE(valid.ok()) << p.describe() << " " << config_to_json_text(c) << ": " << valid.message();
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                         << outcome_name(e.outcome) << " " << e.message;
+    }
+}
+
 // gemm_gemv on matrix-vector and skinny shapes: both walks of the large operand (r- and
 // k-contiguous, i.e. every layout with M or N small), every input type, C's layout, beta and
 // the epilogues, sizes off every tile and odd leading dimensions (narrow loads), several
