@@ -189,15 +189,26 @@ TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
 
 // gemm_tma_half's 2-block clusters (B multicast) compile under NVRTC; the rules keep them
 // away from split-K and from tiles with one B box.
+// An H100/H200 (132 SMs) and an all-bf16 problem of M x 4096 x 4096, for the gemm_tma_half tests.
+static DeviceFacts hopper_facts() {
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  dev.multiprocessors = 132;
+  return dev;
+}
+static GemmProblem bf16_problem(std::int64_t m, const char* layout) {
+  GemmProblem p = square(4096);
+  p.m = m;
+  p.a_type = p.b_type = p.c_type = DType::kBF16;
+  EXPECT_TRUE(apply_layout_code(layout, p).ok());
+  return p;
+}
+
 TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
   const KernelTemplate& t = *lib->find("gemm_tma_half");
-  DeviceFacts dev = nominal_facts_for_arch("sm_90");
-  dev.multiprocessors = 132;
-  GemmProblem p = square(4096);
-  p.a_type = p.b_type = p.c_type = DType::kBF16;
-  ASSERT_TRUE(apply_layout_code("NT", p).ok());
+  const DeviceFacts dev = hopper_facts();
+  const GemmProblem p = bf16_problem(4096, "NT");
   Config c = t.defaults();
   c["BLOCK_N"] = 256;
   c["CLUSTER_M"] = 2;
@@ -222,12 +233,8 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
   const KernelTemplate& t = *lib->find("gemm_tma_half");
-  DeviceFacts dev = nominal_facts_for_arch("sm_90");
-  dev.multiprocessors = 132;
-  GemmProblem p = square(4096);
-  p.m = 16;
-  p.a_type = p.b_type = p.c_type = DType::kBF16;
-  ASSERT_TRUE(apply_layout_code("NN", p).ok());
+  const DeviceFacts dev = hopper_facts();
+  const GemmProblem p = bf16_problem(16, "NN");
   Config c = t.defaults();
   c["BLOCK_M"] = 64;
   c["BLOCK_N"] = 256;
@@ -253,9 +260,7 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   short_k.k = 960;  // 15 slices of 64: fewer than two per block of 8
   ASSERT_TRUE(apply_layout_code("NN", short_k).ok());
   EXPECT_FALSE(t.space().validate(c, t.context(short_k, &dev)).ok());
-  GemmProblem many_tiles = p;
-  many_tiles.m = 4096;  // 1024 tiles: no reason to split K
-  ASSERT_TRUE(apply_layout_code("NN", many_tiles).ok());
+  const GemmProblem many_tiles = bf16_problem(4096, "NN");  // 1024 tiles: no reason to split K
   EXPECT_FALSE(t.space().validate(c, t.context(many_tiles, &dev)).ok());
 }
 
