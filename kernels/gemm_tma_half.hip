@@ -34,6 +34,17 @@
 // walks the same units in step; where M has an odd number of tiles the second block's tile
 // lies below the matrix, loads zeros and stores nothing.
 //
+// Ping-pong: PINGPONG 1 (two consumers, persistent) gives each consumer warpgroup whole tiles
+// in turn instead of half of every tile: consumer 0 takes the block's 1st, 3rd, ... unit and
+// consumer 1 the 2nd, 4th, ..., each skipping the other's slices in the ring. One consumer's
+// epilogue (stores of C) then runs while the other multiplies, instead of both stopping the
+// tensor cores at the end of every tile. Each consumer holds a whole BLOCK_M x BLOCK_N tile
+// (at most 128 accumulators a thread: 128 x 128 or 64 x 256). The consumers' K loops take
+// turns (an mbarrier per consumer, arrived on when its loop is through): besides keeping the
+// tensor cores to one tile at a time, this keeps a consumer that passed over the other's
+// slices from running more than one lap of the ring ahead of the full barriers, whose parity
+// waits cannot tell lap n from lap n + 2.
+//
 // Split-K inside a cluster: CLUSTER_K > 1 launches the CLUSTER_K blocks of one output tile as
 // a cluster, block r taking the r-th share of K (for decode shapes, M <= 128, where the tiles
 // alone are far too few to keep 132 multiprocessors streaming B). Each block puts its partial
@@ -79,6 +90,9 @@
 #ifndef CLUSTER_K
 #define CLUSTER_K 1
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
@@ -87,7 +101,11 @@
 #define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
 #define WARPGROUP_THREADS 128
 #define THREADS ((CONSUMERS + 1) * WARPGROUP_THREADS)
-#define WG_M_TILES (BLOCK_M / (64 * CONSUMERS))
+// How many consumers share a tile's rows (1 with PINGPONG: each has whole tiles), and the first
+// 64-row tile of consumer c's share.
+#define ROW_SHARES (PINGPONG ? 1 : CONSUMERS)
+#define WG_FIRST_TILE(c) ((PINGPONG ? 0 : (c)) * WG_M_TILES)
+#define WG_M_TILES (BLOCK_M / (64 * ROW_SHARES))
 #define ACC_N (BLOCK_N / 2)
 #define A_TILE_BYTES (BLOCK_M * BLOCK_K * 2)
 #define B_TILE_BYTES (BLOCK_N * BLOCK_K * 2)
@@ -107,7 +125,9 @@
 #include "ts_wgmma.h"
 #include "ts_cluster.h"
 
-static_assert(BLOCK_M % (64 * CONSUMERS) == 0, "each consumer owns whole 64-row tiles");
+static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row tiles");
+static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_M == 1 && CLUSTER_K == 1),
+              "ping-pong: two consumers taking turns over a persistent block's tiles, no split or cluster");
 static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
 static_assert(STAGES >= 2, "at least two stages");
 static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && BLOCK_N >= 128),
@@ -379,6 +399,9 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
               const __grid_constant__ TsTensorMap map_b) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
+#if PINGPONG
+  __shared__ __align__(8) unsigned long long loop_done[2];  // consumer c's K loop of a tile is through
+#endif
   // The 128-byte swizzle is anchored to 1024-byte boundaries (SHARED_BYTES has the slack).
   const unsigned raw_addr = smem_addr(smem_raw);
   unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
@@ -394,8 +417,12 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full_bar[s], 1);                             // the producer's arrival (plus the bytes)
-      mbar_init(&empty_bar[s], CONSUMERS * 4 * CLUSTER_M);    // one arrival per consumer warp of the cluster
+      mbar_init(&empty_bar[s], ROW_SHARES * 4 * CLUSTER_M);   // one arrival per warp that reads the stage, in the cluster
     }
+#if PINGPONG
+    mbar_init(&loop_done[0], 4);
+    mbar_init(&loop_done[1], 4);
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   cluster_sync();  // every barrier of the cluster initialised before any copy or remote arrival
@@ -439,12 +466,22 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   const int c = wg - 1;                          // consumer index
   const int ctid = tid - WARPGROUP_THREADS;      // among the consumers' threads
   const int w = (tid / TS_WARP_SIZE) % 4;        // warp inside the warpgroup
-  const unsigned long long desc_a0 = smem_descriptor(smem + c * WG_M_TILES * 8192, DESC_LBO(A_K_MAJOR), DESC_SBO);
+  const unsigned long long desc_a0 = smem_descriptor(smem + WG_FIRST_TILE(c) * 8192, DESC_LBO(A_K_MAJOR), DESC_SBO);
   const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
   Ring ring;
   float acc[WG_M_TILES][ACC_N];
-  for (int unit = first_unit; unit < units; unit += unit_stride) {
+  int turn = 0;  // the block's units in order (PINGPONG: consumer c takes every other one)
+  for (int unit = first_unit; unit < units; unit += unit_stride, ++turn) {
     const TsTile tile = unit_tile(unit, M, N, K, rank, m_rank);
+#if PINGPONG
+    if (turn % 2 != c) {  // the other consumer's tile: pass over its slices in the ring
+      for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) ring.next();
+      continue;
+    }
+    // Wait for the other consumer's loop over the previous tile: its (turn / 2)-th, or for
+    // consumer 0 its (turn / 2 - 1)-th, completes that barrier's phase of the same number.
+    if (turn > 0) mbar_wait(&loop_done[1 - c], (unsigned)((c == 1 ? turn / 2 : turn / 2 - 1) & 1));
+#endif
 #pragma unroll
     for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
@@ -461,6 +498,9 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       held = ring.stage;
       ring.next();
     }
+#if PINGPONG
+    if (lane == 0) mbar_arrive(&loop_done[c]);  // every full barrier of this tile has been waited on
+#endif
     wgmma_wait_all(acc);
     if (held >= 0 && lane == 0) release_stage(&empty_bar[held]);
 #if CLUSTER_K > 1
@@ -473,12 +513,13 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       unsigned char* buf = smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048;
 #pragma unroll
       for (int t = 0; t < WG_M_TILES; ++t)
-        store_rows_via_smem(acc[t], buf, tile.block_m + (c * WG_M_TILES + t) * 64 + 16 * w, tile.block_n, lane, C,
+        store_rows_via_smem(acc[t], buf, tile.block_m + (WG_FIRST_TILE(c) + t) * 64 + 16 * w, tile.block_n, lane, C,
                             bias, M, N, ldc, alpha, epilogue_slope);
       continue;
     }
 #endif
-    wgmma_store_tile(acc, tile, c, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);
+    wgmma_store_tile(acc, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta,
+                     epilogue_slope);
   }
 #if CLUSTER_M > 1
   cluster_sync();

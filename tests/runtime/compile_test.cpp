@@ -264,6 +264,35 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   EXPECT_FALSE(t.space().validate(c, t.context(many_tiles, &dev)).ok());
 }
 
+// gemm_tma_half's ping-pong consumers (whole tiles in turn) compile for both tiles that fit one
+// consumer's registers, and the rules keep them to two consumers on a persistent grid.
+TEST(Compile, TmaPingPongConfigsCompileAndTheirRulesHold) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  const DeviceFacts dev = hopper_facts();
+  const GemmProblem p = bf16_problem(4096, "NN");
+  for (auto [bm, bn] : {std::pair{128, 128}, {64, 256}}) {
+    Config c = t.defaults();
+    c["BLOCK_M"] = bm;
+    c["BLOCK_N"] = bn;
+    c["PINGPONG"] = 1;
+    ASSERT_TRUE(t.space().validate(c, t.context(p, &dev)).ok()) << t.space().validate(c, t.context(p, &dev)).message();
+    auto cc = compile_candidate(*nvrtc, t, p, c, dev);
+    EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
+    EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+    for (auto [name, value] : {std::pair{"CONSUMERS", 1}, {"PERSISTENT", 0}, {"SPLIT_K", 2}, {"CLUSTER_M", 2}}) {
+      Config bad = c;
+      bad[name] = value;
+      EXPECT_FALSE(t.space().validate(bad, t.context(p, &dev)).ok()) << name;
+    }
+  }
+  Config too_big = t.defaults();  // 128 x 256 for one consumer: 256 accumulators a thread
+  too_big["BLOCK_N"] = 256;
+  too_big["PINGPONG"] = 1;
+  EXPECT_FALSE(t.space().validate(too_big, t.context(p, &dev)).ok());
+}
+
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   CompileRequest req{"broken.hip", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n", {},

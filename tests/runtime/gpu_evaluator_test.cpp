@@ -351,6 +351,38 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
     }
 }
 
+// gemm_tma_half's ping-pong consumers: both tiles that fit one consumer, on shapes off the tiles
+// with more tiles than two per SM (2056 x 2120: 289 tiles of 128 x 128, 297 of 64 x 256, so blocks
+// walk two or three and both consumers take turns, ending on either), every layout, C types,
+// column-major C and beta (the register epilogue), the shared-memory one.
+TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const std::pair<int, int> tiles[] = {{128, 128}, {64, 256}, {128, 128}};
+  int i = 0;
+  for (auto [bm, bn] : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      GemmProblem p = make(i % 3 ? 2056 : 1800, i % 2 ? 2120 : 2200, i % 2 ? 1000 : 1032, layout);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
+      p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
+      p.beta = i % 7 == 3 ? 0.5 : 0.0;
+      ++i;
+      Config c = t.defaults();
+      c["BLOCK_M"] = bm;
+      c["BLOCK_N"] = bn;
+      c["PINGPONG"] = 1;
+      c["STAGES"] = i > 8 ? 6 : 4;
+      c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 3 != 1;
+      Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
+      ASSERT_TRUE(valid.ok()) << p.describe() << " " << config_to_json_text(c) << ": " << valid.message();
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                         << outcome_name(e.outcome) << " " << e.message;
+    }
+}
+
 // gemm_tma_half's K clusters on decode shapes: M of 16 (72 for 128-row tiles), 100, 128 and 200 (a 64- or 128-row
 // tile mostly or partly below the matrix), N off the tiles, K whose last shares are short or
 // empty (1032 over 8 blocks), every layout, C in fp32 or the input type, row- and
