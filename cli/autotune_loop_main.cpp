@@ -10,6 +10,28 @@
 #include "cli/history_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
+#include "cli/scale_out.h"
+
+namespace {
+// The subcommands (history, report, export, compile) are not tuning runs: under mpirun or
+// srun only rank 0 runs them (one export into --out, one report, one table), the other ranks
+// exit 0 at once. A launcher that sets no rank variable gets a clear refusal instead of
+// several copies writing the same files.
+void once_under_a_launcher(CLI::App& app) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->preparse_callback([name = sub->get_name()](std::size_t) {
+      const tilesmith::cli::LaunchInfo launch = tilesmith::cli::launched_ranks();
+      if (launch.ranks <= 1) return;
+      if (launch.rank < 0)
+        throw CLI::ValidationError(name, "launched as " + std::to_string(launch.ranks) + " ranks (" + launch.launcher +
+                                             ") but no rank variable says which this is; `autotune-loop " + name +
+                                             "` is not a tuning run: run it once, without mpirun or srun");
+      if (launch.rank > 0) throw CLI::Success();
+      std::cerr << "autotune-loop " << name << ": launched as " << launch.ranks << " ranks (" << launch.launcher
+                << "); this is not a tuning run, so rank 0 alone runs it\n";
+    });
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tilesmith::cli;
@@ -55,6 +77,7 @@ int main(int argc, char** argv) {
   add_history_command(app, exit_code);
   add_report_command(app, exit_code);
   add_export_command(app, exit_code);
+  once_under_a_launcher(app);
   app.require_subcommand(0, 1);
   if (argc <= 1) {
     std::cout << app.help();

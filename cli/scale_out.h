@@ -23,10 +23,13 @@ namespace tilesmith::cli {
 
 // How many ranks a launcher started this command as, from its environment: OpenMPI's
 // OMPI_COMM_WORLD_SIZE, PMI_SIZE (MPICH, Slurm's PMI-2), Slurm's SLURM_STEP_NUM_TASKS
-// (srun, any --mpi plugin). 1 without a launcher. `launcher` names the variable read.
+// (srun, any --mpi plugin). 1 without a launcher. `launcher` names the variable read;
+// `rank` is this process's, from the same launcher (OMPI_COMM_WORLD_RANK, PMI_RANK,
+// SLURM_PROCID), -1 where it did not set one.
 struct LaunchInfo {
   int ranks = 1;
   std::string launcher;
+  int rank = -1;
 };
 LaunchInfo launched_ranks();
 

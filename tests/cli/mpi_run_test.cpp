@@ -148,6 +148,25 @@ TEST(MpiRun, ThreeRanksTuneTheSetAsOneRankDoes) {
   EXPECT_TRUE(fs::exists(f.dir / "three" / "summary.json"));
 }
 
+// A subcommand under mpirun is not a tuning run: rank 0 alone runs it (one table, one
+// export), the others exit 0 at once.
+TEST(MpiRun, SubcommandsRunOnceOnRankZero) {
+  REQUIRE_MPIRUN();
+  const Fixture f = make_fixture("mpi_once");
+  auto tuned = run_process(loop_args(f, f.dir / "results", 8), f.dir, {}, 120);
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.out << tuned.err;
+  const fs::path problem = f.dir / "results" / "sq4096";
+  auto history = run_process(under_mpirun(3, {autotune_loop_exe().string(), "history", "--results", problem.string()}),
+                             f.dir, mpi_env(), 120);
+  ASSERT_EQ(history.exit_code, 0) << history.out << history.err;
+  std::size_t tables = 0;
+  for (std::size_t at = history.out.find(" evaluated, "); at != std::string::npos;
+       at = history.out.find(" evaluated, ", at + 1))
+    ++tables;
+  EXPECT_EQ(tables, 1u) << "one rank printed the history\n" << history.out;
+  EXPECT_TRUE(contains(history.err, "rank 0 alone runs it")) << history.err;
+}
+
 TEST(MpiRun, AKilledRankStopsTheRunAndTheSameCommandResumesIt) {
   REQUIRE_MPIRUN();
   const Fixture f = make_fixture("mpi_kill");

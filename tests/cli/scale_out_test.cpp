@@ -19,7 +19,8 @@ class LaunchEnv : public ::testing::Test {
   void TearDown() override {
     for (const char* v : kVars) ::unsetenv(v);
   }
-  static constexpr const char* kVars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"};
+  static constexpr const char* kVars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS",
+                                          "OMPI_COMM_WORLD_RANK", "PMI_RANK",  "SLURM_PROCID"};
 };
 
 TEST_F(LaunchEnv, NoLauncherIsOneRank) {
@@ -39,6 +40,19 @@ TEST_F(LaunchEnv, OpenMpiMpichAndSlurmAreRecognised) {
   ::setenv("SLURM_STEP_NUM_TASKS", "2", 1);
   EXPECT_EQ(launched_ranks().ranks, 2);
   EXPECT_EQ(launched_ranks().launcher, "SLURM_STEP_NUM_TASKS");
+}
+
+TEST_F(LaunchEnv, EachLaunchersRankIsReadBesideItsSize) {
+  ::setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
+  EXPECT_EQ(launched_ranks().rank, -1) << "no rank variable";
+  ::setenv("PMI_RANK", "1", 1);
+  EXPECT_EQ(launched_ranks().rank, -1) << "another launcher's rank is not this one's";
+  ::setenv("OMPI_COMM_WORLD_RANK", "2", 1);
+  EXPECT_EQ(launched_ranks().rank, 2);
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  ::setenv("SLURM_STEP_NUM_TASKS", "4", 1);
+  ::setenv("SLURM_PROCID", "0", 1);
+  EXPECT_EQ(launched_ranks().rank, 0);
 }
 
 TEST_F(LaunchEnv, GarbageIsNotALaunch) {
