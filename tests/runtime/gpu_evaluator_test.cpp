@@ -60,6 +60,24 @@ class GpuEvaluatorTest : public ::testing::Test {
     p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
     return p;
   }
+  // Problem i of a config test: fp16 or bf16 in, C in fp32 or the input type, row- or
+  // column-major, beta 0 or 0.5, cycling with i.
+  static GemmProblem varied_half_problem(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout, int i) {
+    GemmProblem p = make(m, n, k, layout);
+    p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+    p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
+    p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
+    p.beta = i % 7 == 3 ? 0.5 : 0.0;
+    return p;
+  }
+  // c is a valid config of t for p, and validates on the GPU.
+  static void expect_valid_and_validated(const KernelTemplate& t, const GemmProblem& p, const Config& c) {
+    Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
+    ASSERT_TRUE(valid.ok()) << p.describe() << " " << config_to_json_text(c) << ": " << valid.message();
+    Evaluation e = evaluator_->evaluate(t, p, c);
+    EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                       << outcome_name(e.outcome) << " " << e.message;
+  }
   static const KernelTemplate& tiled() {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
     return *lib.find("gemm_tiled");
@@ -363,11 +381,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
   int i = 0;
   for (auto [bm, bn] : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
-      GemmProblem p = make(i % 3 ? 2056 : 1800, i % 2 ? 2120 : 2200, i % 2 ? 1000 : 1032, layout);
-      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
-      p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
-      p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
-      p.beta = i % 7 == 3 ? 0.5 : 0.0;
+      const GemmProblem p = varied_half_problem(i % 3 ? 2056 : 1800, i % 2 ? 2120 : 2200, i % 2 ? 1000 : 1032, layout, i);
       ++i;
       Config c = t.defaults();
       c["BLOCK_M"] = bm;
@@ -375,11 +389,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
       c["PINGPONG"] = 1;
       c["STAGES"] = i > 8 ? 6 : 4;
       c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 3 != 1;
-      Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
-      ASSERT_TRUE(valid.ok()) << p.describe() << " " << config_to_json_text(c) << ": " << valid.message();
-      Evaluation e = evaluator_->evaluate(t, p, c);
-      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
-                                         << outcome_name(e.outcome) << " " << e.message;
+      expect_valid_and_validated(t, p, c);
     }
 }
 
@@ -402,11 +412,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
       // A 128-row tile needs more than 64 rows (the template's rule): 72 instead of 16.
       const std::int64_t m = tile.block_m == 128 && ms[i % 4] == 16 ? 72 : ms[i % 4];
-      GemmProblem p = make(m, i % 3 ? 776 : 4096, i % 2 ? 1032 : 2048, layout);
-      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
-      p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
-      p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
-      p.beta = i % 7 == 3 ? 0.5 : 0.0;
+      GemmProblem p = varied_half_problem(m, i % 3 ? 776 : 4096, i % 2 ? 1032 : 2048, layout, i);
       p.epilogue = epilogues[i % 4];
       ++i;
       Config c = t.defaults();
@@ -418,11 +424,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
       c["EPILOGUE_SMEM"] = 0;
       c["CLUSTER_K"] = tile.cluster_k;
       c["GROUP_M"] = 1;
-      Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
-      ASSERT_TRUE(valid.ok()) << p.describe() << " " << config_to_json_text(c) << ": " << valid.message();
-      Evaluation e = evaluator_->evaluate(t, p, c);
-      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
-                                         << outcome_name(e.outcome) << " " << e.message;
+      expect_valid_and_validated(t, p, c);
     }
 }
 
