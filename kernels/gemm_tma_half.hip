@@ -248,13 +248,13 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
   (void)rank;
 }
 
-// The unit's tile and its share of K: a SPLIT_K share, or with CLUSTER_K the rank's share.
-__device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsigned rank, unsigned m_rank) {
-  TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, (int)m_rank, CLUSTER_M);
+// The unit's tile and its share of K. The block's cluster rank picks, with CLUSTER_M, the
+// pair's tile, with CLUSTER_K its share of K (otherwise the share is the unit's SPLIT_K one).
+__device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsigned rank) {
+  TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, CLUSTER_M > 1 ? (int)rank : 0, CLUSTER_M);
 #if CLUSTER_K > 1
   ts_k_share(K, (int)rank, CLUSTER_K, tile.k_begin, tile.k_end);
 #endif
-  (void)rank;
   return tile;
 }
 
@@ -432,8 +432,6 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   const int tiles = ((M + BLOCK_M * CLUSTER_M - 1) / (BLOCK_M * CLUSTER_M)) * ((N + BLOCK_N - 1) / BLOCK_N);
   const int units = tiles * SPLIT_K;
   const int first_unit = blockIdx.x / CLUSTER_SIZE, unit_stride = gridDim.x / CLUSTER_SIZE;
-  // With CLUSTER_M the rank picks the pair's tile, with CLUSTER_K the share of K.
-  const unsigned m_rank = CLUSTER_M > 1 ? rank : 0u;
 
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
@@ -442,7 +440,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_b)) : "memory");
       Ring ring;
       for (int unit = first_unit; unit < units; unit += unit_stride) {
-        const TsTile tile = unit_tile(unit, M, N, K, rank, m_rank);
+        const TsTile tile = unit_tile(unit, M, N, K, rank);
         for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
           mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
           load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
@@ -472,7 +470,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   float acc[WG_M_TILES][ACC_N];
   int turn = 0;  // the block's units in order (PINGPONG: consumer c takes every other one)
   for (int unit = first_unit; unit < units; unit += unit_stride, ++turn) {
-    const TsTile tile = unit_tile(unit, M, N, K, rank, m_rank);
+    const TsTile tile = unit_tile(unit, M, N, K, rank);
 #if PINGPONG
     if (turn % 2 != c) {  // the other consumer's tile: pass over its slices in the ring
       for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) ring.next();

@@ -203,6 +203,25 @@ static GemmProblem bf16_problem(std::int64_t m, const char* layout) {
   return p;
 }
 
+// c is a valid config of t for p, and compiles under NVRTC without spilling.
+void expect_valid_and_compiled(Compiler& nvrtc, const KernelTemplate& t, const GemmProblem& p, const Config& c,
+                               const DeviceFacts& dev) {
+  const Status valid = t.space().validate(c, t.context(p, &dev));
+  ASSERT_TRUE(valid.ok()) << valid.message();
+  auto cc = compile_candidate(nvrtc, t, p, c, dev);
+  EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
+  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+}
+// Each of these one-parameter changes of c is refused by t's rules for p.
+void expect_changes_refused(const KernelTemplate& t, const GemmProblem& p, const DeviceFacts& dev, const Config& c,
+                            std::initializer_list<std::pair<const char*, int>> changes) {
+  for (auto [name, value] : changes) {
+    Config bad = c;
+    bad[name] = value;
+    EXPECT_FALSE(t.space().validate(bad, t.context(p, &dev)).ok()) << name << " " << value;
+  }
+}
+
 TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
@@ -212,18 +231,11 @@ TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   Config c = t.defaults();
   c["BLOCK_N"] = 256;
   c["CLUSTER_M"] = 2;
-  auto cc = compile_candidate(*nvrtc, t, p, c, dev);
-  EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
-  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+  expect_valid_and_compiled(*nvrtc, t, p, c, dev);
   auto r = t.render(p, c, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
-  Config split = c;
-  split["SPLIT_K"] = 2;
-  EXPECT_FALSE(t.space().validate(split, t.context(p, &dev)).ok());
-  Config narrow = c;
-  narrow["BLOCK_N"] = 64;
-  EXPECT_FALSE(t.space().validate(narrow, t.context(p, &dev)).ok());
+  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_N", 64}});
 }
 
 // gemm_tma_half's K clusters (split-K summed through distributed shared memory) compile under
@@ -243,19 +255,12 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   c["EPILOGUE_SMEM"] = 0;
   c["CLUSTER_K"] = 8;
   c["GROUP_M"] = 1;  // one row of tiles
-  ASSERT_TRUE(t.space().validate(c, t.context(p, &dev)).ok()) << t.space().validate(c, t.context(p, &dev)).message();
-  auto cc = compile_candidate(*nvrtc, t, p, c, dev);
-  EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
-  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+  expect_valid_and_compiled(*nvrtc, t, p, c, dev);
   auto r = t.render(p, c, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->grid[0], 128u) << "16 tiles of 256 columns, 8 blocks each";
   EXPECT_GE(r->dynamic_shared_bytes, 64u * 256u * 4u) << "room for the fp32 partial tile";
-  for (auto [name, value] : {std::pair{"SPLIT_K", 2}, {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 1}, {"CLUSTER_M", 2}}) {
-    Config bad = c;
-    bad[name] = value;
-    EXPECT_FALSE(t.space().validate(bad, t.context(p, &dev)).ok()) << name;
-  }
+  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 1}, {"CLUSTER_M", 2}});
   GemmProblem short_k = p;
   short_k.k = 960;  // 15 slices of 64: fewer than two per block of 8
   ASSERT_TRUE(apply_layout_code("NN", short_k).ok());
@@ -277,15 +282,8 @@ TEST(Compile, TmaPingPongConfigsCompileAndTheirRulesHold) {
     c["BLOCK_M"] = bm;
     c["BLOCK_N"] = bn;
     c["PINGPONG"] = 1;
-    ASSERT_TRUE(t.space().validate(c, t.context(p, &dev)).ok()) << t.space().validate(c, t.context(p, &dev)).message();
-    auto cc = compile_candidate(*nvrtc, t, p, c, dev);
-    EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
-    EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
-    for (auto [name, value] : {std::pair{"CONSUMERS", 1}, {"PERSISTENT", 0}, {"SPLIT_K", 2}, {"CLUSTER_M", 2}}) {
-      Config bad = c;
-      bad[name] = value;
-      EXPECT_FALSE(t.space().validate(bad, t.context(p, &dev)).ok()) << name;
-    }
+    expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+    expect_changes_refused(t, p, dev, c, {{"CONSUMERS", 1}, {"PERSISTENT", 0}, {"SPLIT_K", 2}, {"CLUSTER_M", 2}});
   }
   Config too_big = t.defaults();  // 128 x 256 for one consumer: 256 accumulators a thread
   too_big["BLOCK_N"] = 256;

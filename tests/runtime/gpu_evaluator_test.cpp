@@ -53,12 +53,9 @@ class GpuEvaluatorTest : public ::testing::Test {
     return p;
   }
   // The i-th shape off the large tiles (520 or 1000 rows, 776 or 1000 columns, K 1000 or
-  // 1032), fp16 or bf16 in, C in fp32 or the input type: for the large-tile config tests.
+  // 1032), varied as varied_half_problem: for the large-tile config tests.
   static GemmProblem off_tile_half_problem(int i, const char* layout) {
-    GemmProblem p = make(i % 2 ? 1000 : 520, i % 3 ? 776 : 1000, i % 2 ? 1000 : 1032, layout);
-    p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
-    p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
-    return p;
+    return varied_half_problem(i % 2 ? 1000 : 520, i % 3 ? 776 : 1000, i % 2 ? 1000 : 1032, layout, i);
   }
   // Problem i of a config test: fp16 or bf16 in, C in fp32 or the input type, row- or
   // column-major, beta 0 or 0.5, cycling with i.
@@ -302,6 +299,8 @@ TEST_F(GpuEvaluatorTest, WgmmaHalfLargeTileConfigsValidate) {
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
       GemmProblem p = off_tile_half_problem(i, layout);
+      p.c_layout = Layout::kRowMajor;  // C as this test has always had it
+      p.beta = 0.0;
       ++i;
       Config c = t.defaults();
       c["BLOCK_M"] = tile.block_m;
@@ -342,9 +341,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
-      GemmProblem p = off_tile_half_problem(i, layout);
-      p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
-      p.beta = i % 7 == 3 ? 0.5 : 0.0;
+      const GemmProblem p = off_tile_half_problem(i, layout);
       ++i;
       Config c = t.defaults();
       c["BLOCK_M"] = tile.block_m;

@@ -407,16 +407,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   if (options_.local_by_ei)
     std::stable_sort(local_order.begin(), local_order.end(),
                      [&](size_t a, size_t b) { return score[a] > score[b]; });
-  auto local_pick = [&](const PointValues& centre, int min_radius, const std::string& why) {
-    for (int radius = min_radius; radius <= std::max(2, min_radius); ++radius)
-      for (size_t k = 0; k < n; ++k) {
-        const size_t i = local_order[k];
-        if (blocked(i) || dist(cand.point(i), centre) > radius) continue;
-        take(i, why);
-        return true;
-      }
-    return false;
-  };
+  // The best-ranked point within `radius` parameters of the centre.
   auto local_pick_within = [&](const PointValues& centre, int radius, const std::string& why) {
     for (size_t k = 0; k < n; ++k) {
       const size_t i = local_order[k];
@@ -424,6 +415,12 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       take(i, why);
       return true;
     }
+    return false;
+  };
+  // The same from min_radius out to 2 parameters, the nearest ring that has one.
+  auto local_pick = [&](const PointValues& centre, int min_radius, const std::string& why) {
+    for (int radius = min_radius; radius <= std::max(2, min_radius); ++radius)
+      if (local_pick_within(centre, radius, why)) return true;
     return false;
   };
   for (int l = 0; l < options_.local_per_batch && batch.proposals.size() < want; ++l) {
