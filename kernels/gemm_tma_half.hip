@@ -124,6 +124,7 @@
 #include "ts_tile.h"
 #include "ts_wgmma.h"
 #include "ts_cluster.h"
+#include "ts_tma.h"
 
 static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row tiles");
 static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_M == 1 && CLUSTER_K == 1),
@@ -137,59 +138,6 @@ static_assert(CLUSTER_K == 1 || ((CLUSTER_K == 2 || CLUSTER_K == 4 || CLUSTER_K 
               "K clusters: 2, 4 or 8 blocks per tile, one tile per cluster, no other split or cluster");
 static_assert(PRODUCER_REGS * WARPGROUP_THREADS + CONSUMER_REGS * CONSUMERS * WARPGROUP_THREADS <= 65536,
               "the warpgroups' registers must fit the SM");
-
-// A CUtensorMap as the kernel receives it (by value, 64-byte aligned); only its address is used.
-struct __align__(64) TsTensorMap {
-  unsigned long long opaque[16];
-};
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-// The producer's arrival, announcing the bytes the stage's copies will deliver.
-__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-// Waits until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-  const unsigned addr = smem_addr(bar);
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(addr), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-
-// One 64 x 64 box of a tensor map at (c0 along the contiguous dimension, c1 along the other)
-// into shared memory, completing on bar.
-__device__ __forceinline__ void tma_load_box(void* dst, const TsTensorMap* map, int c0, int c1,
-                                             unsigned long long* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_addr(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
-      : "memory");
-}
-
-// The same box written into the shared memory of every block of the cluster in cta_mask (at
-// dst's offset), completing on the barrier at bar's offset in each.
-__device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensorMap* map, int c0, int c1,
-                                                       unsigned long long* bar, unsigned short cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
-      : "memory");
-}
 
 __device__ __forceinline__ unsigned cluster_rank() {
 #if CLUSTER_SIZE > 1
@@ -257,18 +205,6 @@ __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsig
 #endif
   return tile;
 }
-
-// Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
-struct Ring {
-  int stage = 0;
-  unsigned phase = 0;
-  __device__ __forceinline__ void next() {
-    if (++stage == STAGES) {
-      stage = 0;
-      phase ^= 1u;
-    }
-  }
-};
 
 #define SMEM_EPILOGUE (EPILOGUE_SMEM && SPLIT_K == 1 && CLUSTER_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
 #if SMEM_EPILOGUE

@@ -22,7 +22,7 @@ scale=${3:-1}
 # results seed this search (autotune-loop --warm-start): its winners are measured first.
 case $suite in
   fp32)
-    default_templates="gemm_warp gemm_async gemm_mma gemm_wgmma gemm_gemv"
+    default_templates="gemm_warp gemm_async gemm_mma gemm_wgmma gemm_tma_tf32 gemm_gemv"
     shapes=(
       "4096x4096x4096 4096 4096 4096 NN 120 -"
       "1024x1024x1024 1024 1024 1024 NN 60 -"
@@ -82,8 +82,8 @@ for s in "${shapes[@]}"; do
   "$bin/bench-best" --results "$dir" --json >"$dir.bench.json" 2>"$dir.bench.err" || echo "   bench-best exit $?"
 done
 # One row per shape: the fastest re-validated entry, the vendor library from the same
-# bench-best process, % of the measured copy bandwidth, relative errors (ours, vendor), the
-# fastest FFMA entry for the fp32 suite, and the validation status of every entry.
+# bench-best process, % of the measured copy bandwidth, the fastest FFMA entry for the fp32
+# suite, relative errors (ours, vendor), and the validation status of every entry.
 python3 - "$suite" "$out" "${shapes[@]}" <<'PY'
 import json, sys, os
 suite, out = sys.argv[1], sys.argv[2]
@@ -111,17 +111,17 @@ for s in sys.argv[3:]:
     row = [name, e["template"], "%.4f" % now["timing"]["median_ms"], "%.2f" % now["tflops"],
            "%.0f" % now["gbps"] + (" (%.0f%%)" % (100 * now["gbps"] / bw) if bw else ""),
            "%.4f" % vms if vms else "-", "%.2f" % v["tflops"] if vms else "-", ratio(now)]
+    err = lambda x: "%.2g" % x["accuracy"]["rel_error_norm"] if x.get("accuracy") else "-"
     if suite == "fp32":
         ffma = [x for x in ok if x[0]["template"] in FFMA]
         best_ffma = max(ffma, key=lambda x: x[1]["tflops"]) if ffma else None
         row += ["%s %.2f" % (best_ffma[0]["template"], best_ffma[1]["tflops"]) if best_ffma else "-",
-                ratio(best_ffma[1]) if best_ffma else "-"]
+                ratio(best_ffma[1]) if best_ffma else "-", err(now), err(v) if vms else "-"]
     else:
-        err = lambda x: "%.2g" % x["accuracy"]["rel_error_norm"] if x.get("accuracy") else "-"
         row += [err(now), err(v) if vms else "-", "plain (unfused)" if "plain GEMM" in v.get("message", "") else "-"]
     rows.append(tuple(row + [statuses]))
 hdr = ["shape", "best", "ours_ms", "TFLOP/s", "GB/s (%HBM)", "vendor_ms", "vendor_TF", "ratio"]
-hdr += ["best FFMA TF", "FFMA ratio"] if suite == "fp32" else ["rel_err", "vendor_rel_err", "vendor_epilogue"]
+hdr += ["best FFMA TF", "FFMA ratio", "rel_err", "vendor_rel_err"] if suite == "fp32" else ["rel_err", "vendor_rel_err", "vendor_epilogue"]
 hdr = tuple(hdr + ["validation"])
 w = [max(len(str(r[i])) if i < len(r) else 0 for r in rows + [hdr]) for i in range(len(hdr))]
 for r in [hdr] + rows:

@@ -214,6 +214,51 @@ TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
   sample_family("gemm_wgmma", problems);
 }
 
+// gemm_tma_tf32 (3xTF32 on TMA, warp-specialised, persistent) on sm_90: every layout (a
+// column-major A through the transposing split), shapes off its tiles (edges zero-filled by TMA), one to several persistent laps, beta,
+// column-major C, alpha and every epilogue. It claims no resource it cannot have, so every
+// sampled config must run and validate, not three quarters.
+TEST_F(GpuEvaluatorTest, TmaTf32FamilyValidatesEveryConfigItServes) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_tf32 needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_tf32");
+  std::vector<GemmProblem> problems = {make(1000, 996, 1004, "NN"), make(16, 4096, 4096, "NN"), make(300, 260, 1024, "TT"),
+                                       make(128, 512, 2048, "NT"),  make(72, 200, 36, "TN"),    make(516, 384, 640, "NT"),
+                                       make(2052, 2044, 1000, "TN"), make(1000, 1004, 996, "TT")};
+  problems[2].beta = 0.5;
+  problems[3].epilogue = Epilogue::kGelu;
+  problems[3].c_layout = Layout::kColMajor;
+  problems[4].alpha = -1.5;
+  problems[4].epilogue = Epilogue::kBiasRow;
+  problems[5].epilogue = Epilogue::kBiasCol;
+  problems[6].epilogue = Epilogue::kLeakyRelu;
+  problems[7].epilogue = Epilogue::kRelu;
+  problems[7].beta = -1.0;
+  problems[7].c_layout = Layout::kColMajor;
+  std::mt19937_64 rng(19);
+  int ok = 0, split = 0, persistent_laps = 0;
+  for (const auto& p : problems) {
+    auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
+    ASSERT_FALSE(valid.empty()) << p.describe();
+    for (int i = 0; i < 8; ++i) {
+      Config c = t.space().to_config(valid[rng() % valid.size()]);
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                         << outcome_name(e.outcome) << " " << e.message;
+      ok += e.ok();
+      split += e.ok() && c.at("SPLIT_K") > 1;
+      const std::int64_t units = ((p.m + c.at("BLOCK_M") - 1) / c.at("BLOCK_M")) *
+                                 ((p.n + 64 * c.at("CONSUMERS") - 1) / (64 * c.at("CONSUMERS"))) * c.at("SPLIT_K");
+      persistent_laps += e.ok() && c.at("PERSISTENT") == 1 && units > evaluator_->device().multiprocessors;
+    }
+  }
+  std::printf("gemm_tma_tf32: %d of %zu sampled configs ran and validated (%d with split-K, %d persistent over "
+              "more units than SMs)\n",
+              ok, 8 * problems.size(), split, persistent_laps);
+  EXPECT_GT(split, 0);
+  EXPECT_GT(persistent_laps, 0);
+}
+
 // Every input type x layout x epilogue a half-precision template claims, each with a
 // random valid config, C's type, C's layout and beta cycling through what it serves; one
 // odd shape per problem (sizes off the tiles and, for some, odd leading dimensions).

@@ -1,0 +1,71 @@
+// Hopper tensor-memory-accelerator pieces shared by the TMA templates (gemm_tma_half,
+// gemm_tma_tf32): the tensor map as a kernel parameter, mbarriers (init, the producer's
+// expect-bytes arrival, plain arrivals, parity waits), one box copy into shared memory
+// (optionally multicast to a cluster), and the ring of STAGES slots that producer and
+// consumers walk in step. The including template defines STAGES first.
+#pragma once
+
+// A CUtensorMap as the kernel receives it (by value, 64-byte aligned); only its address is used.
+struct __align__(64) TsTensorMap {
+  unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+// The producer's arrival, announcing the bytes the stage's copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Waits until the barrier's phase with this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned addr = smem_addr(bar);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+// One box of a tensor map at (c0 along the contiguous dimension, c1 along the other)
+// into shared memory, completing on bar.
+__device__ __forceinline__ void tma_load_box(void* dst, const TsTensorMap* map, int c0, int c1,
+                                             unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
+          "r"(smem_addr(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+// The same box written into the shared memory of every block of the cluster in cta_mask (at
+// dst's offset), completing on the barrier at bar's offset in each.
+__device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensorMap* map, int c0, int c1,
+                                                       unsigned long long* bar, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+      : "memory");
+}
+
+// Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
+struct Ring {
+  int stage = 0;
+  unsigned phase = 0;
+  __device__ __forceinline__ void next() {
+    if (++stage == STAGES) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
