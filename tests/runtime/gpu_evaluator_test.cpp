@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <random>
 
@@ -74,6 +75,22 @@ class GpuEvaluatorTest : public ::testing::Test {
     Evaluation e = evaluator_->evaluate(t, p, c);
     EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
                                        << outcome_name(e.outcome) << " " << e.message;
+  }
+  // The fp32 wgmma templates' problems: six shapes off the tiles in the given layouts, then
+  // the two given; beta 0.5 on the third, GELU into a column-major C on the fourth, alpha -1.5
+  // and a row bias on the fifth.
+  static std::vector<GemmProblem> fp32_wgmma_problems(const std::array<const char*, 6>& layouts, GemmProblem seventh,
+                                                      GemmProblem eighth) {
+    std::vector<GemmProblem> p = {make(1000, 996, 1004, layouts[0]), make(16, 4096, 4096, layouts[1]),
+                                  make(300, 260, 1024, layouts[2]),  make(128, 512, 2048, layouts[3]),
+                                  make(72, 200, 36, layouts[4]),     make(516, 384, 640, layouts[5]),
+                                  seventh,                           eighth};
+    p[2].beta = 0.5;
+    p[3].epilogue = Epilogue::kGelu;
+    p[3].c_layout = Layout::kColMajor;
+    p[4].alpha = -1.5;
+    p[4].epilogue = Epilogue::kBiasRow;
+    return p;
   }
   static const KernelTemplate& tiled() {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
@@ -202,34 +219,22 @@ TEST_F(GpuEvaluatorTest, MatrixUnitFamilyValidatesAcrossItsSpace) { sample_famil
 // take its 4-byte copies (VEC 1), the other problems its 16-byte ones.
 TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_wgmma needs sm_90, this is " << evaluator_->device().arch;
-  std::vector<GemmProblem> problems = {make(1000, 996, 1004, "NN"), make(16, 4096, 4096, "NN"), make(300, 260, 1024, "TT"),
-                                       make(128, 512, 2048, "NT"),  make(72, 200, 36, "NN"),    make(516, 384, 640, "TN"),
-                                       make(1000, 999, 1001, "NN"), make(517, 383, 639, "TN")};
-  problems[2].beta = 0.5;
-  problems[3].epilogue = Epilogue::kGelu;
-  problems[3].c_layout = Layout::kColMajor;
-  problems[4].alpha = -1.5;
-  problems[4].epilogue = Epilogue::kBiasRow;
+  std::vector<GemmProblem> problems =
+      fp32_wgmma_problems({"NN", "NN", "TT", "NT", "NN", "TN"}, make(1000, 999, 1001, "NN"), make(517, 383, 639, "TN"));
   problems[7].epilogue = Epilogue::kBiasCol;
   sample_family("gemm_wgmma", problems);
 }
 
 // gemm_tma_tf32 (3xTF32 on TMA, warp-specialised, persistent) on sm_90: every layout (a
-// column-major A through the transposing split), shapes off its tiles (edges zero-filled by TMA), one to several persistent laps, beta,
-// column-major C, alpha and every epilogue. It claims no resource it cannot have, so every
+// column-major A through the transposing split), shapes off its tiles (edges zero-filled by
+// TMA), one to several persistent laps, beta, column-major C, alpha and every epilogue. It claims no resource it cannot have, so every
 // sampled config must run and validate, not three quarters.
 TEST_F(GpuEvaluatorTest, TmaTf32FamilyValidatesEveryConfigItServes) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_tf32 needs sm_90, this is " << evaluator_->device().arch;
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate& t = *lib.find("gemm_tma_tf32");
-  std::vector<GemmProblem> problems = {make(1000, 996, 1004, "NN"), make(16, 4096, 4096, "NN"), make(300, 260, 1024, "TT"),
-                                       make(128, 512, 2048, "NT"),  make(72, 200, 36, "TN"),    make(516, 384, 640, "NT"),
-                                       make(2052, 2044, 1000, "TN"), make(1000, 1004, 996, "TT")};
-  problems[2].beta = 0.5;
-  problems[3].epilogue = Epilogue::kGelu;
-  problems[3].c_layout = Layout::kColMajor;
-  problems[4].alpha = -1.5;
-  problems[4].epilogue = Epilogue::kBiasRow;
+  std::vector<GemmProblem> problems =
+      fp32_wgmma_problems({"NN", "NN", "TT", "NT", "TN", "NT"}, make(2052, 2044, 1000, "TN"), make(1000, 1004, 996, "TT"));
   problems[5].epilogue = Epilogue::kBiasCol;
   problems[6].epilogue = Epilogue::kLeakyRelu;
   problems[7].epilogue = Epilogue::kRelu;
