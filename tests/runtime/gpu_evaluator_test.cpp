@@ -92,6 +92,21 @@ class GpuEvaluatorTest : public ::testing::Test {
     p[4].epilogue = Epilogue::kBiasRow;
     return p;
   }
+  // Evaluates 8 random valid configs of t per problem (drawn with `seed`), handing each
+  // problem, config and evaluation to check.
+  template <typename Check>
+  static void sample_configs(const KernelTemplate& t, const std::vector<GemmProblem>& problems, std::uint64_t seed,
+                             Check check) {
+    std::mt19937_64 rng(seed);
+    for (const auto& p : problems) {
+      auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
+      ASSERT_FALSE(valid.empty()) << p.describe();
+      for (int i = 0; i < 8; ++i) {
+        Config c = t.space().to_config(valid[rng() % valid.size()]);
+        check(p, c, evaluator_->evaluate(t, p, c));
+      }
+    }
+  }
   static const KernelTemplate& tiled() {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
     return *lib.find("gemm_tiled");
@@ -192,21 +207,14 @@ void GpuEvaluatorTest::sample_family(const std::string& name, std::vector<GemmPr
     problems[4].epilogue = Epilogue::kGelu;
     problems[4].c_layout = Layout::kColMajor;
   }
-  std::mt19937_64 rng(42);
   int ok = 0, split = 0;
-  for (const auto& p : problems) {
-    auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
-    ASSERT_FALSE(valid.empty()) << p.describe();
-    for (int i = 0; i < 8; ++i) {
-      Config c = t.space().to_config(valid[rng() % valid.size()]);
-      Evaluation e = evaluator_->evaluate(t, p, c);
-      EXPECT_TRUE(e.outcome == Outcome::kOk || e.outcome == Outcome::kResourceError)
-          << name << " " << p.describe() << " " << config_to_json_text(c) << ": " << outcome_name(e.outcome) << " "
-          << e.message;
-      ok += e.ok();
-      split += e.ok() && c.at("SPLIT_K") > 1;
-    }
-  }
+  sample_configs(t, problems, 42, [&](const GemmProblem& p, const Config& c, const Evaluation& e) {
+    EXPECT_TRUE(e.outcome == Outcome::kOk || e.outcome == Outcome::kResourceError)
+        << name << " " << p.describe() << " " << config_to_json_text(c) << ": " << outcome_name(e.outcome) << " "
+        << e.message;
+    ok += e.ok();
+    split += e.ok() && c.at("SPLIT_K") > 1;
+  });
   const int sampled = 8 * int(problems.size());
   std::printf("%s: %d of %d sampled configs ran and validated (%d with split-K)\n", name.c_str(), ok, sampled, split);
   EXPECT_GT(ok, sampled * 3 / 4) << name;
@@ -240,23 +248,16 @@ TEST_F(GpuEvaluatorTest, TmaTf32FamilyValidatesEveryConfigItServes) {
   problems[7].epilogue = Epilogue::kRelu;
   problems[7].beta = -1.0;
   problems[7].c_layout = Layout::kColMajor;
-  std::mt19937_64 rng(19);
   int ok = 0, split = 0, persistent_laps = 0;
-  for (const auto& p : problems) {
-    auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
-    ASSERT_FALSE(valid.empty()) << p.describe();
-    for (int i = 0; i < 8; ++i) {
-      Config c = t.space().to_config(valid[rng() % valid.size()]);
-      Evaluation e = evaluator_->evaluate(t, p, c);
-      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
-                                         << outcome_name(e.outcome) << " " << e.message;
-      ok += e.ok();
-      split += e.ok() && c.at("SPLIT_K") > 1;
-      const std::int64_t units = ((p.m + c.at("BLOCK_M") - 1) / c.at("BLOCK_M")) *
-                                 ((p.n + 64 * c.at("CONSUMERS") - 1) / (64 * c.at("CONSUMERS"))) * c.at("SPLIT_K");
-      persistent_laps += e.ok() && c.at("PERSISTENT") == 1 && units > evaluator_->device().multiprocessors;
-    }
-  }
+  sample_configs(t, problems, 19, [&](const GemmProblem& p, const Config& c, const Evaluation& e) {
+    EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                       << outcome_name(e.outcome) << " " << e.message;
+    ok += e.ok();
+    split += e.ok() && c.at("SPLIT_K") > 1;
+    const std::int64_t units = ((p.m + c.at("BLOCK_M") - 1) / c.at("BLOCK_M")) *
+                               ((p.n + 64 * c.at("CONSUMERS") - 1) / (64 * c.at("CONSUMERS"))) * c.at("SPLIT_K");
+    persistent_laps += e.ok() && c.at("PERSISTENT") == 1 && units > evaluator_->device().multiprocessors;
+  });
   std::printf("gemm_tma_tf32: %d of %zu sampled configs ran and validated (%d with split-K, %d persistent over "
               "more units than SMs)\n",
               ok, 8 * problems.size(), split, persistent_laps);
