@@ -93,8 +93,7 @@ static_assert(STAGES >= 2, "at least two stages");
 // column-major A's staging tile, x = m), in the TMA's 128-byte swizzle: box x / 32 (4 KiB),
 // row k (128 bytes), 16-byte chunk c of the row at chunk c ^ (k % 8).
 __device__ __forceinline__ const unsigned* wide_box_at(const unsigned char* tile, int k, int x) {
-  return reinterpret_cast<const unsigned*>(tile + (x / 32) * 4096 + k * 128 + ((((x % 32) / 4) ^ (k % 8)) << 4) +
-                                           (x % 4) * 4);
+  return reinterpret_cast<const unsigned*>(tile + (x / 32) * 4096 + ts_swizzle128_offset(k, (x % 32) / 4) + (x % 4) * 4);
 }
 
 // B[k][n] of a landed slice (k < 32, n < BLOCK_N).
@@ -102,8 +101,8 @@ __device__ __forceinline__ float b_at(const unsigned char* bs, int k, int n) {
 #if TS_B_ROW_MAJOR
   return __uint_as_float(*wide_box_at(bs, k, n));
 #else
-  // Row n holds the slice's 32 K values of column n, 16-byte chunk c at chunk c ^ (n % 8).
-  return *reinterpret_cast<const float*>(bs + n * 128 + (((k / 4) ^ (n % 8)) << 4) + (k % 4) * 4);
+  // Row n holds the slice's 32 K values of column n.
+  return *reinterpret_cast<const float*>(bs + ts_swizzle128_offset(n, k / 4) + (k % 4) * 4);
 #endif
 }
 
@@ -125,17 +124,11 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
 #endif
 }
 
-// Splits one 16-byte chunk x (4 K values of row m, chunk c) into big (masked to TF32) and
-// small, written to the K-major swizzled big and small tiles.
+// Splits one 16-byte chunk x (4 K values of row m, chunk c) into the K-major swizzled big and
+// small tiles.
 __device__ __forceinline__ void split_chunk(unsigned char* stage, int m, int c, uint4 x) {
-  uint4 b, sm;
-  split_tf32(__uint_as_float(x.x), b.x, sm.x);
-  split_tf32(__uint_as_float(x.y), b.y, sm.y);
-  split_tf32(__uint_as_float(x.z), b.z, sm.z);
-  split_tf32(__uint_as_float(x.w), b.w, sm.w);
-  const int at = m * 128 + ((c ^ (m % 8)) << 4);
-  *reinterpret_cast<uint4*>(stage + at) = b;
-  *reinterpret_cast<uint4*>(stage + A_TILE_BYTES + at) = sm;
+  const int at = ts_swizzle128_offset(m, c);
+  store_split_tf32(x, stage + at, stage + A_TILE_BYTES + at);
 }
 
 // Splits a landed A tile into its big and small K-major tiles. A row-major A is split in

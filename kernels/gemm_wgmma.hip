@@ -83,7 +83,7 @@
 #include "ts_tile.h"
 
 // Byte offset of A's 16-byte chunk c (of 8) in row m of a stage's A tile.
-__device__ __forceinline__ int a_chunk_offset(int m, int c) { return m * 128 + ((c ^ (m % 8)) * 16); }
+__device__ __forceinline__ int a_chunk_offset(int m, int c) { return ts_swizzle128_offset(m, c); }
 
 __device__ __forceinline__ float b_at(const float* __restrict__ Bs, int k, int n) {
   return TS_B_ROW_MAJOR ? Bs[k * LDS_B + n] : Bs[n * LDS_B + k];
@@ -216,23 +216,15 @@ __device__ __forceinline__ void split_a_tile(char* stage, int tid) {
     if (A_CHUNKS % THREADS == 0 || idx < A_CHUNKS) {
 #if TS_A_ROW_MAJOR
       const int at = idx * 16;
-      const float4 x = *reinterpret_cast<const float4*>(stage + at);
+      const uint4 x = *reinterpret_cast<const uint4*>(stage + at);
 #else
       const int m = idx % BLOCK_M, c = idx / BLOCK_M;
-      const float* staged = reinterpret_cast<const float*>(stage + A_STAGING_OFFSET) + 4 * c * LDS_A_STAGING + m;
-      const float4 x = make_float4(staged[0], staged[LDS_A_STAGING], staged[2 * LDS_A_STAGING],
-                                   staged[3 * LDS_A_STAGING]);
+      const unsigned* staged = reinterpret_cast<const unsigned*>(stage + A_STAGING_OFFSET) + 4 * c * LDS_A_STAGING + m;
+      const uint4 x = make_uint4(staged[0], staged[LDS_A_STAGING], staged[2 * LDS_A_STAGING], staged[3 * LDS_A_STAGING]);
       const int at = a_chunk_offset(m, c);
 #endif
-      uint4* big = reinterpret_cast<uint4*>(stage + at);
-      uint4* small = reinterpret_cast<uint4*>(stage + A_TILE_BYTES + at);
-      uint4 b, s;
-      split_tf32(x.x, b.x, s.x);
-      split_tf32(x.y, b.y, s.y);
-      split_tf32(x.z, b.z, s.z);
-      split_tf32(x.w, b.w, s.w);
-      *big = b;
-      *small = s;
+      store_split_tf32(x, reinterpret_cast<unsigned char*>(stage) + at,
+                       reinterpret_cast<unsigned char*>(stage) + A_TILE_BYTES + at);
     }
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

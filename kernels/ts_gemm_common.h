@@ -23,6 +23,10 @@
 #endif
 #include "ts_dtype.h"
 
+// Byte offset of 16-byte chunk c of row r in a tile of 128-byte rows with the 128-byte swizzle
+// (the layout of TMA's and wgmma's 128-byte swizzle mode): chunk c stored at chunk c ^ (r % 8).
+__device__ __forceinline__ int ts_swizzle128_offset(int r, int c) { return r * 128 + ((c ^ (r % 8)) << 4); }
+
 // Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
 // m, n index the bias, which has C's element type.
 __device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {

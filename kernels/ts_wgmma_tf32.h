@@ -18,6 +18,17 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& sma
   small = __float_as_uint(x - __uint_as_float(big));
 }
 
+// Splits the 4 floats of x and stores their big parts at big and their small parts at small.
+__device__ __forceinline__ void store_split_tf32(uint4 x, unsigned char* big, unsigned char* small) {
+  uint4 b, s;
+  split_tf32(__uint_as_float(x.x), b.x, s.x);
+  split_tf32(__uint_as_float(x.y), b.y, s.y);
+  split_tf32(__uint_as_float(x.z), b.z, s.z);
+  split_tf32(__uint_as_float(x.w), b.w, s.w);
+  *reinterpret_cast<uint4*>(big) = b;
+  *reinterpret_cast<uint4*>(small) = s;
+}
+
 // Shared-memory matrix descriptor of a K-major, 128-byte swizzled operand: start address,
 // leading byte offset (unused with this swizzle: 1), stride byte offset between 8-row
 // groups (1024), swizzle mode 1 (128 B) in the top bits. Addresses are in 16-byte units.

@@ -107,6 +107,13 @@ class GpuEvaluatorTest : public ::testing::Test {
       }
     }
   }
+  // t's defaults with the given parameters set.
+  static Config config_with(const KernelTemplate& t,
+                            std::initializer_list<std::pair<const char*, std::int64_t>> values) {
+    Config c = t.defaults();
+    for (auto [name, value] : values) c[name] = value;
+    return c;
+  }
   static const KernelTemplate& tiled() {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
     return *lib.find("gemm_tiled");
@@ -353,14 +360,13 @@ TEST_F(GpuEvaluatorTest, WgmmaHalfLargeTileConfigsValidate) {
       p.c_layout = Layout::kRowMajor;  // C as this test has always had it
       p.beta = 0.0;
       ++i;
-      Config c = t.defaults();
-      c["BLOCK_M"] = tile.block_m;
-      c["BLOCK_N"] = tile.block_n;
-      c["WARPGROUPS"] = tile.warpgroups;
-      c["STAGES"] = tile.stages;
-      c["MMA_PENDING"] = tile.pending;
-      c["LOADS_FIRST"] = tile.loads_first;
-      c["MIN_BLOCKS"] = tile.min_blocks;
+      const Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                       {"BLOCK_N", tile.block_n},
+                                       {"WARPGROUPS", tile.warpgroups},
+                                       {"STAGES", tile.stages},
+                                       {"MMA_PENDING", tile.pending},
+                                       {"LOADS_FIRST", tile.loads_first},
+                                       {"MIN_BLOCKS", tile.min_blocks}});
       Evaluation e = evaluator_->evaluate(t, p, c);
       EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
                                          << outcome_name(e.outcome) << " " << e.message;
@@ -394,15 +400,14 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
       const GemmProblem p = off_tile_half_problem(i, layout);
       ++i;
-      Config c = t.defaults();
-      c["BLOCK_M"] = tile.block_m;
-      c["BLOCK_N"] = tile.block_n;
-      c["CONSUMERS"] = tile.consumers;
-      c["STAGES"] = tile.stages;
-      c["PERSISTENT"] = tile.persistent;
-      c["SPLIT_K"] = tile.split_k;
-      c["CONSUMER_REGS"] = tile.regs;
-      c["CLUSTER_M"] = tile.cluster;
+      Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                 {"BLOCK_N", tile.block_n},
+                                 {"CONSUMERS", tile.consumers},
+                                 {"STAGES", tile.stages},
+                                 {"PERSISTENT", tile.persistent},
+                                 {"SPLIT_K", tile.split_k},
+                                 {"CONSUMER_REGS", tile.regs},
+                                 {"CLUSTER_M", tile.cluster}});
       // The shared-memory epilogue where it applies, on three of every four; the register one elsewhere.
       c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && tile.split_k == 1 && i % 4 != 1;
       Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
@@ -431,12 +436,12 @@ TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
       const GemmProblem p = varied_half_problem(i % 3 ? 2056 : 1800, i % 2 ? 2120 : 2200, i % 2 ? 1000 : 1032, layout, i);
       ++i;
-      Config c = t.defaults();
-      c["BLOCK_M"] = bm;
-      c["BLOCK_N"] = bn;
-      c["PINGPONG"] = 1;
-      c["STAGES"] = i > 8 ? 6 : 4;
-      c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 3 != 1;
+      const Config c =
+          config_with(t, {{"BLOCK_M", bm},
+                          {"BLOCK_N", bn},
+                          {"PINGPONG", 1},
+                          {"STAGES", i > 8 ? 6 : 4},
+                          {"EPILOGUE_SMEM", p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 3 != 1}});
       expect_valid_and_validated(t, p, c);
     }
 }
@@ -463,15 +468,14 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
       GemmProblem p = varied_half_problem(m, i % 3 ? 776 : 4096, i % 2 ? 1032 : 2048, layout, i);
       p.epilogue = epilogues[i % 4];
       ++i;
-      Config c = t.defaults();
-      c["BLOCK_M"] = tile.block_m;
-      c["BLOCK_N"] = tile.block_n;
-      c["CONSUMERS"] = tile.consumers;
-      c["STAGES"] = tile.stages;
-      c["PERSISTENT"] = 0;
-      c["EPILOGUE_SMEM"] = 0;
-      c["CLUSTER_K"] = tile.cluster_k;
-      c["GROUP_M"] = 1;
+      const Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                       {"BLOCK_N", tile.block_n},
+                                       {"CONSUMERS", tile.consumers},
+                                       {"STAGES", tile.stages},
+                                       {"PERSISTENT", 0},
+                                       {"EPILOGUE_SMEM", 0},
+                                       {"CLUSTER_K", tile.cluster_k},
+                                       {"GROUP_M", 1}});
       expect_valid_and_validated(t, p, c);
     }
 }
