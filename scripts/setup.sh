@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config libcurl4-openssl-dev nlohmann-json3-dev libspdlog-dev
           libcli11-dev libgtest-dev libgmock-dev libamdhip64-dev libopenblas-dev zlib1g-dev libcpp-httplib-dev
-          libjs-chart.js openmpi-bin libopenmpi-dev ${TILESMITH_EXTRA_PACKAGES:-})
+          libjs-chart.js openmpi-bin libopenmpi-dev libeigen3-dev liblbfgspp-dev ${TILESMITH_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -32,6 +32,14 @@ std::string fmt_ms(double ms) {
 double normal_pdf(double z) { return std::exp(-0.5 * z * z) / std::sqrt(2 * M_PI); }
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
+// Expected improvement (log units) over the best log-time, with exploration xi.
+double expected_improvement(double best, double mean, double sd, double xi) {
+  const double improvement = best - mean - xi;
+  if (sd <= 1e-12) return std::max(0.0, improvement);
+  const double z = improvement / sd;
+  return improvement * normal_cdf(z) + sd * normal_pdf(z);
+}
+
 // Untried candidates with their features, deduplicated, in a deterministic order. Points
 // of an enumerated space are referenced by index (features from the view's cache);
 // others are owned.
@@ -91,6 +99,7 @@ class Candidates {
   size_t size() const { return points_.size(); }
   const PointValues& point(size_t i) const { return *points_[i]; }
   const float* features(size_t i) const { return features_[i]; }
+  const float* const* feature_rows() const { return features_.data(); }
 
  private:
   const SpaceView& view_;
@@ -183,30 +192,37 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
 
   // ---- Surrogate ---------------------------------------------------------------------
   const int nf = view.feature_count();
-  double worst_ok = -std::numeric_limits<double>::infinity();
   std::vector<const Observation*> ok_obs;
-  for (const auto& o : history.observations) {
-    if (!o.ok) continue;
-    worst_ok = std::max(worst_ok, std::log(o.time_ms));
-    ok_obs.push_back(&o);
-  }
+  for (const auto& o : history.observations)
+    if (o.ok) ok_obs.push_back(&o);
   std::stable_sort(ok_obs.begin(), ok_obs.end(),
                    [](auto* a, auto* b) { return a->time_ms < b->time_ms; });
   const double best_ok = std::log(ok_obs.front()->time_ms);
-  if (options_.clip_quantile < 1.0) {
-    const size_t k = static_cast<size_t>(options_.clip_quantile * double(ok_obs.size() - 1));
-    worst_ok = std::log(ok_obs[k]->time_ms);
-  }
   std::vector<float> x(history.observations.size() * static_cast<size_t>(nf));
-  std::vector<double> y;
-  for (size_t i = 0; i < history.observations.size(); ++i) {
-    const Observation& o = history.observations[i];
-    view.encode(o.point, x.data() + i * static_cast<size_t>(nf));
-    y.push_back(o.ok ? std::min(std::log(o.time_ms), worst_ok)
-                     : worst_ok + options_.failure_penalty);
-  }
+  for (size_t i = 0; i < history.observations.size(); ++i)
+    view.encode(history.observations[i].point, x.data() + i * static_cast<size_t>(nf));
+  // Targets: log(time) of every success, clipped at a quantile of them (1: the slowest);
+  // failures failure_penalty above the clip.
+  auto targets = [&](double clip_quantile) {
+    const size_t k = clip_quantile < 1.0
+                         ? static_cast<size_t>(clip_quantile * double(ok_obs.size() - 1))
+                         : ok_obs.size() - 1;
+    const double clip = std::log(ok_obs[k]->time_ms);
+    std::vector<double> y;
+    for (const auto& o : history.observations)
+      y.push_back(o.ok ? std::min(std::log(o.time_ms), clip) : clip + options_.failure_penalty);
+    return y;
+  };
+  const bool gp = options_.surrogate == Surrogate::kGaussianProcess;
+  // The second model's picks (second_picks): the other of forest and Gaussian process.
+  const bool want_forest = !gp || options_.second_picks > 0;
+  const bool want_process = gp || options_.second_picks > 0;
   Forest forest;
-  forest.fit(x, nf, y, options_.forest, rng());
+  proposers::detail::GaussianProcess process;
+  if (want_process)  // on the parameters' ranks, the first features
+    process.fit(x, nf, static_cast<int>(view.active().size()), targets(options_.gp_clip_quantile),
+                options_.gaussian_process);
+  if (want_forest) forest.fit(x, nf, targets(options_.clip_quantile), options_.forest, rng());
 
   std::vector<PointValues> elite;  // best distinct successful points, best first
   {
@@ -267,11 +283,26 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
 
   // ---- Scores ------------------------------------------------------------------------
   const int trees = forest.tree_count();
-  const bool thompson = options_.acquisition == Acquisition::kThompson;
+  const bool thompson = !gp && options_.acquisition == Acquisition::kThompson;
   std::vector<double> per_tree(thompson ? n * static_cast<size_t>(trees) : 0);
   std::vector<double> mu(n), sigma(n), score(n);
+  // The second model's predictions, for its picks (second_picks).
+  std::vector<double> mu2, sigma2, score2;
+  if (gp) process.predict(cand.feature_rows(), n, mu.data(), sigma.data());
+  if (options_.second_picks > 0) {
+    mu2.resize(n);
+    sigma2.resize(n);
+    score2.resize(n);
+    if (gp) {
+      for (size_t i = 0; i < n; ++i) forest.predict(cand.features(i), &mu2[i], &sigma2[i]);
+    } else {
+      process.predict(cand.feature_rows(), n, mu2.data(), sigma2.data());
+    }
+    for (size_t i = 0; i < n; ++i) score2[i] = expected_improvement(best_ok, mu2[i], sigma2[i], options_.exploration);
+  }
   for (size_t i = 0; i < n; ++i) {
-    if (thompson) {
+    if (gp) {
+    } else if (thompson) {
       double* t = per_tree.data() + i * static_cast<size_t>(trees);
       forest.predict_trees(cand.features(i), t);
       double s = 0, s2 = 0;
@@ -284,13 +315,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     } else {
       forest.predict(cand.features(i), &mu[i], &sigma[i]);
     }
-    const double improvement = best_ok - mu[i] - options_.exploration;
-    if (sigma[i] > 1e-12) {
-      const double z = improvement / sigma[i];
-      score[i] = improvement * normal_cdf(z) + sigma[i] * normal_pdf(z);
-    } else {
-      score[i] = std::max(0.0, improvement);
-    }
+    score[i] = expected_improvement(best_ok, mu[i], sigma[i], options_.exploration);
   }
   std::vector<size_t> by_mean(n);
   std::iota(by_mean.begin(), by_mean.end(), size_t{0});
@@ -514,6 +539,24 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       }
       if (best_i == n) break;
       take(best_i, "restart away from the basins found (the search stalled)");
+    }
+  }
+
+  // The second model's picks: its best prediction first (second_exploit), then its
+  // expected improvement, each pick damping its neighbours' scores as the first model's do.
+  if (options_.second_picks > 0) {
+    const std::string model = gp ? "forest's " : "Gaussian process's ";
+    for (int r = 0; r < options_.second_picks && batch.proposals.size() < want; ++r) {
+      const bool exploit = r < options_.second_exploit;
+      size_t best_i = n;
+      for (size_t i = 0; i < n; ++i) {
+        if (blocked(i)) continue;
+        if (best_i == n || (exploit ? mu2[i] < mu2[best_i] : score2[i] > score2[best_i])) best_i = i;
+      }
+      if (best_i == n) break;
+      take(best_i, model + (exploit ? "best prediction" : "expected improvement"));
+      for (size_t j = 0; j < n; ++j)
+        if (dist(cand.point(best_i), cand.point(j)) <= 1) score2[j] *= options_.diversity_penalty;
     }
   }
 

@@ -31,6 +31,10 @@
 //       expected improvement (forest mean and spread) over the best time found, each
 //       pick damping its one-parameter neighbours' scores by `diversity_penalty`, or
 //       Thompson sampling: each pick is the best candidate of a random half of the trees.
+//     Before those, `second_picks` by a Gaussian process on the parameters' ranks
+//     (detail/gaussian_process.h), by its expected improvement: it spreads what one
+//     measurement shows about a pair of parameters to their neighbours, where the
+//     forest has to see an interaction before it predicts it.
 //     With `region_radius` > 0 the acquisition looks only within that many parameter
 //     changes of the `local_elites` best configurations (a trust region).
 //  5. Parameters with no measured effect (tuner/search/detail/effects.h): when pairs of
@@ -54,15 +58,31 @@
 
 #include "tuner/search/proposer.h"
 #include "tuner/search/detail/forest.h"
+#include "tuner/search/detail/gaussian_process.h"
 #include "tuner/search/detail/view_cache.h"
 
 namespace tilesmith {
 
 enum class Acquisition { kExpectedImprovement, kThompson };
+// The model behind the predictions: a random forest (detail/forest.h) or a Gaussian
+// process with one length scale per parameter (detail/gaussian_process.h).
+enum class Surrogate { kForest, kGaussianProcess };
 
 struct EvolveOptions {
   int initial_design = 16;
+  Surrogate surrogate = Surrogate::kForest;
   proposers::detail::ForestOptions forest;
+  proposers::detail::GaussianProcessOptions gaussian_process;
+  // The Gaussian process's clip (it models how bad the bad ones are better than a forest
+  // does; 1: none).
+  double gp_clip_quantile = 1.0;
+  // Picks per batch by the other model (the Gaussian process when the surrogate is the
+  // forest, and the other way round): the first second_exploit by its best prediction,
+  // the rest by its expected improvement. Two Gaussian-process picks beside the forest
+  // halve the median on gemm_wgmma fp32 128 and lower the worst run on five of the six
+  // recorded spaces (docs/search.md, "Fourth pass"); 0 turns the Gaussian process off.
+  int second_picks = 2;
+  int second_exploit = 0;
   double failure_penalty = 0.7;  // log-time units beyond the slowest success (0.7: about 2x)
   // Targets above this quantile of the successful log-times are clipped to it, so the
   // trees spend their splits telling good configurations apart rather than bad ones

@@ -1,4 +1,4 @@
-// The proposers' helpers: the random forest and the space view.
+// The proposers' helpers: the random forest, the Gaussian process and the space view.
 
 #include <cmath>
 #include <random>
@@ -9,6 +9,7 @@
 #include "tuner/search/detail/convergence.h"
 #include "tuner/search/detail/effects.h"
 #include "tuner/search/detail/forest.h"
+#include "tuner/search/detail/gaussian_process.h"
 #include "tuner/search/detail/space_view.h"
 
 namespace tilesmith::proposers::detail {
@@ -80,6 +81,79 @@ TEST(ProposerForest, ManyDistinctValuesUseQuantileBins) {
     f.predict(&v, &m, &s);
     EXPECT_NEAR(m, v < 300 ? 1.0 : 5.0, 0.5) << v;
   }
+}
+
+// A smooth function of the first of three features, the second adds a little, the third
+// nothing: the fit must interpolate what it saw, predict between grid points, be sure
+// near the data and unsure far from it, and weigh the features by what they explain.
+TEST(ProposerGaussianProcess, FitsRelevanceAndUncertainty) {
+  std::vector<float> x;
+  std::vector<double> y;
+  auto f = [](double a, double b) { return std::sin(3 * a) + 0.3 * b; };
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> noise_feature(0, 1);
+  for (int i = 0; i <= 8; ++i)
+    for (int j = 0; j <= 2; ++j) {
+      const double a = i / 8.0, b = j / 2.0;
+      // Two padding values per row: the model must read only `features` of `stride`.
+      x.insert(x.end(), {float(a), float(b), float(noise_feature(rng)), 99.0f, -99.0f});
+      y.push_back(f(a, b));
+    }
+  GaussianProcess gp;
+  EXPECT_FALSE(gp.fitted());
+  gp.fit(x, 5, 3, y, GaussianProcessOptions{});
+  ASSERT_TRUE(gp.fitted());
+  ASSERT_EQ(gp.length_scales().size(), 3u);
+  // The irrelevant feature's length scale is far longer than that of the one that
+  // shapes the target (the small linear term of the second may also be fitted by a long
+  // length scale and a large amplitude, so it is checked through predictions below).
+  EXPECT_GT(gp.length_scales()[2], 3 * gp.length_scales()[0]);
+
+  const std::vector<std::vector<float>> rows = {
+      {0.5f, 0.5f, 0.3f}, {0.4375f, 0.0f, 0.9f}, {0.8125f, 1.0f, 0.1f}, {3.0f, 3.0f, 0.5f}};
+  std::vector<const float*> pointers;
+  for (const auto& r : rows) pointers.push_back(r.data());
+  std::vector<double> mean(rows.size()), sd(rows.size());
+  gp.predict(pointers.data(), rows.size(), mean.data(), sd.data());
+  EXPECT_NEAR(mean[0], f(0.5, 0.5), 0.02);         // a training point
+  EXPECT_NEAR(mean[1], f(0.4375, 0.0), 0.05);      // between grid points
+  EXPECT_NEAR(mean[2], f(0.8125, 1.0), 0.05);
+  EXPECT_LT(sd[0], 0.05);
+  EXPECT_GT(sd[3], 10 * sd[0]);                    // far from every training point
+
+  // The second feature moves the prediction by its 0.3, the third not at all.
+  const std::vector<std::vector<float>> probes = {
+      {0.3f, 0.0f, 0.5f}, {0.3f, 1.0f, 0.5f}, {0.3f, 0.5f, 0.0f}, {0.3f, 0.5f, 1.0f}};
+  std::vector<const float*> probe_pointers;
+  for (const auto& r : probes) probe_pointers.push_back(r.data());
+  std::vector<double> pm(probes.size()), ps(probes.size());
+  gp.predict(probe_pointers.data(), probes.size(), pm.data(), ps.data());
+  EXPECT_NEAR(pm[1] - pm[0], 0.3, 0.05);
+  EXPECT_NEAR(pm[3] - pm[2], 0.0, 0.02);
+
+  // Deterministic: the same data give the same model.
+  GaussianProcess again;
+  again.fit(x, 5, 3, y, GaussianProcessOptions{});
+  std::vector<double> mean2(rows.size()), sd2(rows.size());
+  again.predict(pointers.data(), rows.size(), mean2.data(), sd2.data());
+  EXPECT_EQ(mean, mean2);
+  EXPECT_EQ(sd, sd2);
+}
+
+// Repeated rows and constant targets: the factorisation must still hold and the
+// prediction be the constant.
+TEST(ProposerGaussianProcess, DuplicateRowsAndConstantTargets) {
+  std::vector<float> x = {0.5f, 0.5f, 0.5f, 0.5f, 1.0f, 0.0f};
+  std::vector<double> y = {2.0, 2.0, 2.0};
+  GaussianProcess gp;
+  gp.fit(x, 2, 2, y, GaussianProcessOptions{});
+  const float row[] = {0.25f, 0.75f};
+  const float* rows[] = {row};
+  double m = 0, s = -1;
+  gp.predict(rows, 1, &m, &s);
+  EXPECT_NEAR(m, 2.0, 1e-9);
+  EXPECT_GE(s, 0.0);
+  EXPECT_TRUE(std::isfinite(s));
 }
 
 TEST(ProposerSpaceView, EnumeratesEncodesAndFindsNeighbours) {

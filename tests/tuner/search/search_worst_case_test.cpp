@@ -94,12 +94,14 @@ std::string space_name(const ::testing::TestParamInfo<Space>& info) {
 INSTANTIATE_TEST_SUITE_P(
     RecordedSpaces, WorstCase,
     // Per space, the seeds of 1-20 that took longest before (the first ones listed:
-    // Titan seed 6 never came within 5%) or after issue 18's changes.
-    ::testing::Values(Space{"gemm_RTX_3090.json.gz", false, {7, 13, 15, 20, 2}},
-                      Space{"gemm_RTX_Titan.json.gz", false, {6, 9, 8, 7, 4}},
-                      Space{"gemm_wgmma_fp32_128x4096x4096_H200.json.gz", true, {3, 6, 18, 7, 13}},
+    // Titan seed 6 never came within 5%) or after issue 18's changes, then those of the
+    // Gaussian-process picks (docs/search.md, "Fourth pass"); Titan seed 63 missed 5%
+    // with the forest alone.
+    ::testing::Values(Space{"gemm_RTX_3090.json.gz", false, {7, 13, 15, 20, 2, 5}},
+                      Space{"gemm_RTX_Titan.json.gz", false, {6, 9, 8, 7, 4, 2, 63}},
+                      Space{"gemm_wgmma_fp32_128x4096x4096_H200.json.gz", true, {3, 6, 18, 7, 13, 14}},
                       Space{"gemm_wgmma_fp32_4096x4096x4096_H200.json.gz", true, {16, 7, 20, 18, 13}},
-                      Space{"gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz", true, {1, 19, 13, 15, 2}},
+                      Space{"gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz", true, {1, 19, 13, 15, 2, 9}},
                       Space{"gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz", true, {14, 4, 15, 9, 11}}),
     space_name);
 

@@ -140,6 +140,18 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->stall_neighbours_first = v != 0;
     else if (key == "local_by_ei")
       o->local_by_ei = v != 0;
+    else if (key == "gp")
+      o->surrogate = v != 0 ? Surrogate::kGaussianProcess : Surrogate::kForest;
+    else if (key == "second")
+      o->second_picks = static_cast<int>(v);
+    else if (key == "second_exploit")
+      o->second_exploit = static_cast<int>(v);
+    else if (key == "gp_clip_quantile")
+      o->gp_clip_quantile = v;
+    else if (key == "gp_iterations")
+      o->gaussian_process.max_iterations = static_cast<int>(v);
+    else if (key == "gp_length")
+      o->gaussian_process.initial_length = v;
     else
       return false;
   }
