@@ -286,20 +286,43 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const bool thompson = !gp && options_.acquisition == Acquisition::kThompson;
   std::vector<double> per_tree(thompson ? n * static_cast<size_t>(trees) : 0);
   std::vector<double> mu(n), sigma(n), score(n);
-  // The second model's predictions, for its picks (second_picks).
-  std::vector<double> mu2, sigma2, score2;
+  // The second model's predictions, for its picks (second_picks). score2 is its expected
+  // improvement where `exact2`, elsewhere an upper bound: the Gaussian process's mean is
+  // cheap and its deviation is not, and no deviation exceeds the prior's, so the
+  // deviation is computed only where the bound could still win a pick (see the picks).
+  std::vector<double> mu2, score2;
+  std::vector<char> exact2;
   if (gp) process.predict(cand.feature_rows(), n, mu.data(), sigma.data());
   if (options_.second_picks > 0) {
     mu2.resize(n);
-    sigma2.resize(n);
     score2.resize(n);
+    exact2.assign(n, gp ? 1 : 0);
     if (gp) {
-      for (size_t i = 0; i < n; ++i) forest.predict(cand.features(i), &mu2[i], &sigma2[i]);
+      for (size_t i = 0; i < n; ++i) {
+        double sd = 0;
+        forest.predict(cand.features(i), &mu2[i], &sd);
+        score2[i] = expected_improvement(best_ok, mu2[i], sd, options_.exploration);
+      }
     } else {
-      process.predict(cand.feature_rows(), n, mu2.data(), sigma2.data());
+      process.predict_mean(cand.feature_rows(), n, mu2.data());
+      for (size_t i = 0; i < n; ++i)
+        score2[i] = expected_improvement(best_ok, mu2[i], process.prior_stddev(), options_.exploration);
     }
-    for (size_t i = 0; i < n; ++i) score2[i] = expected_improvement(best_ok, mu2[i], sigma2[i], options_.exploration);
   }
+  // The Gaussian process's expected improvement at these candidates, in place of the
+  // bound, keeping the damping applied so far (damping2).
+  std::vector<double> damping2(options_.second_picks > 0 ? n : 0, 1.0);
+  auto make_exact2 = [&](const std::vector<size_t>& which) {
+    std::vector<const float*> rows;
+    for (size_t i : which) rows.push_back(cand.features(i));
+    std::vector<double> mean(which.size()), sd(which.size());
+    process.predict(rows.data(), rows.size(), mean.data(), sd.data());
+    for (size_t k = 0; k < which.size(); ++k) {
+      const size_t i = which[k];
+      score2[i] = damping2[i] * expected_improvement(best_ok, mu2[i], sd[k], options_.exploration);
+      exact2[i] = 1;
+    }
+  };
   for (size_t i = 0; i < n; ++i) {
     if (gp) {
     } else if (thompson) {
@@ -546,17 +569,36 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   // expected improvement, each pick damping its neighbours' scores as the first model's do.
   if (options_.second_picks > 0) {
     const std::string model = gp ? "forest's " : "Gaussian process's ";
+    constexpr size_t kExactBlock = 256;
     for (int r = 0; r < options_.second_picks && batch.proposals.size() < want; ++r) {
       const bool exploit = r < options_.second_exploit;
       size_t best_i = n;
-      for (size_t i = 0; i < n; ++i) {
-        if (blocked(i)) continue;
-        if (best_i == n || (exploit ? mu2[i] < mu2[best_i] : score2[i] > score2[best_i])) best_i = i;
+      for (;;) {
+        best_i = n;
+        for (size_t i = 0; i < n; ++i) {
+          if (blocked(i)) continue;
+          if (best_i == n || (exploit ? mu2[i] < mu2[best_i] : score2[i] > score2[best_i])) best_i = i;
+        }
+        if (best_i == n || exploit || exact2[best_i]) break;
+        // The leader is a bound: the deviation of the leading bounds, then look again.
+        // A candidate whose bound is below an exact score cannot win, so the pick is the
+        // one that scoring every candidate would make.
+        std::vector<size_t> open;
+        for (size_t i = 0; i < n; ++i)
+          if (!exact2[i] && !blocked(i)) open.push_back(i);
+        const size_t k = std::min(kExactBlock, open.size());
+        std::partial_sort(open.begin(), open.begin() + static_cast<std::ptrdiff_t>(k), open.end(),
+                          [&](size_t a, size_t b) { return score2[a] > score2[b] || (score2[a] == score2[b] && a < b); });
+        open.resize(k);
+        make_exact2(open);
       }
       if (best_i == n) break;
       take(best_i, model + (exploit ? "best prediction" : "expected improvement"));
       for (size_t j = 0; j < n; ++j)
-        if (dist(cand.point(best_i), cand.point(j)) <= 1) score2[j] *= options_.diversity_penalty;
+        if (dist(cand.point(best_i), cand.point(j)) <= 1) {
+          score2[j] *= options_.diversity_penalty;
+          damping2[j] *= options_.diversity_penalty;
+        }
     }
   }
 

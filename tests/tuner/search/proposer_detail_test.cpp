@@ -156,6 +156,41 @@ TEST(ProposerGaussianProcess, DuplicateRowsAndConstantTargets) {
   EXPECT_TRUE(std::isfinite(s));
 }
 
+// Many rows, hyperparameters from a subset of them: the posterior still uses every row
+// (it interpolates rows the subset left out), the mean alone equals predict()'s, and no
+// deviation exceeds the prior's (evolve's picks rely on that bound).
+TEST(ProposerGaussianProcess, SubsetFitMeanOnlyAndPriorBound) {
+  std::vector<float> x;
+  std::vector<double> y;
+  auto f = [](double a, double b) { return std::sin(4 * a) * std::cos(2 * b); };
+  for (int i = 0; i < 15; ++i)
+    for (int j = 0; j < 15; ++j) {
+      x.insert(x.end(), {float(i / 14.0), float(j / 14.0)});
+      y.push_back(f(i / 14.0, j / 14.0));
+    }
+  GaussianProcessOptions options;
+  options.max_fit_rows = 40;  // of 225
+  GaussianProcess gp;
+  gp.fit(x, 2, 2, y, options);
+  ASSERT_TRUE(gp.fitted());
+  std::vector<const float*> rows;
+  for (size_t r = 0; r < y.size(); ++r) rows.push_back(x.data() + 2 * r);
+  rows.push_back(nullptr);
+  const std::vector<float> far = {5.0f, -5.0f};
+  rows.back() = far.data();
+  std::vector<double> mean(rows.size()), sd(rows.size()), mean_only(rows.size());
+  gp.predict(rows.data(), rows.size(), mean.data(), sd.data());
+  gp.predict_mean(rows.data(), rows.size(), mean_only.data());
+  double worst = 0;
+  for (size_t r = 0; r < y.size(); ++r) worst = std::max(worst, std::abs(mean[r] - y[r]));
+  EXPECT_LT(worst, 0.02);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    EXPECT_NEAR(mean_only[r], mean[r], 1e-9) << r;
+    EXPECT_LE(sd[r], gp.prior_stddev() * (1 + 1e-12)) << r;
+  }
+  EXPECT_NEAR(sd.back(), gp.prior_stddev(), 0.01 * gp.prior_stddev());  // far from everything
+}
+
 TEST(ProposerSpaceView, EnumeratesEncodesAndFindsNeighbours) {
   auto space = ParamSpace::from_json(nlohmann::json::parse(R"js({
     "parameters": [{"name": "A", "values": [64, 16, 32]}, {"name": "B", "values": [1, 2, 4]},

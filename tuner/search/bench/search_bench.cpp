@@ -150,6 +150,8 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->gp_clip_quantile = v;
     else if (key == "gp_iterations")
       o->gaussian_process.max_iterations = static_cast<int>(v);
+    else if (key == "gp_fit_rows")
+      o->gaussian_process.max_fit_rows = static_cast<int>(v);
     else if (key == "gp_length")
       o->gaussian_process.initial_length = v;
     else

@@ -14,6 +14,7 @@
 // Deterministic for given data. fit() is not thread-safe; predict*() are const and
 // thread-safe. Sized for up to a few hundred training rows and tens of features.
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct GaussianProcessOptions {
   double min_noise = 1e-5, max_noise = 1e-1;         // noise variance, standardised targets
   double initial_length = 0.5;
   int max_iterations = 60;  // L-BFGS iterations of the hyperparameter fit
+  // Rows the hyperparameters are fitted on (the best half and a spread of the rest; 0:
+  // all); the posterior always uses every row.
+  int max_fit_rows = 96;
 };
 
 class GaussianProcess {
@@ -37,6 +41,12 @@ class GaussianProcess {
   // Posterior mean and standard deviation (of the noise-free function) at each of
   // `count` rows (the first `features` values of each are read).
   void predict(const float* const* rows, size_t count, double* mean, double* stddev) const;
+  // The same mean without the standard deviation, at a fraction of the cost (the
+  // deviation is a triangular solve against the history per row).
+  void predict_mean(const float* const* rows, size_t count, double* mean) const;
+  // The prior standard deviation: no posterior deviation exceeds it, so expected
+  // improvement at it bounds every row's from above.
+  double prior_stddev() const { return y_scale_ * std::sqrt(amplitude_); }
   const std::vector<double>& length_scales() const { return length_; }
   double noise() const { return noise_; }
 
