@@ -325,6 +325,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   };
   for (size_t i = 0; i < n; ++i) {
     if (gp) {
+      // mu and sigma came from the process above.
     } else if (thompson) {
       double* t = per_tree.data() + i * static_cast<size_t>(trees);
       forest.predict_trees(cand.features(i), t);

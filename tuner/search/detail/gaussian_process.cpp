@@ -11,8 +11,7 @@
 namespace tilesmith::proposers::detail {
 
 struct GaussianProcess::State {
-  Eigen::MatrixXd x;         // training rows, rows x features
-  Eigen::MatrixXd scaled;    // the same over the length scales
+  Eigen::MatrixXd scaled;    // training rows over the length scales, rows x features
   Eigen::VectorXd scaled2;   // their squared norms
   Eigen::VectorXd alpha;     // K^-1 (y - mean) / scale
   Eigen::MatrixXd chol;      // lower Cholesky factor of K
@@ -26,6 +25,19 @@ constexpr double kSqrt5 = 2.23606797749978969640;
 // dk/dlog(l_f) = amplitude * slope(r) * (dx_f / l_f)^2.
 inline double matern52(double r) { return (1 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r); }
 inline double matern52_slope(double r) { return 5.0 / 3.0 * (1 + kSqrt5 * r) * std::exp(-kSqrt5 * r); }
+
+// The kernel between length-scaled training rows (n x features, squared norms `scaled2`)
+// and length-scaled query columns (features x m): n x m. Squared distances as
+// |a|^2 + |b|^2 - 2 a.b: one matrix product and vectorised element-wise work instead of
+// a loop per pair (most of a proposal's time on spaces of tens of thousands of candidates).
+Eigen::MatrixXd kernel(const Eigen::MatrixXd& scaled, const Eigen::VectorXd& scaled2,
+                       const Eigen::MatrixXd& query, double amplitude) {
+  Eigen::MatrixXd d2 = -2.0 * (scaled * query);
+  d2.colwise() += scaled2;
+  d2.rowwise() += query.colwise().squaredNorm();
+  const Eigen::ArrayXXd r = d2.array().max(0.0).sqrt();
+  return (amplitude * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r.square()) * (-kSqrt5 * r).exp()).matrix();
+}
 
 // The negative log marginal likelihood of standardised targets and its gradient by the
 // log hyperparameters [log l_1 .. log l_F, log amplitude, log noise].
@@ -102,10 +114,8 @@ class NegativeLogLikelihood {
 void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
                           const std::vector<double>& y, const GaussianProcessOptions& options) {
   const auto n = static_cast<Eigen::Index>(y.size());
-  features_ = features;
   auto state = std::make_shared<State>();
-  Eigen::MatrixXd& x_ = state->x;
-  x_.resize(n, features);
+  Eigen::MatrixXd x_(n, features);
   for (Eigen::Index i = 0; i < n; ++i)
     for (int f = 0; f < features; ++f) x_(i, f) = x[static_cast<size_t>(i) * stride + f];
   Eigen::VectorXd target(n);
@@ -176,16 +186,10 @@ void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
   amplitude_ = std::exp(theta[features]);
   noise_ = std::exp(theta[features + 1]);
 
-  Eigen::MatrixXd k(n, n);
-  for (Eigen::Index j = 0; j < n; ++j)
-    for (Eigen::Index i = 0; i < n; ++i) {
-      double s = 0;
-      for (int f = 0; f < features; ++f) {
-        const double d = (x_(i, f) - x_(j, f)) / length_[static_cast<size_t>(f)];
-        s += d * d;
-      }
-      k(i, j) = amplitude_ * matern52(std::sqrt(s));
-    }
+  state->scaled = x_;
+  for (int f = 0; f < features; ++f) state->scaled.col(f) /= length_[static_cast<size_t>(f)];
+  state->scaled2 = state->scaled.rowwise().squaredNorm();
+  const Eigen::MatrixXd k = kernel(state->scaled, state->scaled2, state->scaled.transpose(), amplitude_);
   // Noise plus a little jitter until the factorisation holds (duplicate rows).
   for (double jitter = 0;; jitter = jitter == 0 ? 1e-8 : jitter * 10) {
     Eigen::MatrixXd kn = k;
@@ -197,35 +201,23 @@ void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
       break;
     }
   }
-  state->scaled = x_;
-  for (int f = 0; f < features; ++f) state->scaled.col(f) /= length_[static_cast<size_t>(f)];
-  state->scaled2 = state->scaled.rowwise().squaredNorm();
   state_ = std::move(state);
 }
 
 namespace {
 
-// The kernel between the training rows and `m` query rows (n x m). Squared distances
-// as |a|^2 + |b|^2 - 2 a.b over the length-scaled rows: one matrix product and
-// vectorised element-wise work instead of a loop per pair (most of a proposal's time on
-// spaces of tens of thousands of candidates).
-void cross_kernel(const Eigen::MatrixXd& scaled, const Eigen::VectorXd& scaled2,
-                  const std::vector<double>& length, double amplitude, const float* const* rows,
-                  Eigen::Index m, Eigen::MatrixXd* cross) {
-  const auto features = scaled.cols();
+constexpr size_t kPredictBlock = 1024;
+
+// Rows [start, start + m) of `rows` over the length scales, one per column.
+Eigen::MatrixXd scaled_query(const float* const* rows, size_t start, Eigen::Index m,
+                             const std::vector<double>& length) {
+  const auto features = static_cast<Eigen::Index>(length.size());
   Eigen::MatrixXd query(features, m);
   for (Eigen::Index c = 0; c < m; ++c)
     for (Eigen::Index f = 0; f < features; ++f)
-      query(f, c) = double(rows[c][f]) / length[static_cast<size_t>(f)];
-  const Eigen::RowVectorXd query2 = query.colwise().squaredNorm();
-  Eigen::MatrixXd d2 = -2.0 * (scaled * query);
-  d2.colwise() += scaled2;
-  d2.rowwise() += query2;
-  const Eigen::ArrayXXd r = d2.array().max(0.0).sqrt();
-  *cross = (amplitude * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r.square()) * (-kSqrt5 * r).exp()).matrix();
+      query(f, c) = double(rows[start + static_cast<size_t>(c)][f]) / length[static_cast<size_t>(f)];
+  return query;
 }
-
-constexpr size_t kPredictBlock = 1024;
 
 }  // namespace
 
@@ -233,7 +225,7 @@ void GaussianProcess::predict_mean(const float* const* rows, size_t count, doubl
   Eigen::MatrixXd cross;
   for (size_t start = 0; start < count; start += kPredictBlock) {
     const auto m = static_cast<Eigen::Index>(std::min(kPredictBlock, count - start));
-    cross_kernel(state_->scaled, state_->scaled2, length_, amplitude_, rows + start, m, &cross);
+    cross = kernel(state_->scaled, state_->scaled2, scaled_query(rows, start, m, length_), amplitude_);
     const Eigen::VectorXd mu = cross.transpose() * state_->alpha;
     for (Eigen::Index c = 0; c < m; ++c) mean[start + static_cast<size_t>(c)] = y_mean_ + y_scale_ * mu[c];
   }
@@ -244,7 +236,7 @@ void GaussianProcess::predict(const float* const* rows, size_t count, double* me
   Eigen::MatrixXd cross;
   for (size_t start = 0; start < count; start += kPredictBlock) {
     const auto m = static_cast<Eigen::Index>(std::min(kPredictBlock, count - start));
-    cross_kernel(state_->scaled, state_->scaled2, length_, amplitude_, rows + start, m, &cross);
+    cross = kernel(state_->scaled, state_->scaled2, scaled_query(rows, start, m, length_), amplitude_);
     const Eigen::VectorXd mu = cross.transpose() * state_->alpha;
     state_->chol.triangularView<Eigen::Lower>().solveInPlace(cross);
     const Eigen::VectorXd explained = cross.colwise().squaredNorm().transpose();

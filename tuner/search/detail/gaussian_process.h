@@ -53,7 +53,6 @@ class GaussianProcess {
  private:
   struct State;  // the training rows and the factorised kernel (Eigen, in the .cpp)
   std::shared_ptr<const State> state_;
-  int features_ = 0;
   std::vector<double> length_;  // per feature
   double amplitude_ = 1, noise_ = 1e-2, y_mean_ = 0, y_scale_ = 1;
 };
