@@ -83,6 +83,18 @@ TEST(ProposerForest, ManyDistinctValuesUseQuantileBins) {
   }
 }
 
+// The process's mean and deviation at each row.
+struct Predictions {
+  std::vector<double> mean, sd;
+};
+Predictions predict_rows(const GaussianProcess& gp, const std::vector<std::vector<float>>& rows) {
+  std::vector<const float*> pointers;
+  for (const auto& r : rows) pointers.push_back(r.data());
+  Predictions p{std::vector<double>(rows.size()), std::vector<double>(rows.size())};
+  gp.predict(pointers.data(), rows.size(), p.mean.data(), p.sd.data());
+  return p;
+}
+
 // A smooth function of the first of three features, the second adds a little, the third
 // nothing: the fit must interpolate what it saw, predict between grid points, be sure
 // near the data and unsure far from it, and weigh the features by what they explain.
@@ -111,33 +123,25 @@ TEST(ProposerGaussianProcess, FitsRelevanceAndUncertainty) {
 
   const std::vector<std::vector<float>> rows = {
       {0.5f, 0.5f, 0.3f}, {0.4375f, 0.0f, 0.9f}, {0.8125f, 1.0f, 0.1f}, {3.0f, 3.0f, 0.5f}};
-  std::vector<const float*> pointers;
-  for (const auto& r : rows) pointers.push_back(r.data());
-  std::vector<double> mean(rows.size()), sd(rows.size());
-  gp.predict(pointers.data(), rows.size(), mean.data(), sd.data());
-  EXPECT_NEAR(mean[0], f(0.5, 0.5), 0.02);         // a training point
-  EXPECT_NEAR(mean[1], f(0.4375, 0.0), 0.05);      // between grid points
-  EXPECT_NEAR(mean[2], f(0.8125, 1.0), 0.05);
-  EXPECT_LT(sd[0], 0.05);
-  EXPECT_GT(sd[3], 10 * sd[0]);                    // far from every training point
+  const Predictions at = predict_rows(gp, rows);
+  EXPECT_NEAR(at.mean[0], f(0.5, 0.5), 0.02);     // a training point
+  EXPECT_NEAR(at.mean[1], f(0.4375, 0.0), 0.05);  // between grid points
+  EXPECT_NEAR(at.mean[2], f(0.8125, 1.0), 0.05);
+  EXPECT_LT(at.sd[0], 0.05);
+  EXPECT_GT(at.sd[3], 10 * at.sd[0]);             // far from every training point
 
   // The second feature moves the prediction by its 0.3, the third not at all.
-  const std::vector<std::vector<float>> probes = {
-      {0.3f, 0.0f, 0.5f}, {0.3f, 1.0f, 0.5f}, {0.3f, 0.5f, 0.0f}, {0.3f, 0.5f, 1.0f}};
-  std::vector<const float*> probe_pointers;
-  for (const auto& r : probes) probe_pointers.push_back(r.data());
-  std::vector<double> pm(probes.size()), ps(probes.size());
-  gp.predict(probe_pointers.data(), probes.size(), pm.data(), ps.data());
-  EXPECT_NEAR(pm[1] - pm[0], 0.3, 0.05);
-  EXPECT_NEAR(pm[3] - pm[2], 0.0, 0.02);
+  const Predictions probe = predict_rows(
+      gp, {{0.3f, 0.0f, 0.5f}, {0.3f, 1.0f, 0.5f}, {0.3f, 0.5f, 0.0f}, {0.3f, 0.5f, 1.0f}});
+  EXPECT_NEAR(probe.mean[1] - probe.mean[0], 0.3, 0.05);
+  EXPECT_NEAR(probe.mean[3] - probe.mean[2], 0.0, 0.02);
 
   // Deterministic: the same data give the same model.
   GaussianProcess again;
   again.fit(x, 5, 3, y, GaussianProcessOptions{});
-  std::vector<double> mean2(rows.size()), sd2(rows.size());
-  again.predict(pointers.data(), rows.size(), mean2.data(), sd2.data());
-  EXPECT_EQ(mean, mean2);
-  EXPECT_EQ(sd, sd2);
+  const Predictions at_again = predict_rows(again, rows);
+  EXPECT_EQ(at.mean, at_again.mean);
+  EXPECT_EQ(at.sd, at_again.sd);
 }
 
 // Repeated rows and constant targets: the factorisation must still hold and the
@@ -175,9 +179,8 @@ TEST(ProposerGaussianProcess, SubsetFitMeanOnlyAndPriorBound) {
   ASSERT_TRUE(gp.fitted());
   std::vector<const float*> rows;
   for (size_t r = 0; r < y.size(); ++r) rows.push_back(x.data() + 2 * r);
-  rows.push_back(nullptr);
   const std::vector<float> far = {5.0f, -5.0f};
-  rows.back() = far.data();
+  rows.push_back(far.data());
   std::vector<double> mean(rows.size()), sd(rows.size()), mean_only(rows.size());
   gp.predict(rows.data(), rows.size(), mean.data(), sd.data());
   gp.predict_mean(rows.data(), rows.size(), mean_only.data());

@@ -20,11 +20,15 @@ namespace {
 
 constexpr double kSqrt5 = 2.23606797749978969640;
 
-// Matern 5/2 at distance r, unit amplitude, and the factor that turns a squared
-// per-feature difference over length^2 into the kernel's derivative by log(length):
-// dk/dlog(l_f) = amplitude * slope(r) * (dx_f / l_f)^2.
-inline double matern52(double r) { return (1 + kSqrt5 * r + 5.0 / 3.0 * r * r) * std::exp(-kSqrt5 * r); }
-inline double matern52_slope(double r) { return 5.0 / 3.0 * (1 + kSqrt5 * r) * std::exp(-kSqrt5 * r); }
+// Matern 5/2 at length-scaled distances r (element-wise), unit amplitude, and the factor
+// that turns a squared per-feature difference over length^2 into the kernel's derivative
+// by log(length): dk/dlog(l_f) = amplitude * slope(r) * (dx_f / l_f)^2.
+Eigen::ArrayXXd matern52(const Eigen::ArrayXXd& r) {
+  return (1.0 + kSqrt5 * r + (5.0 / 3.0) * r.square()) * (-kSqrt5 * r).exp();
+}
+Eigen::ArrayXXd matern52_slope(const Eigen::ArrayXXd& r) {
+  return (5.0 / 3.0) * (1.0 + kSqrt5 * r) * (-kSqrt5 * r).exp();
+}
 
 // The kernel between length-scaled training rows (n x features, squared norms `scaled2`)
 // and length-scaled query columns (features x m): n x m. Squared distances as
@@ -35,8 +39,7 @@ Eigen::MatrixXd kernel(const Eigen::MatrixXd& scaled, const Eigen::VectorXd& sca
   Eigen::MatrixXd d2 = -2.0 * (scaled * query);
   d2.colwise() += scaled2;
   d2.rowwise() += query.colwise().squaredNorm();
-  const Eigen::ArrayXXd r = d2.array().max(0.0).sqrt();
-  return (amplitude * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r.square()) * (-kSqrt5 * r).exp()).matrix();
+  return (amplitude * matern52(d2.array().max(0.0).sqrt())).matrix();
 }
 
 // The negative log marginal likelihood of standardised targets and its gradient by the
@@ -65,14 +68,10 @@ class NegativeLogLikelihood {
       scaled2 += diff2_[static_cast<size_t>(f)] * std::exp(-2 * theta[f]);
     const double amplitude = std::exp(theta[features]);
     const double noise = std::exp(theta[features + 1]);
-    Eigen::MatrixXd k(n, n), slope(n, n);
-    for (Eigen::Index j = 0; j < n; ++j)
-      for (Eigen::Index i = 0; i < n; ++i) {
-        const double r = std::sqrt(scaled2(i, j));
-        k(i, j) = amplitude * matern52(r);
-        slope(i, j) = amplitude * matern52_slope(r);
-      }
-    const Eigen::MatrixXd signal = k;
+    const Eigen::ArrayXXd r = scaled2.array().sqrt();
+    const Eigen::MatrixXd signal = (amplitude * matern52(r)).matrix();
+    const Eigen::MatrixXd slope = (amplitude * matern52_slope(r)).matrix();
+    Eigen::MatrixXd k = signal;
     k.diagonal().array() += noise;
     Eigen::LLT<Eigen::MatrixXd> llt(k);
     if (llt.info() != Eigen::Success) {
@@ -115,9 +114,9 @@ void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
                           const std::vector<double>& y, const GaussianProcessOptions& options) {
   const auto n = static_cast<Eigen::Index>(y.size());
   auto state = std::make_shared<State>();
-  Eigen::MatrixXd x_(n, features);
+  Eigen::MatrixXd all_x(n, features);
   for (Eigen::Index i = 0; i < n; ++i)
-    for (int f = 0; f < features; ++f) x_(i, f) = x[static_cast<size_t>(i) * stride + f];
+    for (int f = 0; f < features; ++f) all_x(i, f) = x[static_cast<size_t>(i) * stride + f];
   Eigen::VectorXd target(n);
   for (Eigen::Index i = 0; i < n; ++i) target[i] = y[static_cast<size_t>(i)];
   y_mean_ = target.mean();
@@ -144,7 +143,7 @@ void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
   // The hyperparameters from at most max_fit_rows rows (each likelihood evaluation is a
   // factorisation and inverse, cubic in the rows): the best half by target, the rest
   // spread evenly over the others in history order. The posterior below uses every row.
-  Eigen::MatrixXd fit_x = x_;
+  Eigen::MatrixXd fit_x = all_x;
   Eigen::VectorXd fit_y = target;
   if (options.max_fit_rows > 1 && n > options.max_fit_rows) {
     std::vector<Eigen::Index> order(static_cast<size_t>(n));
@@ -161,7 +160,7 @@ void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
     fit_x.resize(options.max_fit_rows, features);
     fit_y.resize(options.max_fit_rows);
     for (Eigen::Index r = 0; r < options.max_fit_rows; ++r) {
-      fit_x.row(r) = x_.row(rows[static_cast<size_t>(r)]);
+      fit_x.row(r) = all_x.row(rows[static_cast<size_t>(r)]);
       fit_y[r] = target[rows[static_cast<size_t>(r)]];
     }
   }
@@ -186,7 +185,7 @@ void GaussianProcess::fit(const std::vector<float>& x, int stride, int features,
   amplitude_ = std::exp(theta[features]);
   noise_ = std::exp(theta[features + 1]);
 
-  state->scaled = x_;
+  state->scaled = all_x;
   for (int f = 0; f < features; ++f) state->scaled.col(f) /= length_[static_cast<size_t>(f)];
   state->scaled2 = state->scaled.rowwise().squaredNorm();
   const Eigen::MatrixXd k = kernel(state->scaled, state->scaled2, state->scaled.transpose(), amplitude_);
