@@ -84,6 +84,29 @@ fs::path default_cache_dir() {
   return fs::path("/tmp/tilesmith-cache");
 }
 
+Status check_writable_directory(const fs::path& dir, const std::string& what) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(dir, ec);
+  fs::path probe = ec ? dir : absolute;
+  // The nearest part of the path that exists decides: it is the folder itself, or the
+  // one the missing folders would be created in.
+  while (!probe.empty() && !fs::exists(probe, ec) && probe.has_parent_path() && probe.parent_path() != probe)
+    probe = probe.parent_path();
+  const bool is_self = probe == absolute || probe == dir;
+  if (!fs::is_directory(probe, ec)) {
+    if (is_self)
+      return Status::invalid(what + " " + dir.string() + " is a file, not a folder: give a folder (it is created "
+                             "when missing)");
+    return Status::invalid(what + " " + dir.string() + ": " + probe.string() +
+                           " is a file, so no folder can be created below it; give another path");
+  }
+  if (::access(probe.c_str(), W_OK | X_OK) != 0)
+    return Status::invalid(what + " " + dir.string() + ": " +
+                           (is_self ? std::string("this folder") : "the folder " + probe.string()) +
+                           " is not writable by this user (" + errno_text() + "); give a folder you can write");
+  return {};
+}
+
 Status ensure_directory(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);

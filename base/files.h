@@ -24,4 +24,11 @@ std::filesystem::path default_cache_dir();
 
 Status ensure_directory(const std::filesystem::path& dir);
 
+// Whether `dir` can be the folder a command writes into, without creating anything:
+// an existing folder this user can write, or a missing one whose nearest existing
+// ancestor is such a folder. invalid_argument, naming the path and what is wrong (a
+// file stands there or above it, no write permission), otherwise. `what` names the
+// path in the message ("--results").
+Status check_writable_directory(const std::filesystem::path& dir, const std::string& what);
+
 }  // namespace tilesmith

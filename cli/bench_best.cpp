@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "tuner/records/best_config.h"
 #include "tuner/records/history_report.h"
+#include "tuner/records/journal.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -21,6 +23,44 @@ namespace {
 int usage(const std::string& msg) {
   std::cerr << "bench-best: " << msg << "\n";
   return kExitUsage;
+}
+
+// The recordings a run of the replay backend answered from, as its journal's session
+// events name them (read only: bench-best writes nothing into a results folder).
+std::vector<std::string> replay_files_of_run(const fs::path& results) {
+  std::vector<std::string> files;
+  std::ifstream in(results / kJournalFileName);
+  std::string line;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("settings") || !j["settings"].is_object()) continue;
+    const json& s = j["settings"];
+    if (s.value("backend", std::string()) != "replay" || !s.contains("replay_files") || !s["replay_files"].is_array())
+      continue;
+    files.clear();
+    for (const auto& f : s["replay_files"])
+      if (f.is_string()) files.push_back(f.get<std::string>());
+  }
+  return files;
+}
+
+// What a user without a GPU can do instead: a run made on recorded measurements is
+// re-checked on the same recordings.
+std::string without_gpu_hint(const BenchBestOptions& o, const std::vector<BestEntry>& entries) {
+  bool replayed = false;
+  for (const auto& e : entries) replayed = replayed || e.device.value("backend", std::string()) == "replay";
+  const std::string folder = o.results.empty() ? "--best-config " + o.best_config : "--results " + o.results;
+  std::vector<std::string> files;
+  if (!o.results.empty()) files = replay_files_of_run(o.results);
+  if (replayed || !files.empty()) {
+    std::string flags;
+    for (const auto& f : files) flags += " --replay-file " + f;
+    if (flags.empty()) flags = " --replay-file FILE (the recording the run answered from)";
+    return "\n  these results were measured on the replay backend: without a GPU, re-check them on their recordings "
+           "with\n    bench-best --backend replay" + flags + " " + folder;
+  }
+  return "\n  bench-best measures on a GPU; without one it can re-check a run made with --backend replay: bench-best "
+         "--backend replay --replay-file FILE " + folder;
 }
 
 std::string fmt(const char* f, double v) {
@@ -434,8 +474,9 @@ int bench_best(const BenchBestOptions& o) {
   if (!o.kernels_dir.empty()) ec.template_dirs.push_back(o.kernels_dir);
   auto opened = open_evaluator(o.evaluator, ec);
   if (!opened.ok()) {
-    std::cerr << "bench-best: " << opened.status().message() << "\n";
-    return opened.status().code() == StatusCode::kUnavailable ? kExitNoDevice : kExitUsage;
+    const bool no_gpu = opened.status().code() == StatusCode::kUnavailable;
+    std::cerr << "bench-best: " << opened.status().message() << (no_gpu ? without_gpu_hint(o, entries) : "") << "\n";
+    return no_gpu ? kExitNoDevice : kExitUsage;
   }
   if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
 

@@ -71,9 +71,9 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
   app.add_option("--cache-dir", f.cache_dir,
                  "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
   app.add_option("--replay-file", f.replay_files,
-                 "with --backend replay: a Kernel Tuner cache file (.json or .json.gz) to answer from. Repeatable "
-                 "(--problems): each problem is answered by the recording of its shape, and a problem no "
-                 "recording covers is refused")
+                 "with --backend replay: a Kernel Tuner cache file (.json or .json.gz) to answer from, or a folder "
+                 "of them (e.g. data/recordings/llama3_8b_bf16_decode). Repeatable (--problems): each problem is "
+                 "answered by the recordings of its shape, and a problem no recording covers is refused")
       ->type_name("FILE")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -188,7 +188,9 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
       return Status::invalid("--backend replay needs --replay-file FILE (a Kernel Tuner cache, e.g. gemm_RTX_3090.json.gz)");
     replay::RecordingOptions ro;
     ro.space_file = f.replay_space;
-    auto recs = replay::load_recordings({f.replay_files.begin(), f.replay_files.end()}, ro);
+    auto files = replay::expand_recording_paths({f.replay_files.begin(), f.replay_files.end()});
+    if (!files.ok()) return files.status().with_context("--replay-file");
+    auto recs = replay::load_recordings(*files, ro);
     if (!recs.ok()) return recs.status().with_context("--replay-file");
     out.recordings = *recs;
     for (const auto& r : out.recordings) out.recorded_templates.push_back(replay::recorded_template(*r));
@@ -210,7 +212,7 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
     for (int i = 0; i < f.replay_workers; ++i) {
       // The worker's "device" is its index: the history's device column tells them apart.
       auto o = worker_options(f, ctx, "replay", i, static_cast<std::size_t>(f.replay_workers));
-      o.worker.recordings = {f.replay_files.begin(), f.replay_files.end()};
+      o.worker.recordings = *files;
       o.worker.space_file = f.replay_space;
       specs.push_back(std::move(o));
     }

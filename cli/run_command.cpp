@@ -181,13 +181,15 @@ Result<std::unique_ptr<Console>> open_console(const RunFlags& f) {
 
 // The templates to tune: the recording's (replay, which also gives the problem when the
 // flags do not), or those of the library that can serve the problem on this device.
-std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvaluator& opened,
+// Templates left out are said in `left_out`, logged once the console is open;
+// invalid_argument when none can serve.
+Status choose_templates(const RunFlags& f, bool replay, OpenedEvaluator& opened,
                                     const std::optional<TemplateLibrary>& library, std::optional<GemmProblem>* problem,
-                                    std::vector<const KernelTemplate*>* templates) {
+                                    std::vector<const KernelTemplate*>* templates, std::vector<std::string>* left_out) {
   if (replay) {
     if (!*problem) {
       if (opened.recordings.size() > 1)
-        return usage("with several --replay-file recordings, give the problem (--m/--n/--k) or a set (--problems)");
+        return Status::invalid("with several --replay-file recordings, give the problem (--m/--n/--k) or a set (--problems)");
       *problem = opened.recording->problem();
     }
     // Each recording answers for the one problem it measured: a problem is tuned on the
@@ -198,7 +200,7 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
       recorded += (i ? ", " : "") + opened.recordings[i]->origin() + " measured " +
                   opened.recordings[i]->problem().describe();
     if (matching.empty())
-      return usage("no --replay-file recorded " + (*problem)->describe() + " (" + recorded +
+      return Status::invalid("no --replay-file recorded " + (*problem)->describe() + " (" + recorded +
                    "); give a recording of that problem" +
                    (opened.recordings.size() == 1 && f.problems.empty()
                         ? ", or leave out --m/--n/--k to use the recording's"
@@ -217,11 +219,11 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
       bool known = false;
       for (const auto& t : opened.recorded_templates) known = known || t.name() == name;
       if (!known)
-        return usage("--template " + name + ": the replay backend has only the recordings' templates (" + names + ")");
+        return Status::invalid("--template " + name + ": the replay backend has only the recordings' templates (" + names + ")");
     }
     if (templates->empty())
-      return usage("--template leaves no recording of " + (*problem)->describe() + " (" + recorded + ")");
-    return std::nullopt;
+      return Status::invalid("--template leaves no recording of " + (*problem)->describe() + " (" + recorded + ")");
+    return {};
   }
   // The named templates, or every one; those that cannot serve this problem on this GPU
   // (layout, epilogue, or no valid configuration, e.g. a Hopper-only template elsewhere)
@@ -239,12 +241,12 @@ std::optional<int> choose_templates(const RunFlags& f, bool replay, OpenedEvalua
       templates->push_back(t);
     } else {
       why += "\n  " + st.message();
-      if (candidates.size() > 1) spdlog::warn("leaving out {}: {}", t->name(), st.message());
+      if (candidates.size() > 1) left_out->push_back("leaving out " + t->name() + ": " + st.message());
     }
   }
   if (templates->empty())
-    return usage("no template can serve " + (*problem)->describe() + " on " + device.name + ":" + why);
-  return std::nullopt;
+    return Status::invalid("no template can serve " + (*problem)->describe() + " on " + device.name + ":" + why);
+  return {};
 }
 
 // Each template's warm-start seeds into `ps`, saying what the files gave.
@@ -394,31 +396,36 @@ int serve_remote_rank(const RunFlags& f, ScaleOut& scale_out) {
   return scale_out.serve(o->runner(), find);
 }
 
-// What every run opens once its inputs are checked: the results folder, the console and
-// the evaluator (worker processes or in process). An exit code when one of them fails,
-// said on stderr or in the log.
-std::optional<int> open_run(const RunFlags& f, std::unique_ptr<Console>* console,
-                            std::optional<OpenedEvaluator>* opened) {
-  if (Status st = ensure_directory(f.results); !st.ok()) {
-    std::cerr << "autotune-loop: " << st.message() << "\n";
-    return kExitFailed;
-  }
-  auto c = open_console(f);
-  if (!c.ok()) return usage(c.status().message());
-  *console = std::move(c).value();
-
+// The evaluator (worker processes, in process, or the replay recordings). Nothing is
+// written yet: a refused run leaves no folder behind. An exit code when it fails, said on
+// stderr.
+std::optional<int> open_measuring(const RunFlags& f, std::optional<OpenedEvaluator>* opened) {
   auto o = open_evaluator(f.evaluator, evaluator_context(f));
   if (!o.ok()) {
-    spdlog::error(o.status().message());
+    std::cerr << "autotune-loop: " << o.status().message() << "\n";
     return status_exit(o.status());
   }
   opened->emplace(std::move(o).value());
   return std::nullopt;
 }
 
+// The results folder and the console (with its log file), once every input is known to
+// be good: the first thing a run writes.
+std::optional<int> open_output(const RunFlags& f, std::unique_ptr<Console>* console) {
+  if (Status st = ensure_directory(f.results); !st.ok()) {
+    std::cerr << "autotune-loop: --results: " << st.message() << "\n";
+    return kExitFailed;
+  }
+  auto c = open_console(f);
+  if (!c.ok()) return usage(c.status().message());
+  *console = std::move(c).value();
+  return std::nullopt;
+}
+
 // What a run (one problem or a set) has before it measures anything: the templates, the
-// proposers' settings and --warm-start files, checked first (nothing slow has started),
-// then the console, the log and the evaluator.
+// proposers' settings, --warm-start files and whether --results can be written, checked
+// first (nothing slow has started), then the evaluator; the console and its log come
+// later (open_output), once the templates are known to serve the problem.
 struct RunStart {
   std::optional<TemplateLibrary> library;
   ProposerSettings proposers;
@@ -432,7 +439,15 @@ std::optional<int> start_run(const RunFlags& f, bool replay, RunStart* s) {
   s->proposers = proposer_settings(f);
   if (auto resolved = resolve_proposer(s->proposers); !resolved.ok()) return usage(resolved.status().message());
   if (auto code = load_warm_starts(f, &s->warm_start)) return *code;
-  return open_run(f, &s->console, &s->opened);
+  if (Status st = check_writable_directory(f.results, "--results"); !st.ok()) return usage(st.message());
+  if (!f.no_log_file && !f.log_file.empty())
+    if (Status st = check_writable_directory(fs::path(f.log_file).parent_path().empty()
+                                                 ? fs::path(".")
+                                                 : fs::path(f.log_file).parent_path(),
+                                             "--log-file");
+        !st.ok())
+      return usage(st.message());
+  return open_measuring(f, &s->opened);
 }
 
 // --stop-when-converged's value, checked before anything starts.
@@ -477,7 +492,11 @@ int run_tuning(const RunFlags& flags) {
   Evaluator& evaluator = opened->primary();
   const DeviceFacts& device = evaluator.device();
   std::vector<const KernelTemplate*> templates;
-  if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates)) return *code;
+  std::vector<std::string> left_out;
+  if (Status st = choose_templates(f, replay, *opened, library, &problem, &templates, &left_out); !st.ok())
+    return usage(st.message());
+  if (auto code = open_output(f, &console)) return *code;
+  for (const auto& line : left_out) spdlog::warn(line);
   // The other ranks are waited for once the run is known to be able to start.
   CandidateRunner* runner_ptr = &opened->runner();
   ScaleOutEnd end_ranks{scale_out.get()};
@@ -550,15 +569,18 @@ int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
   // Every problem must have a template that can serve it before anything is measured.
   std::map<std::string, std::vector<const KernelTemplate*>> templates;
   std::vector<const KernelTemplate*> every;  // each template once, for the --warm-start seeds
+  std::vector<std::string> left_out;
   for (const auto& e : set->entries) {
     std::optional<GemmProblem> problem = e.problem;
-    if (auto code = choose_templates(f, replay, *opened, library, &problem, &templates[e.name])) {
-      std::cerr << "autotune-loop: (problem '" << e.name << "' of " << f.problems << ")\n";
-      return *code;
-    }
+    std::vector<std::string> left;
+    if (Status st = choose_templates(f, replay, *opened, library, &problem, &templates[e.name], &left); !st.ok())
+      return usage("problem '" + e.name + "' of " + f.problems + ": " + st.message());
     for (const KernelTemplate* t : templates[e.name])
       if (std::find(every.begin(), every.end(), t) == every.end()) every.push_back(t);
+    for (const auto& line : left) left_out.push_back(e.name + ": " + line);
   }
+  if (auto code = open_output(f, &console)) return *code;
+  for (const auto& line : left_out) spdlog::warn(line);
   // The other ranks are waited for once every problem is known to have a template.
   CandidateRunner* runner_ptr = &opened->runner();
   ScaleOutEnd end_ranks{scale_out};

@@ -235,8 +235,10 @@ std::string history_section(const PromptInputs& in, const HistorySummary& h, con
       }
       s += "- " + params[p].name + ":";
       for (const auto& [v, st] : rows) {
-        s += " " + std::to_string(v) + " -> " + std::to_string(st->tried) + "/" + std::to_string(st->ok) + "/" +
-             (st->best_ms ? fmt("%.4g", *st->best_ms) : std::string("-")) + ";";
+        s.append(" ").append(std::to_string(v)).append(" -> ").append(std::to_string(st->tried));
+        s.append("/").append(std::to_string(st->ok)).append("/");
+        s += st->best_ms ? fmt("%.4g", *st->best_ms) : std::string("-");
+        s += ';';
       }
       std::vector<std::int64_t> untried;
       for (std::int64_t v : params[p].values)

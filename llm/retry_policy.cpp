@@ -69,10 +69,10 @@ bool should_retry(const HttpResult& result) {
     // A reply too large or a malformed URL will be the same next time.
     return result.error != TransportError::kPermanent && result.error != TransportError::kTooLarge;
   }
-  if (auto hint = result.response.header("x-should-retry")) {
-    if (*hint == "true") return true;
-    if (*hint == "false") return false;
-  }
+  // An absent header reads as "": neither answer, so the status decides.
+  const std::string hint = result.response.header("x-should-retry").value_or("");
+  if (hint == "true") return true;
+  if (hint == "false") return false;
   return is_retryable_status(result.response.status);
 }
 

@@ -24,5 +24,9 @@ fi
 # CMake finds the CUDA toolkit through nvcc; the machine image puts it in /usr/local/cuda.
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 build=${TILESMITH_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} >/dev/null
+# TILESMITH_WERROR=ON (scripts/test.sh, so CI) makes warnings in project code errors; unset,
+# the build folder keeps whatever it was configured with.
+werror=()
+[[ -z ${TILESMITH_WERROR:-} ]] || werror=(-DTILESMITH_WERROR="$TILESMITH_WERROR")
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE:-Release} "${werror[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)"

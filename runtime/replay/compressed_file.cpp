@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -9,10 +11,24 @@
 
 namespace tilesmith::replay {
 
+namespace {
+// A damaged file is bad input (exit code 2), not a failure of the run.
+Status damaged(const std::filesystem::path& path, const char* zlib_message) {
+  std::string why = zlib_message && *zlib_message ? zlib_message : "zlib error";
+  // zlib names the file itself ("PATH: unexpected end of file"); the message does already.
+  if (why.rfind(path.string() + ": ", 0) == 0) why = why.substr(path.string().size() + 2);
+  return Status::parse_error(path.string() + " is damaged (" + why +
+                             ": truncated or not a gzip stream); copy or record it again");
+}
+}  // namespace
+
 Result<std::string> read_maybe_gzip(const std::filesystem::path& path) {
   // gzread passes non-gzip input through unchanged, so one code path serves both forms.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::not_found(path.string() + " does not exist");
+  if (std::filesystem::is_directory(path, ec)) return Status::invalid(path.string() + " is a folder, not a file");
   gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) return Status::io_error("cannot open " + path.string());
+  if (!f) return Status::invalid("cannot open " + path.string() + " (" + std::strerror(errno) + ")");
   std::unique_ptr<gzFile_s, int (*)(gzFile)> closer(f, gzclose);
   gzbuffer(f, 1 << 18);
   std::string out;
@@ -24,7 +40,7 @@ Result<std::string> read_maybe_gzip(const std::filesystem::path& path) {
     if (n < 0) {
       int errnum = 0;
       const char* msg = gzerror(f, &errnum);
-      return Status::io_error("reading " + path.string() + ": " + (msg ? msg : "zlib error"));
+      return damaged(path, msg);
     }
     out.resize(old + static_cast<size_t>(n));
     if (n == 0) break;
@@ -32,8 +48,7 @@ Result<std::string> read_maybe_gzip(const std::filesystem::path& path) {
   // A truncated gzip stream reads as a short file without an error from gzread.
   int errnum = 0;
   const char* msg = gzerror(f, &errnum);
-  if (errnum != Z_OK && errnum != Z_STREAM_END)
-    return Status::io_error("reading " + path.string() + ": " + (msg ? msg : "zlib error"));
+  if (errnum != Z_OK && errnum != Z_STREAM_END) return damaged(path, msg);
   return out;
 }
 

@@ -157,6 +157,14 @@ Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text,
       c.template_hash = t["template_hash"].get<std::string>();
     if (t.contains("provenance") && t["provenance"].is_string())
       c.provenance = t["provenance"].get<std::string>();
+    if (t.contains("vendor")) {
+      const json& v = t["vendor"];
+      if (!v.is_object() || !v.contains("median_ms") || !v["median_ms"].is_number() ||
+          !(v["median_ms"].get<double>() > 0))
+        return Status::parse_error(origin + ": tilesmith.vendor needs a positive \"median_ms\"");
+      c.vendor_median_ms = v["median_ms"].get<double>();
+      c.vendor_name = v.value("name", std::string());
+    }
   }
   return c;
 }
@@ -205,6 +213,7 @@ std::string kernel_tuner_cache_to_json_text(const KernelTunerCache& c) {
   if (c.device) t["device"] = *c.device;
   if (!c.template_hash.empty()) t["template_hash"] = c.template_hash;
   if (!c.provenance.empty()) t["provenance"] = c.provenance;
+  if (c.vendor_median_ms) t["vendor"] = {{"name", c.vendor_name}, {"median_ms", *c.vendor_median_ms}};
   if (!t.empty()) j["tilesmith"] = std::move(t);
   return j.dump(1) + "\n";
 }

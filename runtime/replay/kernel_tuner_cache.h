@@ -46,6 +46,10 @@ struct KernelTunerCache {
   std::optional<DeviceFacts> device;
   std::string template_hash;  // KernelTemplate::source_hash of the recorded template
   std::string provenance;     // e.g. "history.csv of run 20261125T101841Z-6d16b3"
+  // The vendor library at the same problem, timed in the recording run's process
+  // ("vendor": {"name", "median_ms"}); a replay answers vendor_baseline with it.
+  std::optional<double> vendor_median_ms;
+  std::string vendor_name;
 };
 
 // The cache as Kernel Tuner's JSON (tune_params_keys, tune_params, cache keyed by the

@@ -13,7 +13,10 @@ namespace {
 
 std::string point_key(const PointValues& p) {
   std::string s;
-  for (size_t i = 0; i < p.size(); ++i) s += (i ? "," : "") + std::to_string(p[i]);
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(p[i]);
+  }
   return s;
 }
 

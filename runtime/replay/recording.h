@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,6 +72,11 @@ class Recording {
   DeviceFacts device() const;
   // "Xgemm on NVIDIA GeForce RTX 3090, 17956 configurations, 4096x4096, best 5.658 ms".
   std::string describe() const;
+
+  // The vendor library's recorded time at problem() (the cache's tilesmith.vendor), and
+  // its name; nullopt for a recording without one (Kernel Tuner's own files).
+  std::optional<double> vendor_median_ms() const { return cache_.vendor_median_ms; }
+  const std::string& vendor_name() const { return cache_.vendor_name; }
 
   size_t size() const { return cache_.records.size(); }
   const std::vector<KernelTunerRecord>& records() const { return cache_.records; }

@@ -91,8 +91,27 @@ Evaluation ReplayEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProbl
   return e;
 }
 
-Result<Evaluation> ReplayEvaluator::vendor_baseline(const GemmProblem&) {
-  return Status::unavailable("the replay backend has no vendor library");
+Result<Evaluation> ReplayEvaluator::vendor_baseline(const GemmProblem& problem) {
+  const Recording& rec = *recording_;
+  if (!rec.vendor_median_ms())
+    return Status::unavailable("the recording " + rec.origin() + " holds no vendor time");
+  if (rec.knows_whole_problem() && problem.key() != rec.problem().key())
+    return Status::unavailable("the recording " + rec.origin() + " timed the vendor at " + rec.problem().describe() +
+                               ", not " + problem.describe());
+  // The recorded median, as recorded: a replay re-measures nothing.
+  Evaluation e;
+  e.outcome = Outcome::kOk;
+  e.message = "recorded: " + rec.vendor_name();
+  e.timing = summarize_timing({*rec.vendor_median_ms()});
+  const GemmProblem p = rec.problem();
+  e.tflops = p.flops() / (*rec.vendor_median_ms() * 1e-3) / 1e12;
+  e.gbps = p.min_bytes() / (*rec.vendor_median_ms() * 1e-3) / 1e9;
+  return e;
+}
+
+std::string ReplayEvaluator::vendor_name() const {
+  if (recording_->vendor_median_ms()) return "recorded vendor time (" + recording_->vendor_name() + ")";
+  return "none (replay of recorded measurements)";
 }
 
 }  // namespace tilesmith::replay

@@ -40,7 +40,9 @@ class ReplayEvaluator : public Evaluator {
                       const Config& config) override;
   // unavailable: "the replay backend has no vendor library".
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
-  std::string vendor_name() const override { return "none (replay of recorded measurements)"; }
+  // The recording's vendor time at its own problem (Recording::vendor_median_ms), as a
+  // one-sample measurement; unavailable when it holds none or for another problem.
+  std::string vendor_name() const override;
 
  private:
   // The start of prepare and evaluate: the record for `config`, with its recorded

@@ -24,6 +24,11 @@
 
 namespace tilesmith::replay {
 
+// The recordings a list of paths names: a file as it is, a folder as every *.json and
+// *.json.gz directly in it, in name order. not_found for a missing path, invalid_argument
+// for a folder that holds none.
+Result<std::vector<std::filesystem::path>> expand_recording_paths(const std::vector<std::filesystem::path>& paths);
+
 // Loads every file; invalid_argument when two share a name or the devices differ
 // (naming both); the loader's errors, naming the file.
 Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
@@ -44,9 +49,8 @@ class ReplaySetEvaluator final : public Evaluator {
   // Both go to the recording the template names; a template of none is invalid.
   Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
   Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
-  Result<Evaluation> vendor_baseline(const GemmProblem& problem) override {
-    return evaluators_.front()->vendor_baseline(problem);
-  }
+  // The first recording of `problem` that holds a vendor time answers.
+  Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override { return evaluators_.front()->vendor_name(); }
 
  private:

@@ -60,5 +60,22 @@ TEST(Files, AtomicWriteReplacesWholeFile) {
   std::filesystem::remove_all(dir);
 }
 
+// Whether a folder can be written is answered without creating anything.
+TEST(Files, WritableDirectoryIsCheckedWithoutCreatingIt) {
+  auto dir = std::filesystem::temp_directory_path() / ("ts_writable_" + std::to_string(::getpid()));
+  ASSERT_TRUE(ensure_directory(dir).ok());
+  EXPECT_TRUE(check_writable_directory(dir, "--results").ok());
+  EXPECT_TRUE(check_writable_directory(dir / "new" / "deeper", "--results").ok());
+  EXPECT_FALSE(std::filesystem::exists(dir / "new"));
+  ASSERT_TRUE(write_file_atomic(dir / "afile", "x").ok());
+  Status file = check_writable_directory(dir / "afile", "--results");
+  EXPECT_EQ(file.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(file.message().find("is a file, not a folder"), std::string::npos) << file.message();
+  Status below = check_writable_directory(dir / "afile" / "sub", "--results");
+  EXPECT_EQ(below.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(below.message().find("no folder can be created below it"), std::string::npos) << below.message();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tilesmith

@@ -229,7 +229,9 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
     if (o.results_dir.empty()) o = {results, dir_ / "pkg", "", false};
     auto r = export_package(o, *lib_, *c);
     EXPECT_FALSE(r.ok());
-    if (!r.ok()) EXPECT_NE(r.status().message().find(what), std::string::npos) << r.status().message();
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find(what), std::string::npos) << r.status().message();
+    }
     EXPECT_FALSE(fs::exists(dir_ / "pkg" / "tuned.json"));
     for (const auto& f : fs::directory_iterator(dir_))
       EXPECT_EQ(f.path().filename().string().find(".partial"), std::string::npos) << f.path();

@@ -176,7 +176,7 @@ TEST(Replay, InvalidOutcomes) {
   auto vendor = ev.vendor_baseline(rec->problem());
   ASSERT_FALSE(vendor.ok());
   EXPECT_EQ(vendor.status().code(), StatusCode::kUnavailable);
-  EXPECT_NE(vendor.status().message().find("no vendor library"), std::string::npos);
+  EXPECT_NE(vendor.status().message().find("holds no vendor time"), std::string::npos) << vendor.status().message();
 }
 
 TEST(Replay, DeterministicBySeedWhateverTheOrder) {
@@ -338,7 +338,80 @@ TEST(Replay, SpaceFilesAreFoundByKernelNameAndChecked) {
   // Not a cache at all.
   write(dir / "junk.json", "{\"cache\": 3");
   EXPECT_FALSE(Recording::load(dir / "junk.json").ok());
-  EXPECT_EQ(Recording::load(dir / "absent.json.gz").status().code(), StatusCode::kIoError);
+  EXPECT_EQ(Recording::load(dir / "absent.json.gz").status().code(), StatusCode::kNotFound);
+  // A damaged file is bad input (exit code 2), named as such.
+  auto text = read_maybe_gzip(dir / "junk.json");
+  ASSERT_TRUE(text.ok());
+  write(dir / "cut.json.gz", gzip_compress(std::string(kSmallCache)).substr(0, 40));
+  auto cut = Recording::load(dir / "cut.json.gz");
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().code(), StatusCode::kParseError);
+  EXPECT_NE(cut.status().message().find("is damaged"), std::string::npos) << cut.status().message();
+  std::filesystem::remove_all(dir);
+}
+
+// A recording written with the vendor's time answers vendor_baseline for its own problem
+// only, and a set evaluator asks the recording of the problem it is given.
+TEST(Replay, RecordedVendorTimeAnswersForItsOwnProblem) {
+  auto dir = temp_dir();
+  auto cache = parse_kernel_tuner_cache(kSmallCache, "tiny");
+  ASSERT_TRUE(cache.ok()) << cache.status().to_string();
+  GemmProblem p;
+  p.m = 256;
+  p.n = 128;
+  p.k = 256;
+  cache->problem = p;
+  cache->vendor_median_ms = 1.25;
+  cache->vendor_name = "cuBLASLt test";
+  const std::string text = kernel_tuner_cache_to_json_text(*cache);
+  auto back = parse_kernel_tuner_cache(text, "tiny");
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->vendor_median_ms);
+  EXPECT_DOUBLE_EQ(*back->vendor_median_ms, 1.25);
+  EXPECT_EQ(back->vendor_name, "cuBLASLt test");
+  write(dir / "with_vendor.json", text);
+  write(dir / "without.json", kSmallCache);
+  RecordingOptions o;
+  o.spaces_dir = dir / "no_such_folder";
+  auto recs = load_recordings({dir / "with_vendor.json"}, o);
+  ASSERT_TRUE(recs.ok()) << recs.status().to_string();
+  ReplaySetEvaluator set(*recs, 1);
+  auto v = set.vendor_baseline(p);
+  ASSERT_TRUE(v.ok()) << v.status().to_string();
+  EXPECT_DOUBLE_EQ(v->timing.median_ms, 1.25);
+  EXPECT_NEAR(v->tflops, p.flops() / 1.25e-3 / 1e12, 1e-9);
+  GemmProblem other = p;
+  other.m = 512;
+  EXPECT_EQ(set.vendor_baseline(other).status().code(), StatusCode::kUnavailable);
+
+  // A broken vendor object is refused, naming it.
+  std::string broken = text;
+  broken.replace(broken.find("1.25"), 4, "-1.0");
+  auto bad = parse_kernel_tuner_cache(broken, "broken.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("tilesmith.vendor"), std::string::npos) << bad.status().message();
+  std::filesystem::remove_all(dir);
+}
+
+// --replay-file may name a folder: every *.json and *.json.gz in it, in name order.
+TEST(Replay, AFolderNamesEveryRecordingInIt) {
+  auto dir = temp_dir();
+  std::filesystem::create_directories(dir / "set" / "nested");
+  write(dir / "set" / "b.json", kSmallCache);
+  write(dir / "set" / "a.json.gz", gzip_compress(std::string(kSmallCache)));
+  write(dir / "set" / "notes.txt", "not a recording");
+  write(dir / "set" / "nested" / "c.json", kSmallCache);
+  auto files = expand_recording_paths({dir / "set", dir / "set" / "nested" / "c.json"});
+  ASSERT_TRUE(files.ok()) << files.status().to_string();
+  ASSERT_EQ(files->size(), 3u);
+  EXPECT_EQ((*files)[0].filename(), "a.json.gz");
+  EXPECT_EQ((*files)[1].filename(), "b.json");
+  EXPECT_EQ((*files)[2].filename(), "c.json");
+  std::filesystem::create_directories(dir / "empty");
+  auto empty = expand_recording_paths({dir / "empty"});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("holds no recording"), std::string::npos);
+  EXPECT_EQ(expand_recording_paths({dir / "absent"}).status().code(), StatusCode::kNotFound);
   std::filesystem::remove_all(dir);
 }
 

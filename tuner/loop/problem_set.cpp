@@ -36,8 +36,9 @@ std::string number_tag(double v) {
 }  // namespace
 
 std::string default_problem_name(const GemmProblem& p) {
-  std::string name = "m" + std::to_string(p.m) + "_n" + std::to_string(p.n) + "_k" + std::to_string(p.k) + "_" +
-                     dtype_name(p.a_type) + "_" + p.layout_code();
+  std::string name = "m";
+  name.append(std::to_string(p.m)).append("_n").append(std::to_string(p.n)).append("_k").append(std::to_string(p.k));
+  name.append("_").append(dtype_name(p.a_type)).append("_").append(p.layout_code());
   if (p.c_type != p.a_type) name += std::string("_c") + dtype_name(p.c_type);
   if (p.c_layout == Layout::kColMajor) name += "_ccol";
   if (p.alpha != 1.0) name += "_alpha" + number_tag(p.alpha);

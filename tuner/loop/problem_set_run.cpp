@@ -224,9 +224,10 @@ class SetRun {
     lo.budget.max_evals = folders_[i].evals + slice.evals;
     if (o_.hours > 0) lo.budget.hours = left_s / 3600;
     const std::int64_t spent = total_evals();
+    std::string evals = std::to_string(spent);
+    if (o_.max_evals > 0) evals.append("/").append(std::to_string(o_.max_evals));
     lo.progress_label = std::to_string(i + 1) + "/" + std::to_string(o_.set.entries.size()) + " " + e.name + " · " +
-                        std::to_string(spent) + (o_.max_evals > 0 ? "/" + std::to_string(o_.max_evals) : "") +
-                        " evals, share " + percent(spent ? double(folders_[i].evals) / double(spent) : 0);
+                        evals + " evals, share " + percent(spent ? double(folders_[i].evals) / double(spent) : 0);
     observer_.log(LogLevel::kInfo, "problem " + std::to_string(i + 1) + "/" + std::to_string(o_.set.entries.size()) +
                                        " " + e.name + " (" + e.problem.describe() + ", x" + std::to_string(e.count) +
                                        "): " + (slice.minimum ? "minimum slice of " : "slice of ") +

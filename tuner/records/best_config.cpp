@@ -39,16 +39,56 @@ json entry_to_json(const BestEntry& e) {
   return j;
 }
 
+// What an entry must hold, said in the file's terms rather than the JSON library's.
+Status check_entry_shape(const json& j, const std::string& where) {
+  const std::string fix = " (docs/best_config.md): restore the file from a copy, or delete this entry and run "
+                          "autotune-loop on the same --results again, which writes it anew from history.csv";
+  if (!j.is_object()) return Status::parse_error(where + " is not a JSON object" + fix);
+  auto need = [&](const char* key, json::value_t type, const char* kind) -> Status {
+    if (!j.contains(key)) return Status::parse_error(where + " has no \"" + key + "\" " + kind + fix);
+    if (j[key].type() != type) return Status::parse_error(where + ": \"" + key + "\" is not " + kind + fix);
+    return {};
+  };
+  TS_RETURN_IF_ERROR(need("device_fingerprint", json::value_t::string, "(a string naming the GPU)"));
+  TS_RETURN_IF_ERROR(need("template", json::value_t::object, "(an object with the template's \"name\")"));
+  if (!j["template"].contains("name") || !j["template"]["name"].is_string())
+    return Status::parse_error(where + ": \"template\" has no string \"name\"" + fix);
+  TS_RETURN_IF_ERROR(need("problem", json::value_t::object, "(an object: m, n, k, dtype, layout, ...)"));
+  TS_RETURN_IF_ERROR(need("config", json::value_t::object, "(an object of the tuned parameters)"));
+  if (j.contains("device") && !j["device"].is_object())
+    return Status::parse_error(where + ": \"device\" is not an object" + fix);
+  return {};
+}
+
+// The device an entry was measured on. Entries whose "device" object is missing (edited
+// by hand, or cut down) still name it in the fingerprint, "NAME|ARCH|driver ...|rtc ...":
+// that is enough for bench-best to pick this device's entries.
+json device_of(const json& j, const std::string& fingerprint) {
+  json device = j.value("device", json::object());
+  const auto bar = fingerprint.find('|');
+  if (!device.contains("name") && bar != std::string::npos) device["name"] = fingerprint.substr(0, bar);
+  if (!device.contains("arch") && bar != std::string::npos) {
+    const auto next = fingerprint.find('|', bar + 1);
+    device["arch"] = fingerprint.substr(bar + 1, next == std::string::npos ? std::string::npos : next - bar - 1);
+  }
+  return device;
+}
+
 Result<BestEntry> entry_from_json(const json& j, size_t index) {
   const std::string where = "entry " + std::to_string(index);
+  TS_RETURN_IF_ERROR(check_entry_shape(j, where));
   BestEntry e;
   try {
     e.device_fingerprint = j.at("device_fingerprint").get<std::string>();
-    e.device = j.value("device", json::object());
+    e.device = device_of(j, e.device_fingerprint);
     e.template_name = j.at("template").at("name").get<std::string>();
     e.template_hash = j.at("template").value("source_hash", std::string());
-    TS_ASSIGN_OR_RETURN(e.problem, problem_from_json(j.at("problem")));
-    TS_ASSIGN_OR_RETURN(e.config, config_from_json(j.at("config")));
+    auto problem = problem_from_json(j.at("problem"));
+    if (!problem.ok()) return problem.status().with_context(where + ": \"problem\"");
+    e.problem = *problem;
+    auto config = config_from_json(j.at("config"));
+    if (!config.ok()) return config.status().with_context(where + ": \"config\"");
+    e.config = *config;
     e.metrics = j.value("metrics", json::object());
     if (j.contains("vendor")) {
       e.vendor_name = j["vendor"].value("name", std::string());
@@ -61,7 +101,11 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
     e.environment = j.value("environment", json::object());
     e.retime = j.value("retime", json::array());
   } catch (const json::exception& ex) {
-    return Status::parse_error(where + ": " + ex.what());
+    // A field of the wrong type past the checks above: name the entry, not the library.
+    std::string what = ex.what();
+    if (const auto close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != std::string::npos)
+      what = what.substr(close + 2);
+    return Status::parse_error(where + ": " + what + " (docs/best_config.md)");
   }
   return e;
 }

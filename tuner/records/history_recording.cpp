@@ -86,6 +86,17 @@ Result<replay::KernelTunerCache> kernel_tuner_cache_from_history(const std::vect
   c.template_hash = first.template_hash;
   c.provenance = "history.csv of run " + first.run_id + " (tilesmith " + first.tilesmith_version +
                  "); time = the median of the measured repetitions (ms)";
+  // The vendor's time, timed once per problem in the run's process: every ok row's ratio
+  // is the vendor's median over its own, so ratio x median gives it back (the median of
+  // those, against rounding in the file).
+  std::vector<double> vendor_ms;
+  for (const HistoryRow* r : mine)
+    if (r->ok() && r->vendor_ratio && r->median_ms && *r->vendor_ratio > 0) vendor_ms.push_back(*r->vendor_ratio * *r->median_ms);
+  if (!vendor_ms.empty()) {
+    std::nth_element(vendor_ms.begin(), vendor_ms.begin() + vendor_ms.size() / 2, vendor_ms.end());
+    c.vendor_median_ms = vendor_ms[vendor_ms.size() / 2];
+    c.vendor_name = "the vendor library as timed in run " + first.run_id;
+  }
 
   // One record per configuration, from its first evaluation; parameters in name order.
   std::map<std::string, std::set<std::int64_t>> values;

@@ -113,8 +113,11 @@ class ThreadedRunner final : public CandidateRunner {
 
 std::map<std::string, std::string> outcome_by_key(const std::vector<HistoryRow>& rows) {
   std::map<std::string, std::string> m;
-  for (const auto& r : rows)
-    m[r.key()] = std::string(outcome_name(r.outcome)) + (r.median_ms ? " " + format_number(*r.median_ms) : "");
+  for (const auto& r : rows) {
+    std::string text = outcome_name(r.outcome);
+    if (r.median_ms) text.append(" ").append(format_number(*r.median_ms));
+    m[r.key()] = text;
+  }
   return m;
 }
 

@@ -167,7 +167,9 @@ TEST(ProblemSetRun, StoppedSetResumesWithNothingLostOrRepeated) {
     obs.stop_after = stop_after;
     auto report = run_problem_set(g.runner, g.options(dir, 72), g.factory(), obs, &obs.stop, &g.shaped_retimer);
     ASSERT_TRUE(report.ok()) << report.status().to_string();
-    if (stop_after >= 0) EXPECT_EQ(report->reason, StopReason::kInterrupted);
+    if (stop_after >= 0) {
+      EXPECT_EQ(report->reason, StopReason::kInterrupted);
+    }
     else EXPECT_EQ(report->reason, StopReason::kMaxEvals);
   }
   std::int64_t total = 0;

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -6,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/process.h"
+#include "base/files.h"
 #include "tuner/records/best_config.h"
 
 namespace tilesmith {
@@ -97,6 +99,44 @@ TEST(BestConfig, ForeignFilesAreRefused) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find(kBestConfigSchema), std::string::npos);
   EXPECT_FALSE(upsert_best_config(path, entry("H200", "t", 1, 1)).ok()) << "never overwrite what we cannot read";
+}
+
+// An entry cut down by hand is refused in the file's terms (which entry, which field,
+// what to do), never in the JSON library's; one without its "device" object still names
+// the GPU through its fingerprint.
+TEST(BestConfig, DamagedEntriesAreNamedPlainly) {
+  const fs::path dir = fresh_dir("best_damaged");
+  const fs::path path = dir / "best_config.json";
+  ASSERT_TRUE(write_best_config(path, {entry("H200", "gemm_tiled", 4096, 5.0)}).ok());
+  const json good = json::parse(*read_file(path));
+  auto damaged = [&](const std::function<void(json&)>& edit) {
+    json j = good;
+    edit(j["entries"][0]);
+    const fs::path p = dir / "edited.json";
+    std::ofstream(p) << j.dump();
+    auto r = read_best_config(p);
+    return r.ok() ? std::string("ok") : r.status().message();
+  };
+  for (const char* field : {"config", "problem", "device_fingerprint", "template"}) {
+    const std::string m = damaged([&](json& e) { e.erase(field); });
+    EXPECT_NE(m.find(std::string("entry 0 has no \"") + field + "\""), std::string::npos) << m;
+    EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+  }
+  std::string m = damaged([](json& e) { e["config"] = "BLOCK_M=64"; });
+  EXPECT_NE(m.find("\"config\" is not"), std::string::npos) << m;
+  m = damaged([](json& e) { e["config"]["BLOCK_M"] = "sixty-four"; });
+  EXPECT_NE(m.find("BLOCK_M"), std::string::npos) << m;
+  EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+  m = damaged([](json& e) { e["metrics"] = 5; });
+  EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+
+  json j = good;
+  j["entries"][0].erase("device");
+  std::ofstream(dir / "no_device.json") << j.dump();
+  auto r = read_best_config(dir / "no_device.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->front().device.value("name", ""), "H200");
+  EXPECT_EQ(r->front().device.value("arch", ""), "sm_90");
 }
 
 }  // namespace

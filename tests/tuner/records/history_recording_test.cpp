@@ -122,6 +122,32 @@ TEST(HistoryRecording, TheReplayAnswersAsTheGpuDidAndOnlyForTheRecordedProblem) 
   fs::remove(file);
 }
 
+// The vendor's time comes back from the rows' ratios (ratio = vendor ms / our ms), and a
+// replay of the file answers vendor_baseline with it.
+TEST(HistoryRecording, CarriesTheVendorTimeTheRunMeasured) {
+  std::vector<HistoryRow> rows = sample_rows();
+  rows[0].vendor_ratio = 0.4 / 0.5;
+  rows[1].vendor_ratio = 0.4 / 0.25;
+  rows[4].vendor_ratio = 0.4 / 0.26;
+  auto cache = kernel_tuner_cache_from_history(rows, "gemm_x");
+  ASSERT_TRUE(cache.ok()) << cache.status().message();
+  ASSERT_TRUE(cache->vendor_median_ms);
+  EXPECT_NEAR(*cache->vendor_median_ms, 0.4, 1e-12);
+  const fs::path file = fs::temp_directory_path() / "tilesmith_history_recording_vendor_test.json.gz";
+  ASSERT_TRUE(replay::write_maybe_gzip(file, replay::kernel_tuner_cache_to_json_text(*cache)).ok());
+  auto rec = replay::Recording::load(file, {.space_file = {}, .spaces_dir = {}, .find_space_file = false});
+  ASSERT_TRUE(rec.ok()) << rec.status().message();
+  replay::ReplayEvaluator eval(*rec, 1);
+  auto v = eval.vendor_baseline(bf16_problem());
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_NEAR(v->timing.median_ms, 0.4, 1e-12);
+  // Rows without a ratio (a run with --no-vendor): no vendor line, not a made-up one.
+  auto none = kernel_tuner_cache_from_history(sample_rows(), "gemm_x");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->vendor_median_ms);
+  fs::remove(file);
+}
+
 TEST(HistoryRecording, RefusesWhatIsNotOneMeasuredSpace) {
   auto none = kernel_tuner_cache_from_history({}, "");
   ASSERT_FALSE(none.ok());
