@@ -1,5 +1,7 @@
 #include "cli/compile_command.h"
 
+#include <regex>
+
 #include <iostream>
 #include <memory>
 
@@ -53,6 +55,11 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       if (!c.ok()) return fail(kExitUsage, "--config: " + c.status().message());
       config = *c;
     }
+    // The target's form is checked here; whether this compiler knows it, by the compiler.
+    static const std::regex kArch("sm_[0-9]{2,3}[af]?|gfx[0-9a-f]{3,5}");
+    if (!std::regex_match(opts->arch, kArch))
+      return fail(kExitUsage, "--arch " + opts->arch + " is not a GPU architecture: give sm_XX for NVIDIA (sm_80, "
+                              "sm_90a) or gfxNNN for AMD (gfx90a, gfx942)");
     DeviceFacts facts = nominal_facts_for_arch(opts->arch);
     auto backend = make_backend(facts.backend);
     auto compiler = (*backend)->compiler();
@@ -63,6 +70,10 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
                                          CompileCache::kDefaultMaxBytes);
     CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts);
     const Evaluation& e = cc.evaluation;
+    if (e.outcome == Outcome::kCompileError &&
+        (e.compile_log.find("--gpu-architecture") != std::string::npos ||
+         e.message.find("--gpu-architecture") != std::string::npos || e.message.find("--offload-arch") != std::string::npos))
+      return fail(kExitUsage, "--arch " + opts->arch + ": " + c->version() + " does not compile for this architecture");
     if (opts->json) {
       nlohmann::json j;
       to_json(j, e);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
 #include "cli/exit_codes.h"
 #include "runtime/replay/compressed_file.h"
 #include "tuner/records/history.h"
@@ -30,12 +31,23 @@ struct HistoryOptions {
 int write_kernel_tuner_cache(const std::vector<HistoryRow>& rows, const HistoryOptions& o) {
   auto cache = kernel_tuner_cache_from_history(rows, o.template_name);
   if (!cache.ok()) {
-    std::cerr << "autotune-loop history --kernel-tuner-cache: " << cache.status().message() << "\n";
+    std::cerr << "autotune-loop history: --kernel-tuner-cache: " << cache.status().message() << "\n";
     return kExitUsage;
   }
-  Status written = replay::write_maybe_gzip(o.kernel_tuner_cache, replay::kernel_tuner_cache_to_json_text(*cache));
+  // Where it goes is checked before anything is written there.
+  const fs::path out = o.kernel_tuner_cache;
+  std::error_code ec;
+  Status where = fs::is_directory(out, ec)
+                     ? Status::invalid(out.string() + " is a folder; give a file name (NAME.json.gz)")
+                     : check_writable_directory(out.has_parent_path() ? out.parent_path() : fs::path("."),
+                                                "the folder of");
+  if (!where.ok()) {
+    std::cerr << "autotune-loop history: --kernel-tuner-cache " << out.string() << ": " << where.message() << "\n";
+    return kExitUsage;
+  }
+  Status written = replay::write_maybe_gzip(out, replay::kernel_tuner_cache_to_json_text(*cache));
   if (!written.ok()) {
-    std::cerr << "autotune-loop history --kernel-tuner-cache: " << written.message() << "\n";
+    std::cerr << "autotune-loop history: --kernel-tuner-cache: " << written.message() << "\n";
     return kExitFailed;
   }
   std::size_t ok = 0;

@@ -495,6 +495,8 @@ int run_tuning(const RunFlags& flags) {
   std::vector<std::string> left_out;
   if (Status st = choose_templates(f, replay, *opened, library, &problem, &templates, &left_out); !st.ok())
     return usage(st.message());
+  if (Status st = GenerationLoop::check_folder(f.results, *problem, device, templates); !st.ok())
+    return usage("--results: " + st.message());
   if (auto code = open_output(f, &console)) return *code;
   for (const auto& line : left_out) spdlog::warn(line);
   // The other ranks are waited for once the run is known to be able to start.
@@ -579,6 +581,7 @@ int run_problem_set_tuning(const RunFlags& f, ScaleOut* scale_out) {
       if (std::find(every.begin(), every.end(), t) == every.end()) every.push_back(t);
     for (const auto& line : left) left_out.push_back(e.name + ": " + line);
   }
+  if (Status st = check_problem_set_folder(f.results, *set); !st.ok()) return usage("--results: " + st.message());
   if (auto code = open_output(f, &console)) return *code;
   for (const auto& line : left_out) spdlog::warn(line);
   // The other ranks are waited for once every problem is known to have a template.

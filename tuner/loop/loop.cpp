@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -124,6 +125,59 @@ void GenerationLoop::State::absorb(const HistoryRow& row) {
 }
 
 
+namespace {
+// What the folder holds must be the same experiment: same problem, same device, same
+// kernel sources. Mixing them would make the history lie.
+Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>& rows,
+                             const std::vector<nlohmann::json>& events, const GemmProblem& problem,
+                             const DeviceFacts& device, const std::vector<const KernelTemplate*>& templates) {
+  const std::string key = problem.key();
+  for (const auto& r : rows) {
+    if (r.problem_key != key)
+      return Status::failed_precondition(
+          dir.string() + " holds a run for another problem (" + describe_row_problem(r) + ", key " + r.problem_key +
+          ") than this one (" + problem.describe() + "). Give this run its own --results folder, or run the same "
+          "problem to continue that one.");
+    if (r.evaluated() && (r.device_name != device.name || r.device_arch != device.arch))
+      return Status::failed_precondition(dir.string() + " was recorded on " + r.device_name + " (" + r.device_arch +
+                                         "); this is " + device.name + " (" + device.arch +
+                                         "). Give this run its own --results folder.");
+  }
+  for (const auto& e : events)
+    if (e.value("event", "") == "session" && e.value("problem_key", key) != key)
+      return Status::failed_precondition(dir.string() + " holds a run for another problem (key " +
+                                         e.value("problem_key", "") + ") than this one (" + problem.describe() +
+                                         "). Give this run its own --results folder.");
+  for (const auto& r : rows)
+    for (const KernelTemplate* t : templates)
+      if (t->name() == r.template_name && r.template_hash != t->source_hash())
+        return Status::failed_precondition(
+            "template " + r.template_name + " changed since " + (dir / kHistoryFileName).string() +
+            " was recorded (source hash " + r.template_hash + " then, " + t->source_hash() +
+            " now): its recorded results do not describe the new kernel. Give this run its own --results folder.");
+  return {};
+}
+}  // namespace
+
+Status GenerationLoop::check_folder(const fs::path& dir, const GemmProblem& problem, const DeviceFacts& device,
+                                    const std::vector<const KernelTemplate*>& templates) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return {};
+  auto history = read_history(dir / kHistoryFileName);
+  if (!history.ok())
+    return Status(history.status().code(),
+                  history.status().message() +
+                      " (is --results the folder of a tilesmith run? give an empty or new folder otherwise)");
+  // The journal read as it stands: a torn or foreign line is passed over (open() repairs it).
+  std::vector<nlohmann::json> events;
+  std::ifstream in(dir / kJournalFileName);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) events.push_back(std::move(j));
+  }
+  return check_same_experiment(dir, history->rows, events, problem, device, templates);
+}
+
 GenerationLoop::~GenerationLoop() = default;
 
 std::size_t GenerationLoop::repaired_journal_bytes() const { return s_->journal.repaired_bytes(); }
@@ -175,42 +229,17 @@ Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(CandidateRunner& ru
     TS_ASSIGN_OR_RETURN(s.journal, RunJournal::open(dir / kJournalFileName));
   }
 
-  // What the folder holds must be the same experiment: same problem, same device, same
-  // kernel sources. Mixing them would make the history lie.
   const GemmProblem& problem = s.options.problem;
   const DeviceFacts& device = evaluator.device();
-  const std::string key = problem.key();
-  for (const auto& r : loop->history_->rows()) {
-    if (r.problem_key != key)
-      return Status::failed_precondition(
-          dir.string() + " holds a run for another problem (" + describe_row_problem(r) + ", key " + r.problem_key +
-          ") than this one (" + problem.describe() + "). Give this run its own --results folder, or run the same "
-          "problem to continue that one.");
-    if (r.evaluated() && (r.device_name != device.name || r.device_arch != device.arch))
-      return Status::failed_precondition(dir.string() + " was recorded on " + r.device_name + " (" + r.device_arch +
-                                         "); this is " + device.name + " (" + device.arch +
-                                         "). Give this run its own --results folder.");
-  }
-  for (const auto& e : s.journal.events())
-    if (e.value("event", "") == "session" && e.value("problem_key", key) != key)
-      return Status::failed_precondition(dir.string() + " holds a run for another problem (key " +
-                                         e.value("problem_key", "") + ") than this one (" + problem.describe() +
-                                         "). Give this run its own --results folder.");
-
   for (const auto& t : targets) {
     TargetState ts;
     ts.target = t;
     ts.context = t.tmpl->context(problem, &device);
     s.targets.push_back(std::move(ts));
   }
-  for (const auto& r : loop->history_->rows()) {
-    TargetState* t = s.target(r.template_name);
-    if (t && r.template_hash != t->target.tmpl->source_hash())
-      return Status::failed_precondition(
-          "template " + r.template_name + " changed since " + (dir / kHistoryFileName).string() +
-          " was recorded (source hash " + r.template_hash + " then, " + t->target.tmpl->source_hash() +
-          " now): its recorded results do not describe the new kernel. Give this run its own --results folder.");
-  }
+  std::vector<const KernelTemplate*> templates;
+  for (const auto& t : targets) templates.push_back(t.tmpl);
+  TS_RETURN_IF_ERROR(check_same_experiment(dir, loop->history_->rows(), s.journal.events(), problem, device, templates));
 
   loop->resume_ = find_resume_point(loop->history_->rows(), s.journal.events());
   s.run_id = loop->resume_.run_id.empty() ? new_run_id() : loop->resume_.run_id;

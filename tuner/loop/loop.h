@@ -139,6 +139,12 @@ class GenerationLoop {
   // parse_error as the files give them. The runner and targets must outlive the loop.
   static Result<std::unique_ptr<GenerationLoop>> open(CandidateRunner& runner, std::vector<LoopTarget> targets,
                                                       LoopOptions options);
+  // open()'s checks of what the folder holds (this problem, device and these templates'
+  // sources; a history.csv tilesmith can read), made without writing anything: no lock,
+  // no repair, nothing created. A missing folder passes. So a command can refuse a folder
+  // before it creates its log there. The same errors as open().
+  static Status check_folder(const std::filesystem::path& dir, const GemmProblem& problem, const DeviceFacts& device,
+                             const std::vector<const KernelTemplate*>& templates);
   // The same with one evaluator in this process (an InlineRunner the loop owns). The
   // evaluator must outlive the loop.
   static Result<std::unique_ptr<GenerationLoop>> open(Evaluator& evaluator, std::vector<LoopTarget> targets,

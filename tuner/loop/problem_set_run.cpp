@@ -61,6 +61,26 @@ Status record_set(const fs::path& dir, const ProblemSet& set) {
   return write_file_atomic(path, problem_set_to_json(set).dump(2) + "\n");
 }
 
+}  // namespace
+
+Status check_problem_set_folder(const fs::path& dir, const ProblemSet& set) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return {};
+  if (fs::exists(dir / kHistoryFileName, ec))
+    return Status::failed_precondition(dir.string() + " holds a single problem's run (history.csv), not a problem "
+                                       "set's; give the set its own --results folder");
+  const fs::path path = dir / kProblemSetFileName;
+  if (!fs::exists(path, ec)) return {};
+  TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  json recorded = json::parse(text, nullptr, false);
+  if (recorded.is_discarded())
+    return Status::failed_precondition(path.string() + " is not valid JSON; move it away or give this set another "
+                                       "--results folder");
+  return check_same_problem_set(recorded, set, path);
+}
+
+namespace {
+
 bool alike(const GemmProblem& a, const GemmProblem& b) {
   return a.a_type == b.a_type && a.b_type == b.b_type && a.c_type == b.c_type && a.accumulate == b.accumulate &&
          a.a_layout == b.a_layout && a.b_layout == b.b_layout && a.c_layout == b.c_layout && a.alpha == b.alpha &&

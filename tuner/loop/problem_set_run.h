@@ -82,6 +82,10 @@ Result<ProblemSetReport> run_problem_set(CandidateRunner& runner, const ProblemS
                                          const ProblemTargetsFactory& make_targets, LoopObserver& observer,
                                          const std::atomic<bool>* stop = nullptr, Evaluator* retimer = nullptr);
 
+// run_problem_set's checks of an existing folder (it holds this set, not another set or
+// a single problem's run), made without writing anything. A missing folder passes.
+Status check_problem_set_folder(const std::filesystem::path& dir, const ProblemSet& set);
+
 // The problems already tuned (an ok result) that are like `problem` (same types, layouts,
 // alpha/beta and epilogue), nearest first by log-distance of M, N and K; `tuned` gives
 // each problem's result. At most `limit`.
