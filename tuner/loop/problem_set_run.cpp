@@ -225,7 +225,9 @@ class SetRun {
     if (o_.hours > 0) lo.budget.hours = left_s / 3600;
     const std::int64_t spent = total_evals();
     lo.progress_label = std::to_string(i + 1) + "/" + std::to_string(o_.set.entries.size()) + " " + e.name + " · " +
-                        std::to_string(spent) + (o_.max_evals > 0 ? "/" + std::to_string(o_.max_evals) : "") +
+                        std::to_string(spent) +
+                        // append, not "/" + string: GCC 12 warns falsely (-Wrestrict) on the latter
+                        (o_.max_evals > 0 ? std::string("/").append(std::to_string(o_.max_evals)) : std::string()) +
                         " evals, share " + percent(spent ? double(folders_[i].evals) / double(spent) : 0);
     observer_.log(LogLevel::kInfo, "problem " + std::to_string(i + 1) + "/" + std::to_string(o_.set.entries.size()) +
                                        " " + e.name + " (" + e.problem.describe() + ", x" + std::to_string(e.count) +
@@ -283,8 +285,18 @@ class SetRun {
       if (const BestEntry* w = fastest_winner(folders_[i])) {
         p.ours_ms = winner_ms(*w);
         p.template_name = w->template_name;
+        auto metric = [&](const char* key) -> std::optional<double> {
+          if (w->metrics.contains(key) && w->metrics[key].is_number()) return w->metrics[key].get<double>();
+          return std::nullopt;
+        };
+        if (p.ours_ms)
+          p.ours_spread = analysis::relative_spread(*p.ours_ms, metric("p20_ms"), metric("p80_ms"), metric("cv"));
       }
-      if (folders_[i].vendor) p.vendor_ms = folders_[i].vendor->timing.median_ms;
+      if (folders_[i].vendor) {
+        const TimingStats& v = folders_[i].vendor->timing;
+        p.vendor_ms = v.median_ms;
+        p.vendor_spread = analysis::relative_spread(v.median_ms, v.p20_ms, v.p80_ms, v.cv);
+      }
       p.stop = folders_[i].last_stop;
       report_.problems.push_back(std::move(p));
     }
