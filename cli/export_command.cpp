@@ -36,7 +36,9 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
   sub->add_option("--device", f->device,
                   "only entries whose device fingerprint contains this text (when best_config.json holds several "
                   "devices' results)");
-  sub->add_flag("--replace", f->replace, "replace an existing package at --out");
+  sub->add_flag("--replace", f->replace,
+                "replace the package at --out: only one an earlier export wrote, unchanged since (its manifest.json); "
+                "never the results folder or a folder holding it");
   sub->callback([f, &exit_code] {
     auto fail = [&](int code, const std::string& msg) {
       std::cerr << "autotune-loop export: " << msg << "\n";
@@ -49,6 +51,8 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
     o.out_dir = f->out;
     o.device_filter = f->device;
     o.replace = f->replace;
+    // Before anything else: a refused --out needs no compiler to say so.
+    if (Status st = check_export_destination(o); !st.ok()) return fail(kExitUsage, st.message());
     // The compiler follows the device the winners were measured on.
     auto problems = collect_export_problems(o);
     if (!problems.ok()) return fail(kExitUsage, problems.status().message());
@@ -63,7 +67,8 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
     for (const auto& n : report->notes) std::cout << "note: " << n << "\n";
     std::cout << std::left << std::setw(28) << "problem" << std::setw(30) << "shape" << std::setw(18) << "template"
               << std::setw(18) << "kernel" << std::right << std::setw(10) << "ours ms" << std::setw(12) << "vendor ms"
-              << "\n";
+              << "  runs\n";
+    std::size_t on_vendor = 0;
     for (const auto& p : report->problems) {
       const auto& w = p.winner;
       std::cout << std::left << std::setw(28) << p.name << std::setw(30) << w.problem.describe() << std::setw(18)
@@ -77,9 +82,20 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
         s << std::fixed << std::setprecision(4) << v;
         return s.str();
       };
+      // What libtilesmith_gemm will run for it: the one rule (analysis/vendor_rule.h).
+      std::string runs = "kernel";
+      if (!p.vs_vendor.runs_tuned()) {
+        ++on_vendor;
+        runs = p.vs_vendor.verdict == analysis::VendorVerdict::kWithinNoise ? "vendor (within noise)"
+                                                                            : "vendor (vendor faster)";
+      }
       std::cout << std::right << std::setw(10) << ms(w.metrics.value("median_ms", 0.0)) << std::setw(12)
-                << (w.vendor_median_ms ? ms(*w.vendor_median_ms) : std::string("-")) << "\n";
+                << (w.vendor_median_ms ? ms(*w.vendor_median_ms) : std::string("-")) << "  " << runs << "\n";
     }
+    if (on_vendor)
+      std::cout << on_vendor << " of " << report->problems.size()
+                << " problem(s) will run on the vendor library: their tuned kernel was not faster than the vendor's "
+                   "by more than the noise (docs/gemm-library.md)\n";
     std::cout << "package -> " << f->out << " (" << report->problems.size() << " problem(s), " << report->kernels.size()
               << " kernel binar" << (report->kernels.size() == 1 ? "y" : "ies") << " for "
               << report->tuned["device"]["arch"].get<std::string>() << ")\n";

@@ -84,6 +84,18 @@ Launch from_render(const PackageTemplate& t, const RenderedKernel& r, const Pack
   return l;
 }
 
+// Where the tuned kernel did not beat the vendor library at tuning, the decision becomes
+// the vendor path (keeping the kernel for a vendor library that cannot run the problem).
+// `what` says which entry: "tuned problem 'a' (...)". True when it did.
+bool send_to_vendor(Decision& d, const std::string& what, const std::string& foreign_note) {
+  d.vs_vendor = d.tuned->against_vendor();
+  if (d.vs_vendor.runs_tuned()) return false;
+  d.path = Path::kVendor;
+  d.foreign_device = false;
+  d.reason = "vendor: " + what + ": " + d.vs_vendor.describe() + foreign_note;
+  return true;
+}
+
 }  // namespace
 
 Result<Decision> decide(const Package& pkg, const DeviceFacts& running, const GemmProblem& problem,
@@ -138,8 +150,10 @@ Result<Decision> decide(const Package& pkg, const DeviceFacts& running, const Ge
     }
     d.path = Path::kExact;
     d.tuned = &tuned;
-    d.reason = "exact: tuned problem '" + tuned.name + "' (" + tuned.problem.describe() + ") -> " + t->name +
-               " kernel " + d.launch.kernel_key + ", " + geometry(d.launch) + foreign_note;
+    const std::string what = "tuned problem '" + tuned.name + "' (" + tuned.problem.describe() + ")";
+    if (send_to_vendor(d, what, foreign_note)) return d;
+    d.reason = "exact: " + what + " -> " + t->name + " kernel " + d.launch.kernel_key + ", " + geometry(d.launch) +
+               "; " + d.vs_vendor.describe() + foreign_note;
     return d;
   }
 
@@ -167,13 +181,15 @@ Result<Decision> decide(const Package& pkg, const DeviceFacts& running, const Ge
   if (d.tuned) {
     d.path = Path::kNearest;
     std::ostringstream s;
-    s << "nearest: tuned problem '" << d.tuned->name << "' (" << shape(d.tuned->problem) << ") at distance "
-      << d.distance << " of " << same << " of this kind";
+    s << "tuned problem '" << d.tuned->name << "' (" << shape(d.tuned->problem) << ") at distance " << d.distance
+      << " of " << same << " of this kind";
     if (!skipped.empty()) s << " (" << skipped.size() << " invalid for this shape)";
+    // The nearest entry's own comparison with the vendor is the evidence for this shape.
+    if (send_to_vendor(d, "the nearest " + s.str() + ", at its own shape", foreign_note)) return d;
     s << " -> " << d.launch.tmpl->name << " kernel " << d.launch.kernel_key
       << (d.launch.package_kernel ? "" : " (compiled from the shipped source)") << ", " << geometry(d.launch)
-      << foreign_note;
-    d.reason = s.str();
+      << "; at its own shape: " << d.vs_vendor.describe() << foreign_note;
+    d.reason = "nearest: " + s.str();
     return d;
   }
 

@@ -12,6 +12,11 @@
 //       |ln(m/m')| + |ln(n/n')| + |ln(k/k')|; ties go to the faster tuned median, then to
 //       the earlier entry in tuned.json;
 //   (d) none: the vendor library (kVendor).
+// Never slower than the vendor: the entry (b) or (c) picks runs its kernel only when, at
+// tuning, it beat the vendor library by more than the noise of the two measurements
+// (PackageProblem::against_vendor, analysis/vendor_rule.h); otherwise the vendor library
+// runs (kVendor, `tuned` naming the entry that lost). For (c) that is the entry's own
+// shape: the nearest evidence there is. An entry without a vendor time runs its kernel.
 
 #include <array>
 #include <cstdint>
@@ -49,12 +54,19 @@ struct Launch {
 
 struct Decision {
   Path path = Path::kVendor;
-  const PackageProblem* tuned = nullptr;  // the tuned entry whose kernel runs (exact, nearest)
-  Launch launch;                          // valid for exact and nearest
+  // exact, nearest: the tuned entry whose kernel runs. vendor: the entry the rule sent to
+  // the vendor library (its kernel did not beat the vendor), nullptr when none applied.
+  const PackageProblem* tuned = nullptr;
+  // exact, nearest: what runs. vendor with `tuned`: the kernel the vendor replaces, run
+  // instead where the vendor library cannot do the problem (vendor_by_rule()).
+  Launch launch;
+  analysis::VendorComparison vs_vendor;   // `tuned` against the vendor at tuning (when `tuned`)
   double distance = 0;                    // nearest: the shape distance to `tuned`
   bool foreign_device = false;            // running a package kernel on another device (opt-in)
   std::string reason;                     // one line: which path and why
   bool runs_package_kernel() const { return path == Path::kExact || path == Path::kNearest; }
+  // The vendor library runs because a tuned kernel did not beat it; `launch` is that kernel.
+  bool vendor_by_rule() const { return path == Path::kVendor && tuned && launch.tmpl; }
 };
 
 struct DispatchOptions {

@@ -74,7 +74,22 @@ Status GemmHandle::run(const GemmProblem& problem, const GemmArgs& args) {
     return Status::invalid(std::string("the ") + epilogue_name(problem.epilogue) + " epilogue needs a bias pointer");
   TS_ASSIGN_OR_RETURN(auto d, decision(problem));
   if (d->runs_package_kernel()) return device_->launch(*package_, d->launch, problem, args);
-  return device_->vendor(problem, args);
+  Status st = device_->vendor(problem, args);
+  // The rule picked the vendor over a tuned kernel, but this library's vendor path cannot
+  // do the problem (the tuner's baseline may have been another vendor routine): the tuned
+  // kernel, which ran it correctly at tuning, is the next best.
+  if (st.code() == StatusCode::kUnimplemented && d->vendor_by_rule()) {
+    bool first = false;
+    {
+      std::lock_guard lock(mu_);
+      first = vendor_fallbacks_.insert(problem.key()).second;
+    }
+    if (first)
+      options_.log(1, problem.describe() + ": " + st.message() + "; the tuned kernel of '" + d->tuned->name +
+                          "' runs instead");
+    return device_->launch(*package_, d->launch, problem, args);
+  }
+  return st;
 }
 
 }  // namespace tilesmith::gemmlib

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "base/status.h"
@@ -46,6 +47,7 @@ class GemmHandle {
   HandleOptions options_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const Decision>> decisions_;
+  std::set<std::string> vendor_fallbacks_;  // problem keys whose vendor path failed (logged once)
 };
 
 }  // namespace tilesmith::gemmlib

@@ -11,6 +11,16 @@ namespace tilesmith::gemmlib {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+analysis::VendorComparison PackageProblem::against_vendor() const {
+  using analysis::relative_spread;
+  std::optional<analysis::Measurement> vendor;
+  if (vendor_median_ms)
+    vendor = analysis::Measurement{*vendor_median_ms,
+                                   relative_spread(*vendor_median_ms, vendor_p20_ms, vendor_p80_ms, vendor_cv)};
+  const analysis::Measurement tuned{median_ms, relative_spread(median_ms, p20_ms, p80_ms, cv)};
+  return analysis::compare_with_vendor(tuned, vendor);
+}
+
 const PackageTemplate* Package::find_template(const std::string& name) const {
   for (const auto& t : templates)
     if (t.name == name) return &t;
@@ -91,6 +101,11 @@ class Fields {
       return fallback;
     }
     return v->get<double>();
+  }
+  // Absent or null: nullopt; present, it must be a number.
+  std::optional<double> optional_number(const char* key) {
+    if (!at(key, false)) return std::nullopt;
+    return number(key, 0);
   }
   std::int64_t integer(const char* key, std::int64_t fallback, bool required = false) {
     const json* v = at(key, required);
@@ -246,12 +261,18 @@ Status read_problems(const json& j, Package& pkg) {
     p.workspace_bytes = static_cast<std::uint64_t>(f.integer("workspace_bytes", 0));
     p.median_ms = f.number("median_ms", 0);
     p.tflops = f.number("tflops", 0);
+    p.p20_ms = f.optional_number("p20_ms");
+    p.p80_ms = f.optional_number("p80_ms");
+    p.cv = f.optional_number("cv");
     const json* problem = f.at("problem", true);
     const json* config = f.at("config", true);
     if (const json* vendor = f.at("vendor", false)) {
       Fields v(*vendor, where + ".vendor");
       p.vendor_name = v.str("name", false);
-      if (v.at("median_ms", false)) p.vendor_median_ms = v.number("median_ms", 0);
+      p.vendor_median_ms = v.optional_number("median_ms");
+      p.vendor_p20_ms = v.optional_number("p20_ms");
+      p.vendor_p80_ms = v.optional_number("p80_ms");
+      p.vendor_cv = v.optional_number("cv");
       TS_RETURN_IF_ERROR(v.status());
     }
     TS_RETURN_IF_ERROR(f.status());
@@ -328,6 +349,7 @@ json package_to_json(const Package& pkg) {
                        {"compiler", k.compiler},
                        {"binary", k.binary_path},
                        {"binary_hash", k.binary_hash}});
+  auto number_or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   for (const auto& p : pkg.problems) {
     json problem;
     to_json(problem, p.problem);
@@ -342,10 +364,16 @@ json package_to_json(const Package& pkg) {
                         {"dynamic_shared_bytes", p.dynamic_shared_bytes},
                         {"workspace_bytes", p.workspace_bytes},
                         {"median_ms", p.median_ms},
+                        {"p20_ms", number_or_null(p.p20_ms)},
+                        {"p80_ms", number_or_null(p.p80_ms)},
+                        {"cv", number_or_null(p.cv)},
                         {"tflops", p.tflops},
                         {"vendor",
                          {{"name", p.vendor_name},
-                          {"median_ms", p.vendor_median_ms ? json(*p.vendor_median_ms) : json(nullptr)}}}});
+                          {"median_ms", number_or_null(p.vendor_median_ms)},
+                          {"p20_ms", number_or_null(p.vendor_p20_ms)},
+                          {"p80_ms", number_or_null(p.vendor_p80_ms)},
+                          {"cv", number_or_null(p.vendor_cv)}}}});
   }
   return {{"schema", kTunedSchema},
           {"created", pkg.created},

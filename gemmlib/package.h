@@ -14,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "analysis/vendor_rule.h"
 #include "base/status.h"
 #include "registry/config.h"
 #include "registry/device_facts.h"
@@ -54,8 +55,14 @@ struct PackageProblem {
   std::array<std::uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint64_t dynamic_shared_bytes = 0, workspace_bytes = 0;
   double median_ms = 0, tflops = 0;
+  std::optional<double> p20_ms, p80_ms, cv;  // the spread of median_ms; absent in older packages
   std::string vendor_name;                 // "" where not measured
   std::optional<double> vendor_median_ms;  // null where not measured
+  std::optional<double> vendor_p20_ms, vendor_p80_ms, vendor_cv;  // the vendor median's spread
+
+  // The tuned kernel against the vendor library at tuning time (analysis/vendor_rule.h):
+  // the one rule the dispatcher applies to this entry.
+  analysis::VendorComparison against_vendor() const;
 };
 
 struct Package {

@@ -10,10 +10,12 @@
 #include "base/format.h"
 #include "base/hash.h"
 #include "gemmlib/package.h"
+#include "package/package_manifest.h"
 #include "registry/config.h"
 #include "registry/device_facts.h"
 #include "runtime/candidate_compiler.h"
 #include "tuner/loop/problem_set.h"
+#include "tuner/records/journal.h"
 
 namespace tilesmith {
 namespace fs = std::filesystem;
@@ -106,45 +108,168 @@ Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const Expor
   return out;
 }
 
-Status check_package_path(const fs::path& p) {
+// An absolute path with every existing part's links resolved and no trailing separator.
+fs::path resolved(const fs::path& p) {
   std::error_code ec;
-  if (fs::exists(p, ec) && !fs::is_directory(p, ec))
-    return Status::failed_precondition(p.string() + " exists and is not a folder");
-  return Status();
+  fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  if (ec) r = fs::absolute(p, ec).lexically_normal();
+  if (!r.has_filename() && r.has_relative_path()) r = r.parent_path();
+  return r;
 }
 
-// Writes the package into a fresh folder beside `out`, then puts it in place.
-Status write_package(const fs::path& out, bool replace, const std::map<std::string, std::string>& files) {
-  std::error_code ec;
-  const bool exists = fs::exists(out, ec);
-  if (exists && !replace && !fs::is_empty(out, ec))
-    return Status::failed_precondition(out.string() + " already exists and is not empty; give --replace to replace "
-                                       "it, or choose another --out");
-  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  TS_RETURN_IF_ERROR(ensure_directory(parent));
-  const fs::path staging = parent / (out.filename().string() + ".partial-" + std::to_string(::getpid()));
-  fs::remove_all(staging, ec);
-  for (const auto& [rel, contents] : files) {
-    const fs::path p = staging / rel;
-    TS_RETURN_IF_ERROR(ensure_directory(p.parent_path()));
-    TS_RETURN_IF_ERROR(write_file_atomic(p, contents));
+// `inner` lies strictly inside `outer` (both resolved).
+bool strictly_inside(const fs::path& inner, const fs::path& outer) {
+  auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return o == outer.end() && i != inner.end();
+}
+
+// Where the package goes and what is there now.
+struct Destination {
+  fs::path out;  // resolved
+  PackageFolderCheck existing;
+};
+
+std::string listed(const std::vector<std::string>& problems) {
+  std::string out;
+  const std::size_t shown = std::min<std::size_t>(problems.size(), 6);
+  for (std::size_t i = 0; i < shown; ++i) out += (i ? "; " : "") + problems[i];
+  if (problems.size() > shown) out += "; and " + std::to_string(problems.size() - shown) + " more";
+  return out;
+}
+
+Result<Destination> destination(const ExportOptions& o) {
+  Destination d;
+  d.out = resolved(o.out_dir);
+  const fs::path results = resolved(o.results_dir);
+  const std::string out_name =
+      "--out " + o.out_dir.string() + (d.out.string() != o.out_dir.string() ? " (" + d.out.string() + ")" : "");
+  const std::string elsewhere = "choose another --out, outside the results folder and not above it";
+  auto refuse = [](const std::string& msg) { return Status::failed_precondition(msg); };
+  if (d.out == results)
+    return refuse(out_name + " is the results folder: export never writes into the run's folder (history.csv, "
+                  "best_config.json and the journal live there); " + elsewhere);
+  if (strictly_inside(results, d.out))
+    return refuse(out_name + " contains the results folder " + results.string() + ": export never writes above the "
+                  "run's folder; " + elsewhere);
+  if (strictly_inside(d.out, results))
+    return refuse(out_name + " is inside the results folder " + results.string() + ": export never writes into the "
+                  "run's folder; " + elsewhere);
+  d.existing = check_package_folder(d.out);
+  const std::string yourself = "choose another --out, or remove it yourself (export deletes only a package it wrote, "
+                               "unchanged since)";
+  using Kind = PackageFolderCheck::Kind;
+  switch (d.existing.kind) {
+    case Kind::kMissing:
+    case Kind::kEmpty: return d;
+    case Kind::kNotAFolder: return refuse(out_name + " exists and is not a folder; " + yourself);
+    case Kind::kNotAPackage:
+      return refuse(out_name + " is a folder that is not a package (it has no " + kManifestFileName +
+                    " and no tuned.json); " + yourself);
+    case Kind::kNoManifest:
+      return refuse(out_name + " holds a package without " + kManifestFileName + " (written by an earlier "
+                    "tilesmith, or by hand): not a package this version can verify as unchanged; remove it yourself "
+                    "or choose another --out");
+    case Kind::kBadManifest: return refuse(out_name + ": " + listed(d.existing.problems) + "; " + yourself);
+    case Kind::kChanged:
+      return refuse(out_name + " holds a package that differs from its " + kManifestFileName + " (" +
+                    listed(d.existing.problems) + "); " + yourself);
+    case Kind::kIntact:
+      if (!o.replace)
+        return refuse(out_name + " holds a package" +
+                      (d.existing.manifest.created.empty() ? "" : " exported " + d.existing.manifest.created) +
+                      "; give --replace to replace it, or choose another --out");
+      return d;
   }
-  if (exists) {
-    const fs::path old = parent / (out.filename().string() + ".old-" + std::to_string(::getpid()));
-    fs::rename(out, old, ec);
-    if (ec) return Status::io_error("cannot move the old package " + out.string() + " aside: " + ec.message());
+  return d;
+}
+
+// Writes the package into a fresh folder beside the destination, then puts it in place;
+// a package that was there (checked intact just now) loses exactly its listed files.
+Status write_package(const ExportOptions& o, const std::string& created,
+                     const std::map<std::string, std::string>& files, std::vector<std::string>& notes) {
+  // Checked again: compiling took a while, and the folder may have changed meanwhile.
+  TS_ASSIGN_OR_RETURN(Destination dest, destination(o));
+  const fs::path& out = dest.out;
+  std::error_code ec;
+  const fs::path parent = out.parent_path();
+  TS_RETURN_IF_ERROR(ensure_directory(parent));
+  const std::string pid = std::to_string(::getpid());
+  const fs::path staging = parent / (out.filename().string() + ".partial-" + pid);
+  fs::remove_all(staging, ec);  // this process's own leftover
+  auto write_all = [&]() -> Status {
+    for (const auto& [rel, contents] : files) {
+      const fs::path p = staging / rel;
+      TS_RETURN_IF_ERROR(ensure_directory(p.parent_path()));
+      TS_RETURN_IF_ERROR(write_file_atomic(p, contents));
+    }
+    return write_file_atomic(staging / kManifestFileName,
+                             manifest_to_json(make_manifest(files, created)).dump(2) + "\n");
+  };
+  if (Status st = write_all(); !st.ok()) {
+    fs::remove_all(staging, ec);
+    return st;
+  }
+  if (dest.existing.kind == PackageFolderCheck::Kind::kMissing) {
     fs::rename(staging, out, ec);
     if (ec) {
       std::error_code ignore;
-      fs::rename(old, out, ignore);
+      fs::remove_all(staging, ignore);
       return Status::io_error("cannot put the package in place at " + out.string() + ": " + ec.message());
     }
-    fs::remove_all(old, ec);
+    return Status();
+  }
+  const fs::path old = parent / (out.filename().string() + ".old-" + pid);
+  fs::rename(out, old, ec);
+  if (ec) {
+    std::error_code ignore;
+    fs::remove_all(staging, ignore);
+    return Status::io_error("cannot move the old package " + out.string() + " aside: " + ec.message());
+  }
+  fs::rename(staging, out, ec);
+  if (ec) {
+    std::error_code ignore;
+    fs::rename(old, out, ignore);
+    fs::remove_all(staging, ignore);
+    return Status::io_error("cannot put the package in place at " + out.string() + ": " + ec.message());
+  }
+  if (dest.existing.kind == PackageFolderCheck::Kind::kIntact) {
+    const std::string left = remove_listed_package(old, dest.existing.manifest);
+    if (!left.empty()) notes.push_back("the replaced package: " + left);
   } else {
-    fs::rename(staging, out, ec);
-    if (ec) return Status::io_error("cannot put the package in place at " + out.string() + ": " + ec.message());
+    fs::remove(old, ec);  // was empty; fs::remove never deletes a folder with entries
+    if (fs::exists(fs::symlink_status(old, ec)))
+      notes.push_back("the folder that was at --out is now " + old.string() + " (entries appeared in it during the "
+                      "export); look at them and remove it yourself");
   }
   return Status();
+}
+
+std::optional<double> metric(const json& metrics, const char* key) {
+  if (metrics.is_object() && metrics.contains(key) && metrics[key].is_number()) return metrics[key].get<double>();
+  return std::nullopt;
+}
+
+// For a best_config.json written before the vendor's spread was recorded there: the
+// journal beside it holds the vendor measurement whole; the event with the same median is
+// the one best_config.json cites.
+void vendor_spread_from_journal(const fs::path& dir, double median_ms, gemmlib::PackageProblem& pp) {
+  auto text = read_file(dir / kJournalFileName);
+  if (!text.ok()) return;
+  std::size_t start = 0;
+  while (start < text->size()) {
+    std::size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    const std::string_view line(text->data() + start, end - start);
+    start = end + 1;
+    if (line.find("\"vendor\"") == std::string_view::npos) continue;
+    json e = json::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.is_object() || e.value("event", "") != "vendor" || !e.contains("evaluation")) continue;
+    auto v = evaluation_from_json(e["evaluation"]);
+    if (!v.ok() || !v->ok() || v->timing.median_ms != median_ms) continue;
+    pp.vendor_p20_ms = v->timing.p20_ms;
+    pp.vendor_p80_ms = v->timing.p80_ms;
+    pp.vendor_cv = v->timing.cv;
+  }
 }
 
 }  // namespace
@@ -171,8 +296,10 @@ Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& 
   return out;
 }
 
+Status check_export_destination(const ExportOptions& o) { return destination(o).status(); }
+
 Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrary& templates, Compiler& compiler) {
-  TS_RETURN_IF_ERROR(check_package_path(o.out_dir));
+  TS_RETURN_IF_ERROR(check_export_destination(o));
   ExportReport report;
   TS_ASSIGN_OR_RETURN(report.problems, collect_export_problems(o));
 
@@ -200,7 +327,7 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
   std::map<std::string, std::string> files;  // package-relative path -> contents
   std::shared_ptr<const KernelHeaders> headers;
 
-  for (const auto& p : report.problems) {
+  for (auto& p : report.problems) {
     const BestEntry& w = p.winner;
     const KernelTemplate* tmpl = templates.find(w.template_name);
     if (!tmpl)
@@ -267,8 +394,17 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
     pp.workspace_bytes = rk.workspace_bytes;
     pp.median_ms = entry_median(w);
     pp.tflops = w.metrics.value("tflops", 0.0);
+    pp.p20_ms = metric(w.metrics, "p20_ms");
+    pp.p80_ms = metric(w.metrics, "p80_ms");
+    pp.cv = metric(w.metrics, "cv");
     pp.vendor_name = w.vendor_name;
     pp.vendor_median_ms = w.vendor_median_ms;
+    pp.vendor_p20_ms = w.vendor_p20_ms;
+    pp.vendor_p80_ms = w.vendor_p80_ms;
+    pp.vendor_cv = w.vendor_cv;
+    if (pp.vendor_median_ms && !pp.vendor_p20_ms && !pp.vendor_p80_ms && !pp.vendor_cv)
+      vendor_spread_from_journal(p.best_config.parent_path(), *pp.vendor_median_ms, pp);
+    p.vs_vendor = pp.against_vendor();
     pkg.problems.push_back(std::move(pp));
   }
   if (headers)
@@ -282,7 +418,7 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
 
   report.tuned = gemmlib::package_to_json(pkg);
   files["tuned.json"] = report.tuned.dump(2) + "\n";
-  TS_RETURN_IF_ERROR(write_package(o.out_dir, o.replace, files));
+  TS_RETURN_IF_ERROR(write_package(o, pkg.created, files, report.notes));
   return report;
 }
 

@@ -6,7 +6,10 @@
 // compiled for the architecture recorded with the winners.
 //
 // Nothing in the results folder is changed. The package is written beside its final
-// place and renamed into it, so a failed export leaves no half-written package.
+// place and renamed into it, so a failed export leaves no half-written package. Export
+// writes only into a folder that is missing, empty, or holds a package it wrote and that
+// is unchanged since (package_manifest.h), and never into, above or below the results
+// folder (check_export_destination).
 
 #include <filesystem>
 #include <string>
@@ -14,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/vendor_rule.h"
 #include "base/status.h"
 #include "registry/template_library.h"
 #include "runtime/compiler.h"
@@ -27,6 +31,9 @@ struct ExportProblem {
   std::int64_t count = 1;
   std::filesystem::path best_config;  // where its winner was read from
   BestEntry winner;
+  // The winner against the vendor library measured with it (analysis/vendor_rule.h): what
+  // libtilesmith_gemm will run for this problem. Filled by export_package.
+  analysis::VendorComparison vs_vendor;
 };
 
 struct ExportOptions {
@@ -35,7 +42,8 @@ struct ExportOptions {
   // Only entries whose device fingerprint contains this text (needed when a
   // best_config.json holds several devices' results).
   std::string device_filter;
-  bool replace = false;  // replace an existing package at out_dir
+  // Replace the package at out_dir: only one export wrote, unchanged since (its manifest).
+  bool replace = false;
 };
 
 struct ExportedKernel {
@@ -59,10 +67,21 @@ struct ExportReport {
 // devices without a filter, a replay-backend entry (nothing to compile).
 Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& options);
 
+// Whether the package may be written at options.out_dir, checked before anything else
+// (paths resolved with weakly_canonical, so a link at --out counts as where it points).
+// failed_precondition, naming the folder, what is wrong and what to do, when --out is,
+// contains or lies inside the results folder; is not a folder; is a non-empty folder
+// that is not a package export wrote (no manifest.json), a package without a manifest
+// (an earlier tilesmith's), or a package whose files differ from its manifest (an extra,
+// missing or changed file); or holds an intact package and `replace` is not set.
+Status check_export_destination(const ExportOptions& options);
+
 // Collects, renders, compiles and writes the package. `compiler` compiles for the winners'
 // architecture (NVRTC for sm_*, hipRTC for gfx*). Templates come from `templates`; a
 // winner whose template changed since it was tuned (source hash) is refused, naming both
-// hashes, since its measured time would not belong to the kernel shipped.
+// hashes, since its measured time would not belong to the kernel shipped. The
+// destination is checked first (check_export_destination) and again just before the
+// package is put in place; a replaced package's listed files are deleted, nothing else.
 Result<ExportReport> export_package(const ExportOptions& options, const TemplateLibrary& templates,
                                     Compiler& compiler);
 

@@ -10,7 +10,8 @@
  *
  * Which kernel runs a problem (exact tuned problem, nearest tuned shape, or the vendor
  * library) is decided once per problem and can be inspected with ts_gemm_explain; the rule
- * is in docs/gemm-library.md. Every function returns a ts_status; the message of the
+ * is in docs/gemm-library.md. A tuned kernel runs only where, at tuning, it beat the
+ * vendor library by more than the noise of the two measurements. Every function returns a ts_status; the message of the
  * calling thread's last failure is ts_last_error(). No function throws or aborts.
  *
  * Threads: a handle may be used by several threads at once (ts_gemm, ts_gemm_explain);
@@ -87,7 +88,8 @@ typedef struct ts_gemm_options {
 typedef enum ts_path {
   TS_PATH_EXACT = 0,         /* the tuned kernel of this exact problem */
   TS_PATH_NEAREST = 1,       /* the kernel of the nearest tuned shape that is valid for it */
-  TS_PATH_VENDOR = 2,        /* no tuned kernel fits: cuBLASLt */
+  TS_PATH_VENDOR = 2,        /* cuBLASLt: no tuned kernel fits, or the one that fits was not
+                                faster than the vendor by more than the noise at tuning */
   TS_PATH_FOREIGN_DEVICE = 3 /* the package was tuned on another device: cuBLASLt */
 } ts_path;
 

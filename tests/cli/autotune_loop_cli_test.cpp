@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -107,8 +108,7 @@ TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
       {{exe, "export", "--results", (dir / "absent").string(), "--out", (dir / "pkg").string()}, 2,
        "results folder " + (dir / "absent").string() + " does not exist"},
       {{exe, "export", "--results", dir.string()}, 2, "--out is required"},
-      {{exe, "export", "--results", dir.string(), "--out", (dir / "pkg").string()}, 2,
-       "holds neither problem_set.json"},
+      {{exe, "export", "--results", dir.string(), "--out", dir.string() + "_pkg"}, 2, "holds neither problem_set.json"},
       {{bench_best_exe().string()}, 2, "give a config"},
       {{bench_best_exe().string(), "--results", (dir / "absent").string()}, 2, "does not exist"},
       {{bench_best_exe().string(), "--config", "{\"A\":1}"}, 2, ""},
@@ -129,6 +129,44 @@ TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_TRUE(contains(r.err, "not valid JSON")) << r.err;
   }
+}
+
+// The issue this guards against: `export --results D --out D --replace` deleted the run's
+// history.csv and best_config.json. Every such --out is refused with exit 2 before any
+// compiler is needed, and nothing under the folder changes.
+TEST(CliUsage, ExportReplaceRefusesTheResultsFolderAndFoldersItDidNotWrite) {
+  const fs::path cwd = fresh_dir("cli_export_replace");  // where run_process keeps the output
+  const fs::path dir = cwd / "tree";
+  const fs::path results = dir / "runs" / "results";
+  fs::create_directories(results);
+  std::ofstream(results / "history.csv") << "row,config\n1,{}\n";
+  std::ofstream(results / "best_config.json") << R"({"schema": "tilesmith.best_config/1", "entries": []})";
+  fs::create_directories(dir / "mine");
+  std::ofstream(dir / "mine" / "thesis.tex") << "unrelated";
+  fs::create_directory_symlink(results, dir / "link");
+  auto snapshot = [&] {
+    std::map<std::string, std::string> t;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      t[e.path().string()] = e.is_symlink() ? "link" : e.is_directory() ? "folder" : slurp(e.path());
+    return t;
+  };
+  const auto before = snapshot();
+  const std::string exe = autotune_loop_exe().string();
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {results, "is the results folder"},
+      {dir / "runs", "contains the results folder"},
+      {results / "pkg", "is inside the results folder"},
+      {dir / "link", "is the results folder"},
+      {dir / "mine", "is a folder that is not a package"},
+  };
+  for (const auto& [out, says] : cases) {
+    auto r = run_process({exe, "export", "--results", results.string(), "--out", out.string(), "--replace"}, cwd);
+    EXPECT_EQ(r.exit_code, 2) << out << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.err, "--out " + out.string())) << r.err;
+    EXPECT_TRUE(contains(r.err, says)) << r.err;
+    EXPECT_TRUE(contains(r.err, "choose another --out")) << r.err;
+  }
+  EXPECT_EQ(snapshot(), before) << "a refused export changed something";
 }
 
 TEST(CliUsage, GpuBackendWithoutAGpuExitsThree) {

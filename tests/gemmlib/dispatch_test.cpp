@@ -1,5 +1,7 @@
 // The dispatch rule without a GPU: exact, nearest (skipping configs invalid for the
-// shape), vendor, and the foreign-device rule with and without the opt-in.
+// shape), vendor, the foreign-device rule with and without the opt-in, and "never slower
+// than the vendor" (a tuned kernel that did not beat the vendor at tuning by more than
+// the noise gives way to it, with the reason).
 
 #include <gtest/gtest.h>
 
@@ -145,6 +147,124 @@ TEST_F(GemmlibDispatchTest, ForeignDeviceGetsTheVendorUnlessOptedIn) {
   DeviceFacts same = package_device();
   same.driver_version = "CUDA 13.1";
   EXPECT_EQ(decide_on(fp32_problem(256, 256, 256), same).path, Path::kExact);
+}
+
+// ---------------------------------------------------------------- never slower than the vendor
+
+TEST_F(GemmlibDispatchTest, TunedKernelSlowerThanItsVendorTimeGoesToTheVendorWithTheReason) {
+  write({{"slow", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.0231, 0.0210}});
+  Decision d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kVendor);
+  EXPECT_FALSE(d.runs_package_kernel());
+  ASSERT_NE(d.tuned, nullptr);
+  EXPECT_EQ(d.tuned->name, "slow");
+  EXPECT_EQ(d.vs_vendor.verdict, analysis::VendorVerdict::kVendorFaster);
+  EXPECT_EQ(d.reason,
+            "vendor: tuned problem 'slow' (256x256x256 fp32 NN): tuned kernel 0.0231 ms vs vendor 0.0210 ms at "
+            "tuning: vendor faster");
+  // The kernel it replaces is kept, for a vendor library that cannot run the problem.
+  EXPECT_TRUE(d.vendor_by_rule());
+  EXPECT_EQ(d.launch.package_kernel, pkg_.find_kernel(d.tuned->kernel_id));
+  EXPECT_STREQ(path_name(d.path), "vendor");
+}
+
+TEST_F(GemmlibDispatchTest, TunedKernelFasterOnlyWithinTheNoiseGoesToTheVendorWithTheReason) {
+  // 1.4% faster, but the tuned median's p20-p80 band is 2% wide: within the noise.
+  write({{"close", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.0212, 0.0215, 0.02, 0.004}});
+  Decision d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kVendor);
+  ASSERT_NE(d.tuned, nullptr);
+  EXPECT_EQ(d.vs_vendor.verdict, analysis::VendorVerdict::kWithinNoise);
+  EXPECT_EQ(d.reason,
+            "vendor: tuned problem 'close' (256x256x256 fp32 NN): tuned kernel 0.0212 ms vs vendor 0.0215 ms at "
+            "tuning: within noise (1.4% <= 2.0%)");
+
+  // The vendor's spread counts the same; a tie (0%) is within the noise as well.
+  write({{"tie", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.02, 0.02}});
+  d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kVendor);
+  EXPECT_NE(d.reason.find("within noise (0.0% <= 1.0%)"), std::string::npos) << d.reason;
+  write({{"noisy_vendor", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.020, 0.0206, 0, 0.05}});
+  d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kVendor);
+  EXPECT_NE(d.reason.find("within noise (3.0% <= 5.0%)"), std::string::npos) << d.reason;
+}
+
+TEST_F(GemmlibDispatchTest, TunedKernelFasterBeyondTheNoiseRunsItsKernel) {
+  // 1.4% faster and nothing recorded of the spread: the 1% floor is the noise.
+  write({{"fast", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.0212, 0.0215},
+         {"clear", fp32_problem(64, 4096, 512), tiled_config(32, 128), 0.0200, 0.0250, 0.01, 0.01}});
+  Decision d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kExact);
+  EXPECT_TRUE(d.runs_package_kernel());
+  EXPECT_EQ(d.vs_vendor.verdict, analysis::VendorVerdict::kTunedFaster);
+  EXPECT_NE(d.reason.find("tuned kernel 0.0212 ms vs vendor 0.0215 ms at tuning: 1.4% faster (> noise 1.0%)"),
+            std::string::npos) << d.reason;
+  d = decide_on(fp32_problem(64, 4096, 512));
+  EXPECT_EQ(d.path, Path::kExact);
+  EXPECT_EQ(d.tuned->name, "clear");
+  EXPECT_NE(d.reason.find("25.0% faster (> noise 1.0%)"), std::string::npos) << d.reason;
+}
+
+TEST_F(GemmlibDispatchTest, WithoutAVendorTimeTheTunedKernelRunsAsBefore) {
+  // "vendor": {"median_ms": null}: not measured (--no-vendor).
+  write({{"unmeasured", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.05, -1.0}});
+  Decision d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kExact);
+  EXPECT_EQ(d.vs_vendor.verdict, analysis::VendorVerdict::kNoVendorTime);
+  EXPECT_NE(d.reason.find("; no vendor time recorded"), std::string::npos) << d.reason;
+
+  // A package of an earlier export with no "vendor" object at all, and one with a vendor
+  // median but no spreads (every package before the spreads were recorded): both load;
+  // the first runs its kernel, the second is judged against the 1% floor.
+  auto dir = fresh_dir("old");
+  nlohmann::json tuned = testing::write_package(
+      dir, {{"old", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.05}, {"old_slow", fp32_problem(64, 64, 64),
+                                                                               tiled_config(32, 32), 0.05, 0.049}});
+  tuned["problems"][0].erase("vendor");
+  testing::rewrite_tuned(dir, tuned);
+  auto pkg = read_package(dir);
+  ASSERT_TRUE(pkg.ok()) << pkg.status().message();
+  EXPECT_FALSE(pkg->problems[0].vendor_median_ms.has_value());
+  EXPECT_FALSE(pkg->problems[1].vendor_p20_ms.has_value());
+  pkg_ = std::move(pkg).value();
+  d = decide_on(fp32_problem(256, 256, 256));
+  EXPECT_EQ(d.path, Path::kExact);
+  EXPECT_NE(d.reason.find("no vendor time recorded"), std::string::npos) << d.reason;
+  d = decide_on(fp32_problem(64, 64, 64));
+  EXPECT_EQ(d.path, Path::kVendor);
+  EXPECT_NE(d.reason.find("vendor faster"), std::string::npos) << d.reason;
+}
+
+TEST_F(GemmlibDispatchTest, NearestEntryThatLostToTheVendorAtItsOwnShapeSendsTheShapeToTheVendor) {
+  write({{"lost_near", fp32_problem(128, 128, 128), tiled_config(64, 64), 0.030, 0.025},
+         {"won_far", fp32_problem(2048, 2048, 2048), tiled_config(64, 64), 0.5, 0.8}});
+  Decision d = decide_on(fp32_problem(160, 128, 128));
+  EXPECT_EQ(d.path, Path::kVendor);
+  ASSERT_NE(d.tuned, nullptr);
+  EXPECT_EQ(d.tuned->name, "lost_near");
+  EXPECT_NE(d.reason.find("vendor: the nearest tuned problem 'lost_near' (128x128x128) at distance"),
+            std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("at its own shape: tuned kernel 0.0300 ms vs vendor 0.0250 ms at tuning: vendor faster"),
+            std::string::npos) << d.reason;
+
+  // Nearer to the entry that won: its kernel, with its own comparison in the reason.
+  d = decide_on(fp32_problem(1500, 2048, 2048));
+  EXPECT_EQ(d.path, Path::kNearest);
+  EXPECT_EQ(d.tuned->name, "won_far");
+  EXPECT_NE(d.reason.find("at its own shape: tuned kernel 0.5000 ms vs vendor 0.8000 ms at tuning: 60.0% faster"),
+            std::string::npos) << d.reason;
+}
+
+TEST_F(GemmlibDispatchTest, OnAnotherDeviceByOptInTheRuleStillApplies) {
+  write({{"slow", fp32_problem(256, 256, 256), tiled_config(64, 64), 0.0231, 0.0210}});
+  DeviceFacts other = nominal_facts_for_arch("sm_90");
+  other.name = "NVIDIA H100 PCIe";
+  other.multiprocessors = 114;
+  Decision d = decide_on(fp32_problem(256, 256, 256), other, true);
+  EXPECT_EQ(d.path, Path::kVendor);
+  EXPECT_FALSE(d.foreign_device);
+  EXPECT_NE(d.reason.find("vendor faster (on another device by opt-in"), std::string::npos) << d.reason;
 }
 
 TEST_F(GemmlibDispatchTest, InvalidProblemIsAnError) {

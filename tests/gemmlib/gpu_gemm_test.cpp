@@ -152,6 +152,27 @@ TEST_F(GemmlibGpuTest, ExactNearestAndVendorPathsComputeTheReference) {
   EXPECT_NE(log_.find("vendor: "), std::string::npos) << log_;
 }
 
+// Never slower than the vendor: a tuned problem whose kernel lost to the vendor at tuning
+// runs on cuBLASLt, and ts_gemm_explain says why; where cuBLASLt cannot run the problem
+// (no fused leaky_relu), the tuned kernel runs instead of failing.
+TEST_F(GemmlibGpuTest, TunedKernelThatLostToTheVendorGivesWayExceptWhereTheVendorCannot) {
+  const GemmProblem lost = fp32_problem(256, 192, 128);
+  GemmProblem leaky = fp32_problem(96, 160, 72);
+  leaky.epilogue = Epilogue::kLeakyRelu;
+  open(write({{"lost", lost, tiled_config(64, 64), 0.05, 0.04}, {"leaky", leaky, tiled_config(32, 32), 0.05, 0.04}}));
+  ts_gemm_problem cp = to_c(lost);
+  ts_path path = TS_PATH_EXACT;
+  char buf[512];
+  ASSERT_EQ(ts_gemm_explain(handle_, &cp, &path, buf, sizeof buf), TS_OK) << ts_last_error();
+  EXPECT_EQ(path, TS_PATH_VENDOR);
+  EXPECT_STREQ(buf, "vendor: tuned problem 'lost' (256x192x128 fp32 NN): tuned kernel 0.0500 ms vs vendor 0.0400 ms at "
+                    "tuning: vendor faster");
+  run_and_check(lost);
+  EXPECT_EQ(path_of(leaky), TS_PATH_VENDOR);
+  run_and_check(leaky);
+  EXPECT_NE(log_.find("runs instead"), std::string::npos) << log_;
+}
+
 TEST_F(GemmlibGpuTest, CorruptBinaryIsCompiledFromTheShippedSourceAndLogged) {
   const GemmProblem square = fp32_problem(256, 192, 128);
   auto pkg = write({{"square", square, tiled_config(64, 64)}});

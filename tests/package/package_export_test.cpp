@@ -1,10 +1,15 @@
 // autotune-loop export on results folders written here: a single problem's folder and a
 // problem set's, compiled with NVRTC for the recorded architecture (skipped without it),
-// and the folders it must refuse, each with a message that names the problem.
+// and the folders it must refuse, each with a message that names the problem; where it
+// may write (never into, above or below the results folder; --replace only over a package
+// it wrote, unchanged: its manifest), with every refused tree left byte-identical; the
+// vendor's time and spread carried into tuned.json.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -14,8 +19,10 @@
 #include "gemmlib/dispatch.h"
 #include "gemmlib/package.h"
 #include "package/package_export.h"
+#include "package/package_manifest.h"
 #include "runtime/backend.h"
 #include "tuner/loop/problem_set.h"
+#include "tuner/records/journal.h"
 
 namespace tilesmith {
 namespace {
@@ -82,6 +89,20 @@ class PackageExport : public ::testing::Test {
   std::unique_ptr<TemplateLibrary> lib_;
   std::shared_ptr<Compiler> compiler_;
 };
+
+// Every entry under `root`: folders, files with a hash of their bytes, links with their
+// target. Equal before and after: nothing was deleted, added or changed.
+std::map<std::string, std::string> tree(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    const std::string rel = it->path().lexically_relative(root).generic_string();
+    const fs::file_status st = it->symlink_status();
+    if (fs::is_symlink(st)) out[rel] = "link -> " + fs::read_symlink(it->path()).string();
+    else if (fs::is_directory(st)) out[rel] = "folder";
+    else out[rel] = "file " + hash_hex(*read_file(it->path()));
+  }
+  return out;
+}
 
 #define REQUIRE_NVRTC() \
   if (!nvrtc()) GTEST_SKIP() << "NVRTC unavailable: " << (*make_backend("cuda"))->compiler().status().message()
@@ -276,6 +297,227 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
                   .ok());
   fs::remove_all(dir_ / "pkg");
   expect_refused("late/best_config.json does not exist");
+}
+
+// --out is checked before anything is compiled: the results folder, a folder holding it,
+// one inside it and a link to it are refused with or without --replace, and so is a
+// folder export did not write; nothing in any of them changes.
+TEST_F(PackageExport, RefusesToWriteIntoAboveOrBelowTheResultsFolderOrOverFoldersItDidNotWrite) {
+  const fs::path results = dir_ / "runs" / "results";
+  GemmProblem p = half_problem(256, 256, 256);
+  fs::create_directories(results / "sub");
+  ASSERT_TRUE(write_best_config(results / "best_config.json", {entry("gemm_hmma", p, 0.01)}).ok());
+  ASSERT_TRUE(write_file_atomic(results / "history.csv", "row,config\n1,{}\n").ok());
+  ASSERT_TRUE(write_file_atomic(results / "sub" / "notes.txt", "keep me").ok());
+  ASSERT_TRUE(write_file_atomic(dir_ / "runs" / "other.txt", "beside the results").ok());
+  fs::create_directories(dir_ / "mine");
+  ASSERT_TRUE(write_file_atomic(dir_ / "mine" / "thesis.tex", "unrelated").ok());
+  fs::create_directory_symlink(results, dir_ / "link_to_results");
+  const auto before = tree(dir_);
+
+  struct Case {
+    fs::path out;
+    bool replace;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {results, true, "is the results folder"},
+      {results, false, "is the results folder"},
+      {dir_ / "runs", true, "contains the results folder " + results.string()},
+      {dir_, true, "contains the results folder"},
+      {results / "sub", true, "is inside the results folder"},
+      {results / "pkg", false, "is inside the results folder"},
+      {dir_ / "link_to_results", true, "(" + results.string() + ") is the results folder"},
+      {dir_ / "link_to_results" / "pkg", false, "is inside the results folder"},
+      {dir_ / "mine", true, "is a folder that is not a package (it has no manifest.json and no tuned.json)"},
+      {dir_ / "mine", false, "is a folder that is not a package"},
+      {dir_ / "mine" / "thesis.tex", true, "exists and is not a folder"},
+  };
+  for (const auto& c : cases) {
+    ExportOptions o{results, c.out, "", c.replace};
+    Status st = check_export_destination(o);
+    ASSERT_FALSE(st.ok()) << c.out;
+    EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(st.message().find(c.says), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("--out " + c.out.string()), std::string::npos) << "names the folder: " << st.message();
+    EXPECT_TRUE(st.message().find("choose another --out") != std::string::npos) << st.message();
+    if (Compiler* comp = nvrtc()) {
+      auto r = export_package(o, *lib_, *comp);
+      ASSERT_FALSE(r.ok()) << c.out;
+      EXPECT_EQ(r.status().message(), st.message());
+    }
+  }
+  // Relative spellings resolve the same way.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(results);
+  EXPECT_FALSE(check_export_destination({".", ".", "", true}).ok());
+  EXPECT_FALSE(check_export_destination({".", "..", "", true}).ok());
+  EXPECT_FALSE(check_export_destination({".", "./", "", true}).ok());
+  EXPECT_TRUE(check_export_destination({".", "../pkg", "", true}).ok());
+  fs::current_path(cwd);
+  EXPECT_EQ(tree(dir_), before) << "a refused export changed something";
+}
+
+// A package export wrote is replaced only while it holds exactly what its manifest lists,
+// unchanged; anything else there is refused and left as it is.
+TEST_F(PackageExport, ReplaceOnlyReplacesAnUnchangedPackageItWrote) {
+  REQUIRE_NVRTC();
+  const fs::path results = dir_ / "results", pkg = dir_ / "pkg";
+  GemmProblem p = half_problem(256, 256, 256);
+  fs::create_directories(results);
+  ASSERT_TRUE(write_best_config(results / "best_config.json", {entry("gemm_hmma", p, 0.01)}).ok());
+  auto first = export_package({results, pkg, "", false}, *lib_, *nvrtc());
+  ASSERT_TRUE(first.ok()) << first.status().message();
+
+  // The manifest lists every file with its size and CRC-32, and nothing else is there.
+  json m = json::parse(*read_file(pkg / kManifestFileName));
+  EXPECT_EQ(m["schema"], kManifestSchema);
+  std::set<std::string> listed;
+  for (const auto& f : m["files"]) {
+    const std::string rel = f["path"];
+    listed.insert(rel);
+    auto bytes = read_file(pkg / rel);
+    ASSERT_TRUE(bytes.ok()) << rel;
+    EXPECT_EQ(f["bytes"].get<std::uint64_t>(), bytes->size()) << rel;
+    EXPECT_EQ(f["crc32"], crc32_hex(*bytes)) << rel;
+  }
+  std::set<std::string> present;
+  for (const auto& e : fs::recursive_directory_iterator(pkg))
+    if (e.is_regular_file()) present.insert(e.path().lexically_relative(pkg).generic_string());
+  present.erase(kManifestFileName);
+  EXPECT_EQ(present, listed);
+  EXPECT_TRUE(listed.count("tuned.json"));
+  EXPECT_EQ(crc32_hex("123456789"), "cbf43926");  // the CRC-32 check value
+  EXPECT_EQ(check_package_folder(pkg).kind, PackageFolderCheck::Kind::kIntact);
+
+  // Without --replace an intact package is kept; with it, replaced.
+  auto again = export_package({results, pkg, "", false}, *lib_, *nvrtc());
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("holds a package exported"), std::string::npos) << again.status().message();
+  EXPECT_NE(again.status().message().find("give --replace"), std::string::npos);
+  auto replaced = export_package({results, pkg, "", true}, *lib_, *nvrtc());
+  ASSERT_TRUE(replaced.ok()) << replaced.status().message();
+  EXPECT_TRUE(replaced->notes.empty() || replaced->notes.front().find("left") == std::string::npos);
+  EXPECT_EQ(check_package_folder(pkg).kind, PackageFolderCheck::Kind::kIntact);
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().filename().string().find(".old-"), std::string::npos) << e.path();
+    EXPECT_EQ(e.path().filename().string().find(".partial-"), std::string::npos) << e.path();
+  }
+  const std::string binary = json::parse(*read_file(pkg / "tuned.json"))["kernels"][0]["binary"];
+
+  // Each tampering is refused with --replace, naming what is wrong, and changes nothing.
+  auto expect_refused = [&](const std::string& says) {
+    const auto before = tree(dir_);
+    auto r = export_package({results, pkg, "", true}, *lib_, *nvrtc());
+    ASSERT_FALSE(r.ok()) << says;
+    EXPECT_NE(r.status().message().find("--out " + pkg.string()), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(says), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("remove it yourself"), std::string::npos) << r.status().message();
+    EXPECT_EQ(tree(dir_), before) << says;
+  };
+  const std::string tuned_text = *read_file(pkg / "tuned.json");
+  ASSERT_TRUE(write_file_atomic(pkg / "notes.txt", "mine").ok());
+  expect_refused("extra file notes.txt");
+  fs::remove(pkg / "notes.txt");
+  fs::create_directories(pkg / "kernels" / "extra");
+  expect_refused("extra folder kernels/extra");
+  fs::remove(pkg / "kernels" / "extra");
+  fs::create_symlink(results / "best_config.json", pkg / "kernels" / "link.json");
+  expect_refused("extra entry kernels/link.json (a symbolic link");
+  fs::remove(pkg / "kernels" / "link.json");
+  std::string edited = tuned_text;
+  edited[edited.size() / 2] = edited[edited.size() / 2] == 'x' ? 'y' : 'x';  // same size, other bytes
+  ASSERT_TRUE(write_file_atomic(pkg / "tuned.json", edited).ok());
+  expect_refused("tuned.json changed since export");
+  ASSERT_TRUE(write_file_atomic(pkg / "tuned.json", tuned_text).ok());
+  const std::string binary_bytes = *read_file(pkg / binary);
+  fs::remove(pkg / binary);
+  expect_refused(binary + " is missing");
+  ASSERT_TRUE(write_file_atomic(pkg / binary, binary_bytes).ok());
+  EXPECT_EQ(check_package_folder(pkg).kind, PackageFolderCheck::Kind::kIntact);  // restored
+
+  // A package of the previous version (no manifest) is not one this version can verify.
+  const std::string manifest = *read_file(pkg / kManifestFileName);
+  fs::remove(pkg / kManifestFileName);
+  expect_refused("not a package this version can verify");
+  ASSERT_TRUE(write_file_atomic(pkg / kManifestFileName, "{not json").ok());
+  expect_refused("manifest.json cannot be used");
+  ASSERT_TRUE(write_file_atomic(pkg / kManifestFileName, manifest).ok());
+
+  // And the library reads the package with its manifest as without one.
+  ASSERT_TRUE(gemmlib::read_package(pkg).ok());
+}
+
+// What the vendor measured travels into tuned.json (median and spread, from best_config.json
+// or, for an older one, from the journal's vendor event), and a winner that did not beat
+// the vendor is one the library sends to the vendor.
+TEST_F(PackageExport, RecordsTheVendorTimeAndSpreadAndTheLibraryAppliesTheRule) {
+  REQUIRE_NVRTC();
+  const fs::path results = dir_ / "set";
+  json set = {{"problems", json::array()}};
+  const std::vector<std::pair<std::string, GemmProblem>> problems = {{"wins", half_problem(512, 1024, 256)},
+                                                                      {"loses", half_problem(256, 512, 256)},
+                                                                      {"old_folder", half_problem(1024, 512, 256)}};
+  for (const auto& [name, p] : problems) {
+    json pj;
+    to_json(pj, p);
+    set["problems"].push_back({{"name", name}, {"count", 4}, {"folder", name}, {"problem", pj}});
+    fs::create_directories(results / name);
+    BestEntry e = entry("gemm_hmma", p, 0.05);
+    e.metrics["p20_ms"] = 0.0495;
+    e.metrics["p80_ms"] = 0.0505;
+    e.metrics["cv"] = 0.01;
+    if (name == "loses") e.vendor_median_ms = 0.048;
+    if (name != "old_folder") {
+      e.vendor_p20_ms = *e.vendor_median_ms * 0.99;
+      e.vendor_p80_ms = *e.vendor_median_ms * 1.01;
+      e.vendor_cv = 0.008;
+    } else {
+      // best_config.json from before the spread was recorded; the journal has the event.
+      Evaluation v;
+      v.outcome = Outcome::kOk;
+      v.timing.median_ms = *e.vendor_median_ms;
+      v.timing.p20_ms = 0.0597;
+      v.timing.p80_ms = 0.0603;
+      v.timing.cv = 0.004;
+      json ev{{"event", "vendor"}, {"session", 1}, {"name", "cuBLASLt"}};
+      to_json(ev["evaluation"], v);
+      ASSERT_TRUE(write_file_atomic(results / name / kJournalFileName,
+                                    json{{"event", "session"}, {"session", 1}}.dump() + "\n" + ev.dump() + "\n")
+                      .ok());
+    }
+    ASSERT_TRUE(write_best_config(results / name / "best_config.json", {e}).ok());
+  }
+  ASSERT_TRUE(write_file_atomic(results / "problem_set.json", set.dump()).ok());
+  auto r = export_package({results, dir_ / "pkg", "", false}, *lib_, *nvrtc());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->problems[0].vs_vendor.runs_tuned());
+  EXPECT_EQ(r->problems[1].vs_vendor.verdict, analysis::VendorVerdict::kVendorFaster);
+  EXPECT_TRUE(r->problems[2].vs_vendor.runs_tuned());
+
+  json t = json::parse(*read_file(dir_ / "pkg" / "tuned.json"));
+  EXPECT_EQ(t["schema"], "tilesmith.tuned/1");
+  const json& wins = t["problems"][0];
+  EXPECT_DOUBLE_EQ(wins["p20_ms"].get<double>(), 0.0495);
+  EXPECT_DOUBLE_EQ(wins["p80_ms"].get<double>(), 0.0505);
+  EXPECT_DOUBLE_EQ(wins["cv"].get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ(wins["vendor"]["median_ms"].get<double>(), 0.06);
+  EXPECT_DOUBLE_EQ(wins["vendor"]["p20_ms"].get<double>(), 0.06 * 0.99);
+  EXPECT_DOUBLE_EQ(wins["vendor"]["cv"].get<double>(), 0.008);
+  const json& old = t["problems"][2];
+  EXPECT_DOUBLE_EQ(old["vendor"]["p20_ms"].get<double>(), 0.0597);
+  EXPECT_DOUBLE_EQ(old["vendor"]["p80_ms"].get<double>(), 0.0603);
+
+  auto pkg = gemmlib::read_package(dir_ / "pkg");
+  ASSERT_TRUE(pkg.ok()) << pkg.status().message();
+  auto d = gemmlib::decide(*pkg, pkg->device.facts, problems[1].second, {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->path, gemmlib::Path::kVendor) << d->reason;
+  EXPECT_NE(d->reason.find("tuned kernel 0.0500 ms vs vendor 0.0480 ms at tuning: vendor faster"), std::string::npos)
+      << d->reason;
+  d = gemmlib::decide(*pkg, pkg->device.facts, problems[0].second, {});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->path, gemmlib::Path::kExact) << d->reason;
 }
 
 }  // namespace

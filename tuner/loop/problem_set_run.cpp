@@ -304,8 +304,18 @@ class SetRun {
       if (const BestEntry* w = fastest_winner(folders_[i])) {
         p.ours_ms = winner_ms(*w);
         p.template_name = w->template_name;
+        auto metric = [&](const char* key) -> std::optional<double> {
+          if (w->metrics.contains(key) && w->metrics[key].is_number()) return w->metrics[key].get<double>();
+          return std::nullopt;
+        };
+        if (p.ours_ms)
+          p.ours_spread = analysis::relative_spread(*p.ours_ms, metric("p20_ms"), metric("p80_ms"), metric("cv"));
       }
-      if (folders_[i].vendor) p.vendor_ms = folders_[i].vendor->timing.median_ms;
+      if (folders_[i].vendor) {
+        const TimingStats& v = folders_[i].vendor->timing;
+        p.vendor_ms = v.median_ms;
+        p.vendor_spread = analysis::relative_spread(v.median_ms, v.p20_ms, v.p80_ms, v.cv);
+      }
       p.stop = folders_[i].last_stop;
       report_.problems.push_back(std::move(p));
     }

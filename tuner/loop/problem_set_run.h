@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/vendor_rule.h"
 #include "base/status.h"
 #include "tuner/loop/loop.h"
 #include "tuner/loop/problem_set.h"
@@ -62,6 +63,8 @@ struct ProblemResult {
   std::int64_t count = 1;
   std::int64_t evals = 0;
   std::optional<double> ours_ms, vendor_ms;
+  // Relative spreads of the two medians (analysis::relative_spread); nullopt: not recorded.
+  std::optional<double> ours_spread, vendor_spread;
   std::string template_name;  // of the winner
   std::string stop;           // why its search last stopped
 };
@@ -92,7 +95,13 @@ Status check_problem_set_folder(const std::filesystem::path& dir, const ProblemS
 std::vector<std::size_t> nearest_tuned(const ProblemSet& set, std::size_t problem,
                                        const std::vector<bool>& tuned, std::size_t limit);
 
-// summary.json's content and the table printed at the end.
+// The problem's winner against the vendor library (analysis/vendor_rule.h): what
+// libtilesmith_gemm would run for it once exported.
+analysis::VendorComparison against_vendor(const ProblemResult& problem);
+
+// summary.json's content and the table printed at the end. Per step, each problem counts
+// at the time of what a package would run (against_vendor: the tuned kernel or the
+// vendor library), next to the vendor's and ours as tuned.
 nlohmann::json problem_set_summary_json(const ProblemSetReport& report);
 std::string format_problem_set_summary(const ProblemSetReport& report);
 

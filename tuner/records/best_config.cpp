@@ -19,9 +19,23 @@ json metrics_json(const Evaluation& e) {
 }
 
 namespace {
+json number_or_null(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+std::optional<double> number_at(const json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+  return std::nullopt;
+}
+
 json entry_to_json(const BestEntry& e) {
   json problem;
   to_json(problem, e.problem);
+  json vendor{{"name", e.vendor_name},
+              {"median_ms", number_or_null(e.vendor_median_ms)},
+              {"ratio", number_or_null(e.vendor_ratio)}};
+  // The spread only where it was measured: older readers and files stay as they were.
+  if (e.vendor_p20_ms) vendor["p20_ms"] = *e.vendor_p20_ms;
+  if (e.vendor_p80_ms) vendor["p80_ms"] = *e.vendor_p80_ms;
+  if (e.vendor_cv) vendor["cv"] = *e.vendor_cv;
   json j{{"key", e.key()},
          {"device_fingerprint", e.device_fingerprint},
          {"device", e.device},
@@ -29,10 +43,7 @@ json entry_to_json(const BestEntry& e) {
          {"problem", problem},
          {"config", config_to_json(e.config)},
          {"metrics", e.metrics},
-         {"vendor",
-          {{"name", e.vendor_name},
-           {"median_ms", e.vendor_median_ms ? json(*e.vendor_median_ms) : json(nullptr)},
-           {"ratio", e.vendor_ratio ? json(*e.vendor_ratio) : json(nullptr)}}},
+         {"vendor", vendor},
          {"provenance", e.provenance},
          {"environment", e.environment},
          {"retime", e.retime.is_array() ? e.retime : json::array()}};
@@ -90,12 +101,14 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
     if (!config.ok()) return config.status().with_context(where + ": \"config\"");
     e.config = *config;
     e.metrics = j.value("metrics", json::object());
-    if (j.contains("vendor")) {
-      e.vendor_name = j["vendor"].value("name", std::string());
-      if (j["vendor"].contains("ratio") && j["vendor"]["ratio"].is_number())
-        e.vendor_ratio = j["vendor"]["ratio"].get<double>();
-      if (j["vendor"].contains("median_ms") && j["vendor"]["median_ms"].is_number())
-        e.vendor_median_ms = j["vendor"]["median_ms"].get<double>();
+    if (j.contains("vendor") && j["vendor"].is_object()) {
+      const json& v = j["vendor"];
+      e.vendor_name = v.value("name", std::string());
+      e.vendor_ratio = number_at(v, "ratio");
+      e.vendor_median_ms = number_at(v, "median_ms");
+      e.vendor_p20_ms = number_at(v, "p20_ms");
+      e.vendor_p80_ms = number_at(v, "p80_ms");
+      e.vendor_cv = number_at(v, "cv");
     }
     e.provenance = j.value("provenance", json::object());
     e.environment = j.value("environment", json::object());

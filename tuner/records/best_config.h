@@ -33,6 +33,9 @@ struct BestEntry {
   std::optional<double> vendor_ratio;  // our throughput / the vendor library's
   std::string vendor_name;
   std::optional<double> vendor_median_ms;
+  // The vendor measurement's spread, as for our metrics (p20/p80 of its samples, their cv);
+  // absent in files written before they were recorded.
+  std::optional<double> vendor_p20_ms, vendor_p80_ms, vendor_cv;
   nlohmann::json provenance;     // run_id, session, history_row, generation, proposer, timestamp (UTC, ISO 8601)
   nlohmann::json environment;    // tilesmith_version, compiler, backend
   nlohmann::json retime = nlohmann::json::array();  // the re-timed finalists: config_hash, history_row, search and re-timed medians

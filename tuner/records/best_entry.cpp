@@ -47,6 +47,9 @@ BestEntry make_best_entry(const BestEntryContext& ctx, const KernelTemplate& tmp
   if (ctx.vendor) {
     e.vendor_name = ctx.vendor_library;
     e.vendor_median_ms = ctx.vendor->timing.median_ms;
+    e.vendor_p20_ms = ctx.vendor->timing.p20_ms;
+    e.vendor_p80_ms = ctx.vendor->timing.p80_ms;
+    e.vendor_cv = ctx.vendor->timing.cv;
     if (median > 0) e.vendor_ratio = ctx.vendor->timing.median_ms / median;
   }
   e.provenance = json{{"run_id", ctx.run_id},       {"session", row.session},

@@ -126,6 +126,13 @@ TEST(ProblemSetRun, SplitsTheBudgetByCostAndWritesTheSummary) {
     EXPECT_GE(evals[name], 6) << name << " had its minimum slice";
     EXPECT_TRUE(p["ours_ms"].is_number()) << name;
     EXPECT_DOUBLE_EQ(p["vendor_ratio"].get<double>(), p["vendor_ms"].get<double>() / p["ours_ms"].get<double>());
+    // The spreads the rule uses, and its pick (a problem given only its minimum slice may
+    // not have beaten the vendor).
+    EXPECT_TRUE(p["ours_spread"].is_number()) << name;
+    EXPECT_TRUE(p["vendor_spread"].is_number()) << name;
+    const bool tuned = p["ours_ms"].get<double>() * 1.01 < p["vendor_ms"].get<double>();
+    EXPECT_EQ(p["runs"], tuned ? "tuned" : "vendor") << name;
+    EXPECT_DOUBLE_EQ(p["dispatched_ms"].get<double>(), p[tuned ? "ours_ms" : "vendor_ms"].get<double>()) << name;
     for (const char* file : {"history.csv", "journal.jsonl", "best_config.json"})
       EXPECT_TRUE(fs::exists(dir / name / file)) << name << "/" << file;
     expect_no_repeats(dir / name);
@@ -281,6 +288,74 @@ TEST(ProblemSetRun, NearestTunedProblemsShareTypesAndLayout) {
   EXPECT_EQ(nearest_tuned(*set, 0, {false, true, true, true, true}, 5), (std::vector<std::size_t>{1, 2}));
   EXPECT_EQ(nearest_tuned(*set, 2, {true, true, false, true, true}, 1), (std::vector<std::size_t>{1}));
   EXPECT_TRUE(nearest_tuned(*set, 0, {false, false, false, true, true}, 5).empty());
+}
+
+// The per-step figures follow the library's rule (analysis/vendor_rule.h): a problem whose
+// tuned kernel lost to the vendor, or won only within the noise, counts at the vendor's
+// time, so "with ours" never exceeds the vendor's; ours as tuned is shown beside it.
+TEST(ProblemSetSummary, PerStepTimeCountsEachProblemAtWhatTheLibraryWouldRun) {
+  ProblemSetReport r;
+  r.name = "mixed";
+  r.evals = 40;
+  auto add = [&](const std::string& name, std::int64_t m, std::int64_t count, std::optional<double> ours,
+                 std::optional<double> ours_spread, double vendor, std::optional<double> vendor_spread) {
+    ProblemResult p;
+    p.name = name;
+    p.problem.m = m;
+    p.problem.n = p.problem.k = 256;
+    p.count = count;
+    p.evals = 10;
+    p.ours_ms = ours;
+    p.ours_spread = ours_spread;
+    p.vendor_ms = vendor;
+    p.vendor_spread = vendor_spread;
+    r.problems.push_back(p);
+  };
+  add("wins", 16, 8, 0.030, 0.01, 0.040, 0.01);       // 33% faster: ours
+  add("loses", 128, 64, 0.050, 0.01, 0.045, 0.01);    // the vendor is faster
+  add("close", 64, 4, 0.0212, 0.02, 0.0215, 0.004);   // 1.4% faster, within the 2% noise
+  add("unfinished", 256, 1, std::nullopt, std::nullopt, 0.1, std::nullopt);  // no ok result
+
+  EXPECT_TRUE(against_vendor(r.problems[0]).runs_tuned());
+  EXPECT_EQ(against_vendor(r.problems[1]).verdict, analysis::VendorVerdict::kVendorFaster);
+  EXPECT_EQ(against_vendor(r.problems[2]).verdict, analysis::VendorVerdict::kWithinNoise);
+
+  const json j = problem_set_summary_json(r);
+  EXPECT_EQ(j["schema"], "tilesmith.problem_set_summary/2");
+  const json& p = j["problems"];
+  EXPECT_EQ(p[0]["runs"], "tuned");
+  EXPECT_DOUBLE_EQ(p[0]["dispatched_ms"].get<double>(), 0.030);
+  EXPECT_EQ(p[1]["runs"], "vendor");
+  EXPECT_DOUBLE_EQ(p[1]["dispatched_ms"].get<double>(), 0.045);
+  EXPECT_DOUBLE_EQ(p[1]["ours_ms"].get<double>(), 0.050);  // as tuned, as before
+  EXPECT_EQ(p[1]["vs_vendor"], "tuned kernel 0.0500 ms vs vendor 0.0450 ms at tuning: vendor faster");
+  EXPECT_EQ(p[2]["runs"], "vendor");
+  EXPECT_EQ(p[2]["vs_vendor"], "tuned kernel 0.0212 ms vs vendor 0.0215 ms at tuning: within noise (1.4% <= 2.0%)");
+  EXPECT_EQ(p[3]["runs"], "vendor");
+  EXPECT_DOUBLE_EQ(p[3]["dispatched_ms"].get<double>(), 0.1);
+
+  const json& t = j["totals"];
+  const double vendor_us = (8 * 0.040 + 64 * 0.045 + 4 * 0.0215 + 0.1) * 1000;   // 3386
+  const double tuned_us = (8 * 0.030 + 64 * 0.050 + 4 * 0.0212 + 0.1) * 1000;    // 3624.8: slower as tuned
+  const double ours_us = (8 * 0.030 + 64 * 0.045 + 4 * 0.0215 + 0.1) * 1000;     // 3306
+  EXPECT_NEAR(t["vendor_us_per_step"].get<double>(), vendor_us, 1e-9);
+  EXPECT_NEAR(t["tuned_us_per_step"].get<double>(), tuned_us, 1e-9);
+  EXPECT_NEAR(t["ours_us_per_step"].get<double>(), ours_us, 1e-9);
+  EXPECT_LE(t["ours_us_per_step"].get<double>(), t["vendor_us_per_step"].get<double>());
+  EXPECT_NEAR(t["speedup"].get<double>(), vendor_us / ours_us, 1e-12);
+  EXPECT_NEAR(t["tuned_speedup"].get<double>(), vendor_us / tuned_us, 1e-12);
+  EXPECT_EQ(t["problems_on_vendor"], json({"loses", "close"}));
+  EXPECT_EQ(t["problems_without_result"], json({"unfinished"}));
+
+  const std::string table = format_problem_set_summary(r);
+  EXPECT_NE(table.find("these GEMMs take 3386.0 us per step with the vendor library, 3306.0 us with ours as "
+                       "dispatched: 1.02x faster (ours as tuned: 3624.8 us, 1.07x slower)"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("dispatched to the vendor library (tuned kernel not faster by more than the noise): loses, "
+                       "close"),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace

@@ -66,6 +66,32 @@ TEST(BestConfig, UpsertReplacesItsKeyAndKeepsOthers) {
   EXPECT_TRUE(remove_best_config_entry(path.parent_path() / "absent.json", "k").ok());
 }
 
+// The vendor measurement's spread (for the never-slower-than-the-vendor rule) round-trips,
+// and a file written before it was recorded reads with none.
+TEST(BestConfig, VendorSpreadRoundTripsAndIsAbsentFromOlderFiles) {
+  const fs::path path = fresh_dir("best_vendor_spread") / "best_config.json";
+  BestEntry e = entry("H200", "gemm_tiled", 4096, 5.0);
+  e.vendor_p20_ms = 3.9;
+  e.vendor_p80_ms = 4.1;
+  e.vendor_cv = 0.02;
+  ASSERT_TRUE(upsert_best_config(path, e).ok());
+  json raw = json::parse(std::ifstream(path));
+  EXPECT_DOUBLE_EQ(raw["entries"][0]["vendor"]["p20_ms"].get<double>(), 3.9);
+  auto read = read_best_config(path);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ((*read)[0].vendor_p20_ms, 3.9);
+  EXPECT_EQ((*read)[0].vendor_p80_ms, 4.1);
+  EXPECT_EQ((*read)[0].vendor_cv, 0.02);
+
+  ASSERT_TRUE(upsert_best_config(path, entry("H200", "gemm_tiled", 4096, 5.0)).ok());
+  raw = json::parse(std::ifstream(path));
+  EXPECT_FALSE(raw["entries"][0]["vendor"].contains("p20_ms"));  // as older files have it
+  read = read_best_config(path);
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE((*read)[0].vendor_p20_ms.has_value());
+  EXPECT_FALSE((*read)[0].vendor_cv.has_value());
+}
+
 TEST(BestConfig, ReadersNeverSeeAHalfWrittenFile) {
   const fs::path dir = fresh_dir("best_atomic");
   const fs::path path = dir / "best_config.json";
