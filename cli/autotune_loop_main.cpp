@@ -23,9 +23,9 @@ void once_under_a_launcher(CLI::App& app) {
       const tilesmith::cli::LaunchInfo launch = tilesmith::cli::launched_ranks();
       if (launch.ranks <= 1) return;
       if (launch.rank < 0)
-        throw CLI::ValidationError(name, "launched as " + std::to_string(launch.ranks) + " ranks (" + launch.launcher +
-                                             ") but no rank variable says which this is; `autotune-loop " + name +
-                                             "` is not a tuning run: run it once, without mpirun or srun");
+        throw CLI::ValidationError("launched as " + std::to_string(launch.ranks) + " ranks (" + launch.launcher +
+                                   ") but no rank variable says which this is; `autotune-loop " + name +
+                                   "` is not a tuning run: run it once, without mpirun or srun");
       if (launch.rank > 0) throw CLI::Success();
       std::cerr << "autotune-loop " << name << ": launched as " << launch.ranks << " ranks (" << launch.launcher
                 << "); this is not a tuning run, so rank 0 alone runs it\n";
@@ -78,17 +78,16 @@ int main(int argc, char** argv) {
   add_report_command(app, exit_code);
   add_export_command(app, exit_code);
   once_under_a_launcher(app);
+  // The examples above are the tuning run's; a subcommand's help shows its own (in its
+  // description), not these (CLI11 copies the footer into each subcommand).
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->footer("The tuning run's flags and examples: autotune-loop --help.");
   app.require_subcommand(0, 1);
   if (argc <= 1) {
     std::cout << app.help();
     return kExitUsage;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
-  }
+  if (auto done = parse_command_line(app, argc, argv, "autotune-loop")) return *done;
   if (list) {
     ListDevicesOptions lo;
     lo.as_json = json;

@@ -4,6 +4,7 @@
 
 #include "cli/bench_best.h"
 #include "cli/exit_codes.h"
+#include "cli/flag_checks.h"
 
 int main(int argc, char** argv) {
   using namespace tilesmith::cli;
@@ -39,19 +40,14 @@ int main(int argc, char** argv) {
   cfg->excludes(results);
   best->excludes(results);
   app.add_option("--kernels-dir", o.kernels_dir, "load templates from this folder instead of the built-in ones");
-  app.add_option("--seed", o.seed, "input data seed")->capture_default_str();
+  app.add_option("--seed", o.seed, "input data seed")->check(integer_at_least<std::uint64_t>(0))->capture_default_str();
   app.add_option("--drift-tolerance", o.drift_tolerance_pct,
                  "flag an entry whose median moved by more than this many percent from the recorded one")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_at_least(0))
       ->capture_default_str();
   app.add_flag("--fail-on-drift", o.fail_on_drift, "exit 1 when an entry drifts beyond the tolerance");
   app.add_flag("--no-vendor", o.no_vendor, "skip the vendor library");
   app.add_flag("--json", o.json, "print one JSON object instead of the tables");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
-  }
+  if (auto done = parse_command_line(app, argc, argv, "bench-best")) return *done;
   return bench_best(o);
 }

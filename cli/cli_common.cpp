@@ -5,14 +5,99 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/exit_codes.h"
+#include "cli/flag_checks.h"
 #include "runtime/worker/worker_evaluator.h"
 
 namespace tilesmith::cli {
 
+namespace {
+
+// The names a mistyped word on `app`'s command line may have meant: its flags and, where
+// it has any, its subcommands.
+std::vector<std::string> names_on(const CLI::App& app, bool flags) {
+  std::vector<std::string> names;
+  if (flags) {
+    for (const CLI::Option* op : app.get_options()) {
+      for (const auto& l : op->get_lnames()) names.push_back("--" + l);
+      for (const auto& s : op->get_snames()) names.push_back("-" + s);
+    }
+  } else {
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names.push_back(sub->get_name());
+  }
+  return names;
+}
+
+// CLI11's message, made to name the input and what to give where it does not.
+std::string usage_message(const CLI::ParseError& e, const CLI::App& app, const CLI::App& where,
+                          const std::string& command) {
+  const std::string help = " (" + command + " --help lists the flags)";
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::vector<std::string> extras = where.remaining(true);
+    if (extras.empty()) extras = app.remaining(true);  // before the subcommand's name
+    if (!extras.empty()) {
+      const std::string& word = extras.front();
+      if (word.size() > 1 && word[0] == '-') {
+        std::string flag = word.substr(0, word.find('='));
+        if (flag.find_first_not_of('-') == std::string::npos) flag = word;
+        const std::string near = nearest_name(flag, names_on(where, true));
+        return "unknown flag " + flag + (near.empty() ? help : "; did you mean " + near + "?");
+      }
+      const std::string near = nearest_name(word, names_on(where, false));
+      return "unexpected argument '" + word + "'" + (near.empty() ? help : "; did you mean " + near + "?");
+    }
+  }
+  std::string message = e.what();
+  // A value no check ran on: "Could not convert: --flag = value".
+  const std::string raw = "Could not convert: ";
+  if (dynamic_cast<const CLI::ConversionError*>(&e) && message.rfind(raw, 0) == 0) {
+    const std::string rest = message.substr(raw.size());
+    const auto eq = rest.find(" = ");
+    if (eq != std::string::npos) {
+      const std::string name = rest.substr(0, eq), value = rest.substr(eq + 3);
+      const CLI::Option* op = where.get_option_no_throw(name);
+      const bool flag = op && op->get_expected_max() == 0;
+      message = name + ": '" + value + "' is not " + (flag ? "true or false" : "a valid value" + help);
+    }
+  }
+  // "--config excludes --results": two flags that do not go together.
+  const std::string excludes = " excludes ";
+  if (const auto at = message.find(excludes); dynamic_cast<const CLI::ExcludesError*>(&e) && at != std::string::npos)
+    message = "give " + message.substr(0, at) + " or " + message.substr(at + excludes.size()) + ", not both";
+  // "--m: At Most 1 required but received 2": a flag that takes one value, given twice.
+  const std::string twice = ": At Most 1 required but received ";
+  if (const auto at = message.find(twice); dynamic_cast<const CLI::ArgumentMismatch*>(&e) && at != std::string::npos)
+    message = message.substr(0, at) + ": given " + message.substr(at + twice.size()) + " times; give it once";
+  for (char& c : message)
+    if (c == '\n') c = ' ';
+  return message;
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::Success& e) {  // --help, --version, or a rank that leaves a subcommand to rank 0
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  } catch (const CLI::ParseError& e) {
+    const CLI::App* where = &app;
+    std::string command = program;
+    const auto subs = app.get_subcommands();
+    if (!subs.empty()) {
+      where = subs.front();
+      command += " " + where->get_name();
+    }
+    std::cerr << command << ": " << usage_message(e, app, *where, command) << "\n";
+    return kExitUsage;
+  }
+}
+
 void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
-  auto* m = app.add_option("--m", f.m, "rows of A and C")->check(CLI::PositiveNumber);
-  auto* n = app.add_option("--n", f.n, "columns of B and C")->check(CLI::PositiveNumber);
-  auto* k = app.add_option("--k", f.k, "columns of A, rows of B")->check(CLI::PositiveNumber);
+  auto* m = app.add_option("--m", f.m, "rows of A and C")->check(integer_at_least<std::int64_t>(1));
+  auto* n = app.add_option("--n", f.n, "columns of B and C")->check(integer_at_least<std::int64_t>(1));
+  auto* k = app.add_option("--k", f.k, "columns of A, rows of B")->check(integer_at_least<std::int64_t>(1));
   if (required) {
     m->required();
     n->required();
@@ -27,12 +112,12 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
       ->capture_default_str();
   app.add_option("--c-layout", f.c_layout, "C storage")->check(CLI::IsMember({"row", "col"}))->capture_default_str();
-  app.add_option("--alpha", f.alpha, "C = alpha*A*B + beta*C")->capture_default_str();
-  app.add_option("--beta", f.beta, "beta != 0 reads C")->capture_default_str();
+  app.add_option("--alpha", f.alpha, "C = alpha*A*B + beta*C")->check(any_number())->capture_default_str();
+  app.add_option("--beta", f.beta, "beta != 0 reads C")->check(any_number())->capture_default_str();
   app.add_option("--epilogue", f.epilogue, "fused into the store")
       ->check(CLI::IsMember({"none", "bias_row", "bias_col", "relu", "leaky_relu", "gelu"}))
       ->capture_default_str();
-  app.add_option("--leaky-slope", f.slope, "negative slope of leaky_relu")->capture_default_str();
+  app.add_option("--leaky-slope", f.slope, "negative slope of leaky_relu")->check(any_number())->capture_default_str();
 }
 
 bool problem_given(const ProblemFlags& f) { return f.m > 0 && f.n > 0 && f.k > 0; }

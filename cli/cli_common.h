@@ -27,6 +27,15 @@ struct ProblemFlags {
   double slope = 0.01;
 };
 
+// Parses the command line of `app`, the command `program` ("autotune-loop", "bench-best"),
+// with its --config file when it has one. Returns std::nullopt to go on; otherwise the exit
+// code to end with: kExitOk after --help or --version (printed), kExitUsage after one line
+// on stderr, "<program>[ <subcommand>]: <what was given, what is allowed>", e.g.
+//   autotune-loop: --m: 0 is too small; give an integer of 1 or more
+//   autotune-loop: unknown flag --max_evals; did you mean --max-evals?
+// Nothing else happens on a bad command line: no file is read past the config, none written.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program);
+
 // --m --n --k (required when `required`), --dtype, --c-dtype, --layout, --c-layout, --alpha, --beta,
 // --epilogue, --leaky-slope.
 void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required);

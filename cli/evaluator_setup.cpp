@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli/cli_common.h"
+#include "cli/flag_checks.h"
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/replay_evaluator.h"
 #include "runtime/replay/replay_set.h"
@@ -41,7 +42,8 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
       ->capture_default_str();
   app.add_option("--device", f.device,
                  several_devices ? "GPU ordinal within the backend (default 0); the same as --devices N"
-                                 : "GPU ordinal within the backend (default 0)");
+                                 : "GPU ordinal within the backend (default 0)")
+      ->check(integer_at_least(0));
   if (several_devices) {
     app.add_option("--devices", f.devices,
                    "GPUs to measure on, one worker process each, candidates of the same problem in parallel: "
@@ -51,7 +53,7 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
     app.add_option("--replay-workers", f.replay_workers,
                    "with --backend replay: answer in this many worker processes instead of this one (the worker "
                    "path without a GPU; 0: in this process)")
-        ->check(CLI::Range(0, 64))
+        ->check(integer_from_to(0, 64))
         ->capture_default_str();
   }
   app.add_flag("--in-process", f.in_process,
@@ -63,11 +65,11 @@ void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices)
                  "seconds a candidate's run may take before it is cut off as timeout, plus an allowance for a "
                  "worker's first run of the problem (inputs, CPU reference); default 0: scaled from the expected "
                  "runtime, at least 30 (docs/reliability.md)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0));
   app.add_option("--compile-deadline", f.compile_deadline_s,
                  "seconds a compile may take before it is cut off as timeout (default 0: at least 60, 10x the "
                  "slowest compile seen)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0));
   app.add_option("--cache-dir", f.cache_dir,
                  "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
   app.add_option("--replay-file", f.replay_files,
@@ -166,8 +168,7 @@ Result<OpenedEvaluator> open_workers(std::vector<worker::WorkerEvaluatorOptions>
 
 }  // namespace
 
-Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorContext& ctx) {
-  OpenedEvaluator out;
+Status check_evaluator_flags(const EvaluatorFlags& f) {
   if (f.device && !f.devices.empty()) return Status::invalid("give --device N or --devices LIST, not both");
   const bool deadlines = f.run_deadline_s > 0 || f.compile_deadline_s > 0;
   if (f.in_process && f.replay_workers > 0)
@@ -179,13 +180,35 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
     auto exe = worker::find_worker_executable(f.worker_exe);
     if (!exe.ok()) return Status::invalid("--worker-exe: " + exe.status().message());
   }
-
   if (f.backend == "replay") {
     if (f.device || !f.devices.empty())
       return Status::invalid("--device and --devices select GPUs; with --backend replay, --replay-workers N "
                              "answers in worker processes");
     if (f.replay_files.empty())
       return Status::invalid("--backend replay needs --replay-file FILE (a Kernel Tuner cache, e.g. gemm_RTX_3090.json.gz)");
+    if (f.replay_workers == 0 && (!f.worker_exe.empty() || deadlines))
+      return Status::invalid("--worker-exe, --run-deadline and --compile-deadline go with worker processes: "
+                             "add --replay-workers N");
+    return Status::ok_status();
+  }
+  if (!f.replay_files.empty() || !f.replay_space.empty())
+    return Status::invalid("--replay-file and --replay-space go with --backend replay");
+  if (f.replay_workers > 0) return Status::invalid("--replay-workers goes with --backend replay");
+  const bool all = f.devices == "all";
+  std::size_t devices = 1;
+  if (!f.devices.empty() && !all) {
+    TS_ASSIGN_OR_RETURN(auto ordinals, parse_device_list(f.devices));
+    devices = ordinals.size();
+  }
+  if (f.in_process && (all || devices != 1)) return Status::invalid("--in-process measures on one GPU: give --device N");
+  return Status::ok_status();
+}
+
+Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorContext& ctx) {
+  OpenedEvaluator out;
+  TS_RETURN_IF_ERROR(check_evaluator_flags(f));
+
+  if (f.backend == "replay") {
     replay::RecordingOptions ro;
     ro.space_file = f.replay_space;
     auto files = replay::expand_recording_paths({f.replay_files.begin(), f.replay_files.end()});
@@ -200,9 +223,6 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
     // this process with workers too, so a run re-times the same either way.
     out.retimer = std::make_unique<replay::ReplaySetEvaluator>(out.recordings, ctx.seed ^ 0x9E3779B97F4A7C15ull);
     if (f.replay_workers == 0) {
-      if (!f.worker_exe.empty() || deadlines)
-        return Status::invalid("--worker-exe, --run-deadline and --compile-deadline go with worker processes: "
-                               "add --replay-workers N");
       out.evaluator = std::make_unique<replay::ReplaySetEvaluator>(out.recordings, ctx.seed);
       out.inline_runner = std::make_unique<InlineRunner>(*out.evaluator);
       out.description = "in this process";
@@ -219,9 +239,6 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
     return open_workers(std::move(specs), std::move(out));
   }
 
-  if (!f.replay_files.empty() || !f.replay_space.empty())
-    return Status::invalid("--replay-file and --replay-space go with --backend replay");
-  if (f.replay_workers > 0) return Status::invalid("--replay-workers goes with --backend replay");
   const bool all = f.devices == "all";
   std::vector<int> ordinals{f.device.value_or(0)};
   if (!f.devices.empty() && !all) {
@@ -229,7 +246,6 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
   }
 
   if (f.in_process) {
-    if (all || ordinals.size() != 1) return Status::invalid("--in-process measures on one GPU: give --device N");
     auto backend = choose_backend(f.backend);
     if (!backend.ok()) return backend.status();
     out.backend = std::move(backend).value();

@@ -103,7 +103,13 @@ struct OpenedEvaluator {
   OpenedEvaluator& operator=(OpenedEvaluator&&) = default;
 };
 
-// invalid_argument: flags that do not fit together (--replay-file without --backend
+// The checks open_evaluator makes of the flags alone (no recording read, no process
+// started): flags that do not fit together, a bad --devices list, a --worker-exe that is
+// not there. invalid_argument saying what is wrong. A command calls it before it writes
+// anything, so bad flags leave nothing on disk.
+Status check_evaluator_flags(const EvaluatorFlags& flags);
+
+// Makes check_evaluator_flags' checks first. invalid_argument: flags that do not fit together (--replay-file without --backend
 // replay, --devices with --device, a bad list, a --worker-exe that is not there, ...);
 // not_found / parse_error: an unreadable recording; unavailable: no GPU, a device that
 // cannot be opened, or no worker executable (exit code 3); failed_precondition: the

@@ -8,6 +8,7 @@
 
 #include "base/files.h"
 #include "cli/exit_codes.h"
+#include "cli/flag_checks.h"
 #include "runtime/replay/compressed_file.h"
 #include "tuner/records/history.h"
 #include "tuner/records/journal.h"
@@ -67,7 +68,7 @@ CLI::App* add_history_command(CLI::App& app, int& exit_code) {
       "evaluations and time.\n  Example: autotune-loop history --results results --top 5");
   sub->add_option("--results", o->results, "the run's results folder")->capture_default_str();
   sub->add_option("--file", o->file, "a history.csv elsewhere (instead of <results>/history.csv)");
-  sub->add_option("--top", o->top, "how many of the fastest configs to list")->check(CLI::Range(1, 100000))->capture_default_str();
+  sub->add_option("--top", o->top, "how many of the fastest configs to list")->check(integer_from_to(1, 100000))->capture_default_str();
   sub->add_flag("--json", o->json, "print one JSON object");
   sub->add_option("--kernel-tuner-cache", o->kernel_tuner_cache,
                   "instead of the summary, write the configurations the run evaluated and their times as a Kernel Tuner "

@@ -5,6 +5,7 @@
 
 #include "base/files.h"
 #include "cli/exit_codes.h"
+#include "cli/flag_checks.h"
 #include "report/report_page.h"
 #include "report/run_report_data.h"
 
@@ -33,7 +34,7 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
   sub->add_option("--bench", o->bench,
                   "bench-best --json output to fold in (default: <results>/bench-best.json when present)");
   sub->add_option("--chart-js", o->chart_js, "Chart.js UMD file to inline (default: Debian libjs-chart.js's)");
-  sub->add_option("--top", o->top, "rows of the top-configurations table")->check(CLI::Range(1, 1000))->capture_default_str();
+  sub->add_option("--top", o->top, "rows of the top-configurations table")->check(integer_from_to(1, 1000))->capture_default_str();
   sub->callback([o, &exit_code] {
     auto lib = load_chart_library(o->chart_js);
     if (!lib.ok()) {

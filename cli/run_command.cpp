@@ -439,6 +439,7 @@ std::optional<int> start_run(const RunFlags& f, bool replay, RunStart* s) {
   s->proposers = proposer_settings(f);
   if (auto resolved = resolve_proposer(s->proposers); !resolved.ok()) return usage(resolved.status().message());
   if (auto code = load_warm_starts(f, &s->warm_start)) return *code;
+  if (Status st = check_evaluator_flags(f.evaluator); !st.ok()) return usage(st.message());
   if (Status st = check_writable_directory(f.results, "--results"); !st.ok()) return usage(st.message());
   if (!f.no_log_file && !f.log_file.empty())
     if (Status st = check_writable_directory(fs::path(f.log_file).parent_path().empty()

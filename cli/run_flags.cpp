@@ -1,13 +1,16 @@
 #include "cli/run_flags.h"
 
+#include "cli/config_file.h"
+#include "cli/flag_checks.h"
 #include "tuner/search/offline_proposers.h"
 
 namespace tilesmith::cli {
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
-  app.set_config("--config", "", "read settings from this TOML or INI file (keys are the long flag names: "
-                                 "candidates = 16, llm-url = \"http://127.0.0.1:8000/v1\"); flags given on the "
-                                 "command line win");
+  add_config_flag(app, "read settings from this TOML or INI file: one key = value a line, the keys exactly the long "
+                       "flag names (candidates = 16, max-evals = 400, llm-url = \"http://127.0.0.1:8000/v1\"); "
+                       "an unknown key, a line that is not a setting or a bad value is refused with its line. "
+                       "Flags given on the command line win");
   const std::string problem_group = "Problem";
   add_problem_flags(app, f.problem, /*required=*/false);
   for (const char* name : {"--m", "--n", "--k", "--dtype", "--layout", "--c-layout", "--alpha", "--beta", "--epilogue",
@@ -57,10 +60,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                      default_offline_proposer() + ")")
       ->group(search_group);
   app.add_option("--candidates", f.candidates, "configs proposed per generation (per template)")
-      ->check(CLI::Range(1, 1000))
+      ->check(integer_from_to(1, 1000))
       ->capture_default_str()
       ->group(search_group);
   app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
+      ->check(integer_at_least<std::uint64_t>(0))
       ->capture_default_str()
       ->group(search_group);
   app.add_option("--warm-start", f.warm_start,
@@ -74,30 +78,30 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->group(search_group);
   app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
                                        "winner (0: keep the search's measurement)")
-      ->check(CLI::Range(0, 100))
+      ->check(integer_from_to(0, 100))
       ->capture_default_str()
       ->group(search_group);
   app.add_option("--compile-threads", f.compile_threads,
                  "compiles running ahead of the GPUs, all devices together (default: min(4, half the cores) per "
                  "device; 0: compile just before measuring)")
-      ->check(CLI::Range(-1, 64))
+      ->check(integer_from_to(-1, 64))
       ->group(search_group);
 
   const std::string budget_group = "Budgets (the run ends at the first one reached; 0 = no limit)";
   app.add_option("--generations", f.generations, "generations of the whole run (a resumed run counts its earlier ones)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_at_least(0))
       ->capture_default_str()
       ->group(budget_group);
   app.add_option("--max-evals", f.max_evals, "candidates evaluated in the whole run (rejected proposals do not count)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_at_least<std::int64_t>(0))
       ->capture_default_str()
       ->group(budget_group);
   app.add_option("--hours", f.hours, "wall-clock hours of this session, e.g. 7.5")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_at_least(0))
       ->capture_default_str()
       ->group(budget_group);
   app.add_option("--patience", f.patience, "plateau: stop after this many generations without a faster config")
-      ->check(CLI::NonNegativeNumber)
+      ->check(integer_at_least(0))
       ->capture_default_str()
       ->group(budget_group);
 
@@ -126,28 +130,30 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->capture_default_str()
       ->group(llm_group);
   app.add_option("--llm-timeout", f.llm_timeout_s, "seconds one request may take (reasoning models are slow)")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above(0))
       ->capture_default_str()
       ->group(llm_group);
   app.add_option("--llm-connect-timeout", f.llm_connect_timeout_s, "seconds to connect")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above(0))
       ->capture_default_str()
       ->group(llm_group);
   app.add_option("--llm-deadline", f.llm_deadline_s, "seconds one proposal may take, retries included")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above(0))
       ->capture_default_str()
       ->group(llm_group);
   app.add_option("--llm-retries", f.llm_retries, "retries of a failed request (429, 5xx, timeouts)")
-      ->check(CLI::Range(0, 20))
+      ->check(integer_from_to(0, 20))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-temperature", f.llm_temperature, "sampling temperature (not sent unless given)")->group(llm_group);
+  app.add_option("--llm-temperature", f.llm_temperature, "sampling temperature (not sent unless given)")
+      ->check(number_at_least(0))
+      ->group(llm_group);
   app.add_option("--llm-max-tokens", f.llm_max_tokens, "reply cap, reasoning included")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str()
       ->group(llm_group);
   app.add_option("--llm-prompt-tokens", f.llm_prompt_tokens, "prompt budget; the history is condensed to fit")
-      ->check(CLI::PositiveNumber)
+      ->check(integer_at_least(1))
       ->capture_default_str()
       ->group(llm_group);
 
@@ -167,7 +173,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->capture_default_str()
       ->group(out_group);
   app.add_option("--status-interval", f.status_interval_s, "seconds between plain progress lines")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above(0))
       ->capture_default_str()
       ->group(out_group);
 }

@@ -630,6 +630,7 @@ TEST_F(WorkerLoop, DeviceFlagsThatDoNotFitAreExplained) {
     for (const auto& s : c.args) cmd += " " + s;
     EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.err;
     EXPECT_TRUE(contains(r.err, c.says)) << cmd << " should say '" << c.says << "':\n" << r.err;
+    EXPECT_FALSE(fs::exists(dir / "r")) << cmd << ": flags are checked before the results folder is made";
   }
   if (fs::exists(rtx3090_recording())) {
     auto r = run_process({exe, "--backend", "replay", "--replay-file", rtx3090_recording().string(), "--devices",
