@@ -277,7 +277,7 @@ void vendor_spread_from_journal(const fs::path& dir, double median_ms, gemmlib::
 Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& o) {
   std::error_code ec;
   if (!fs::is_directory(o.results_dir, ec))
-    return Status::not_found("results folder " + o.results_dir.string() + " does not exist");
+    return Status::not_found("results folder " + o.results_dir.string() + " does not exist: give --results the folder an autotune-loop run wrote");
   if (fs::exists(o.results_dir / kProblemSetFileName, ec)) return set_problems(o.results_dir, o);
   const fs::path best = o.results_dir / "best_config.json";
   if (!fs::exists(best, ec))
