@@ -41,6 +41,10 @@ class ReplayEvaluator : public Evaluator {
   // unavailable: "the replay backend has no vendor library".
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override { return "none (replay of recorded measurements)"; }
+  // unavailable: recordings hold kernel times only.
+  Result<ReadFloor> read_floor(const GemmProblem&) override {
+    return Status::unavailable("the replay backend measures no read floor (recordings hold kernel times only)");
+  }
 
  private:
   // The start of prepare and evaluate: the record for `config`, with its recorded

@@ -48,6 +48,7 @@ class ReplaySetEvaluator final : public Evaluator {
     return evaluators_.front()->vendor_baseline(problem);
   }
   std::string vendor_name() const override { return evaluators_.front()->vendor_name(); }
+  Result<ReadFloor> read_floor(const GemmProblem& problem) override { return evaluators_.front()->read_floor(problem); }
 
  private:
   ReplayEvaluator* find(const KernelTemplate& tmpl, Evaluation* e);
