@@ -154,8 +154,9 @@ std::string floor_line(const std::optional<ReadFloor>& floor, const std::string&
   if (vendor && vendor->ok())
     line += ", vendor at " + fmt("%.1f%%", percent_of_floor(floor->timing.median_ms, vendor->timing.median_ms));
   for (const auto& who : floor_beaten_by(floor, ours, vendor))
-    line += "\n    NOTE: " + who + "'s GEMM ran faster than this read floor, so the floor is not the fastest read " +
-            "(the sweep missed a faster way); percentages above 100 say so";
+    line += std::string("\n    NOTE: ") + (who == "ours" ? "our kernel" : "the vendor's GEMM") +
+            " ran faster than this read floor, so the floor is not the fastest read (the sweep missed a faster "
+            "way); percentages above 100 say so";
   return line;
 }
 

@@ -405,6 +405,7 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
         if not replay:
             for t in templates_for(r["m"], args.templates):
                 cmd += ["--template", t]
+            cmd += ["--compile-threads", str(args.compile_threads)]
         for w in warm:
             cmd += ["--warm-start", w]
         if left is not None:
@@ -465,6 +466,8 @@ def main(argv):
     mode.add_argument("--table-only", action="store_true", help="print the table from the last bench.json")
     ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_gemv at M <= %d)"
                     % (" ".join(HALF_TEMPLATES), GEMV_MAX_M))
+    ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
+                    help="autotune-loop's compiles at once (default: the cores less two, at most 12)")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
     ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
     ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")
