@@ -1,12 +1,15 @@
 #pragma once
 // bench-best: reproduce tuned kernels on this machine next to the vendor library.
 //  - With --config: one template + config on the problem the flags give.
-//  - With --best-config FILE (or --results DIR): every entry of best_config.json recorded
-//    on this device (same name and architecture; another driver is noted), filtered by
-//    the problem flags and --template when given. Each is re-rendered, recompiled,
-//    validated against the CPU reference and timed; the recorded figures, today's and
-//    the vendor library's are printed side by side, and a median that moved by more than
-//    --drift-tolerance is flagged.
+//  - With --best-config FILE (or --results DIR), each repeatable: every entry of those
+//    best_config.json files recorded on this device (same name and architecture; another
+//    driver is noted), filtered by the problem flags and --template when given (with
+//    --fastest-only, one per problem: the fastest recorded). A problem-set folder (one
+//    holding problem_set.json) stands for its problems' folders. Each entry is
+//    re-rendered, recompiled (all of them first, in parallel), validated against the CPU
+//    reference and timed; the recorded figures, today's, the vendor library's and the
+//    problem's read floor (runtime/read_floor.h) are printed side by side, all measured
+//    in one process, and a median that moved by more than --drift-tolerance is flagged.
 // On a GPU everything is measured in a worker process (tilesmith-worker), as in
 // autotune-loop: a kernel that faults or hangs is reported as crash or timeout, and this
 // process loads no GPU runtime; --in-process measures here instead (debugging).
@@ -17,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/cli_common.h"
 #include "cli/evaluator_setup.h"
@@ -28,8 +32,11 @@ struct BenchBestOptions {
   EvaluatorFlags evaluator;
   std::string template_name;
   std::string config_json;
-  std::string best_config;  // a best_config.json
-  std::string results;      // a results folder holding best_config.json
+  std::vector<std::string> best_configs;  // best_config.json files
+  std::vector<std::string> results;       // results folders holding best_config.json (or problem sets)
+  bool fastest_only = false;              // one entry per problem: the fastest recorded
+  bool read_floor = true;                 // measure each problem's read floor
+  std::int64_t read_floor_max_m = -1;     // only for problems with M <= this (-1: all)
   std::string kernels_dir;
   std::uint64_t seed = 1;
   bool no_vendor = false;

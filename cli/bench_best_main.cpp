@@ -18,7 +18,10 @@ int main(int argc, char** argv) {
       "  bench-best --m 4096 --n 4096 --k 4096 --config "
       "'{\"BLOCK_M\":128,\"BLOCK_N\":128,\"BLOCK_K\":8,\"THREAD_M\":8,\"THREAD_N\":8}'\n"
       "  bench-best --backend replay --replay-file gemm_RTX_3090.json.gz --results results   no GPU: recorded data\n"
-      "Measured in a worker process (tilesmith-worker; --in-process for debugging).\n"
+      "  bench-best --results r/qkv_m16 --results r/down_m16 --fastest-only --json   several folders, one process\n"
+      "Measured in a worker process (tilesmith-worker; --in-process for debugging), the vendor library and each\n"
+      "problem's read floor (the fastest way found to read its operands once) in the same process and timed the same\n"
+      "way; '% of floor' = floor / kernel time (above 100%: the floor was beaten, so it is no floor: flagged).\n"
       "An entry recorded before its template gained a parameter runs with the template's default (a note says so);\n"
       "one naming a parameter the template no longer has runs without it and is a mismatch.\n"
       "Exit codes: 0 ok; 1 an entry failed validation or evaluation (or drifted, with --fail-on-drift); 2 bad usage;\n"
@@ -32,13 +35,23 @@ int main(int argc, char** argv) {
                  "template (with --config: default the only one that supports the problem; with --best-config: only "
                  "this template's entries)");
   auto* cfg = app.add_option("--config", o.config_json, "config as a JSON object of integers (needs --m --n --k)");
-  auto* best = app.add_option("--best-config", o.best_config,
-                              "reproduce the entries of this best_config.json (docs/best_config.md); --m/--n/--k "
-                              "then select a problem");
-  auto* results = app.add_option("--results", o.results, "a results folder: its best_config.json");
+  auto* best = app.add_option("--best-config", o.best_configs,
+                              "reproduce the entries of this best_config.json (docs/best_config.md; repeatable); "
+                              "--m/--n/--k then select a problem")
+                   ->take_all()
+                   ->allow_extra_args(false);
+  auto* results = app.add_option("--results", o.results,
+                                 "a results folder: its best_config.json; a problem set's folder: each problem's "
+                                 "(repeatable: every figure of all of them measured in this one process)")
+                      ->allow_extra_args(false);
   cfg->excludes(best);
   cfg->excludes(results);
-  best->excludes(results);
+  app.add_flag("--fastest-only", o.fastest_only,
+               "one entry per problem: the one with the fastest recorded median (the others are left out)");
+  app.add_flag("!--no-read-floor", o.read_floor,
+               "skip the read floor (the fastest read of the operands found, runtime/read_floor.h) measured per problem");
+  app.add_option("--read-floor-max-m", o.read_floor_max_m,
+                 "measure the read floor only for problems with M at most this (default: every problem)");
   app.add_option("--kernels-dir", o.kernels_dir, "load templates from this folder instead of the built-in ones");
   app.add_option("--seed", o.seed, "input data seed")->check(integer_at_least<std::uint64_t>(0))->capture_default_str();
   app.add_option("--drift-tolerance", o.drift_tolerance_pct,

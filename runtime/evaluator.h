@@ -15,6 +15,7 @@
 #include "registry/kernel_template.h"
 #include "registry/problem.h"
 #include "runtime/evaluation.h"
+#include "runtime/read_floor.h"
 
 namespace tilesmith {
 
@@ -44,6 +45,13 @@ class Evaluator {
   virtual Result<Evaluation> vendor_baseline(const GemmProblem& problem) = 0;
   // "cuBLAS 13.0 (cublasGemmEx, CUBLAS_COMPUTE_32F_PEDANTIC)" or similar.
   virtual std::string vendor_name() const = 0;
+  // The problem's read floor (runtime/read_floor.h): the fastest way found to read its
+  // operands once, timed as evaluate() times kernels. unavailable where the evaluator
+  // cannot measure one (the replay backend: recordings hold kernel times only).
+  virtual Result<ReadFloor> read_floor(const GemmProblem& problem) {
+    (void)problem;
+    return Status::unavailable("this evaluator measures no read floor");
+  }
 };
 
 }  // namespace tilesmith

@@ -115,8 +115,8 @@ struct GpuEvaluator::State {
 
   // Warm-up by time, then samples with the L2 flushed before each, until the spread
   // settles or the caps are reached.
-  TimingStats time_launches(const std::function<void()>& launch) {
-    const TimingOptions& t = options.timing;
+  TimingStats time_launches(const std::function<void()>& launch) { return time_launches(launch, options.timing); }
+  TimingStats time_launches(const std::function<void()>& launch, const TimingOptions& t) {
     TimingStats st;
     auto w0 = Clock::now();
     int warm = 0;
@@ -355,6 +355,39 @@ Result<Evaluation> GpuEvaluator::vendor_baseline(const GemmProblem& problem) {
     return Status::internal(std::string("vendor baseline: ") + err.what());
   }
   return e;
+}
+
+Result<ReadFloor> GpuEvaluator::read_floor(const GemmProblem& problem) {
+  State& s = *s_;
+  if (!s.broken.empty()) return Status::unavailable("the GPU context was lost earlier: " + s.broken);
+  try {
+    s.ensure_problem(problem);
+    // The buffers the kernels read, and the sum of their words as uploaded.
+    ReadTarget target;
+    target.bytes = read_floor_bytes(problem);
+    target.ptr[0] = s.a.get();
+    target.ptr[1] = s.b.get();
+    target.ptr[2] = target.bytes.c ? s.c0.get() : 0;
+    const ProblemData& data = s.inputs->data;
+    std::uint32_t sum = 0;
+    auto add = [&](const std::vector<float>& host, DType type, std::uint64_t bytes) {
+      if (bytes == 0) return;
+      std::vector<unsigned char> enc(host.size() * dtype_bytes(type));
+      encode_elements(type, host.data(), host.size(), enc.data());
+      sum += read_floor_checksum(enc.data(), enc.size());
+    };
+    add(data.a, problem.a_type, target.bytes.a);
+    add(data.b, problem.b_type, target.bytes.b);
+    add(data.c0, problem.c_type, target.bytes.c);
+    target.checksum = sum;
+    return measure_read_floor(*s.device, *s.compiler, target, s.options.timing,
+                              [&](const std::function<void()>& launch, const TimingOptions& t) {
+                                return s.time_launches(launch, t);
+                              });
+  } catch (const GpuError& err) {
+    s.mark_broken(err);
+    return Status::internal(std::string("read floor: ") + err.what());
+  }
 }
 
 }  // namespace tilesmith

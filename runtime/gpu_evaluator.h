@@ -43,6 +43,10 @@ class GpuEvaluator final : public Evaluator {
   Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override;
+  // The sweep of runtime/read_floor.h on the problem's own input buffers, timed with this
+  // evaluator's timing; internal when the sweep fails (a lost context also marks the
+  // evaluator broken, as a candidate's fault does).
+  Result<ReadFloor> read_floor(const GemmProblem& problem) override;
 
   // Bytes read + written per second by a large device-to-device copy, measured at open.
   double measured_bandwidth() const;

@@ -38,11 +38,14 @@ class ReplayEvaluator : public Evaluator {
                      const Config& config) override;
   Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
                       const Config& config) override;
-  // unavailable: "the replay backend has no vendor library".
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   // The recording's vendor time at its own problem (Recording::vendor_median_ms), as a
   // one-sample measurement; unavailable when it holds none or for another problem.
   std::string vendor_name() const override;
+  // unavailable: recordings hold kernel times only.
+  Result<ReadFloor> read_floor(const GemmProblem&) override {
+    return Status::unavailable("the replay backend measures no read floor (recordings hold kernel times only)");
+  }
 
  private:
   // The start of prepare and evaluate: the record for `config`, with its recorded

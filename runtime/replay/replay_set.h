@@ -52,6 +52,7 @@ class ReplaySetEvaluator final : public Evaluator {
   // The first recording of `problem` that holds a vendor time answers.
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override { return evaluators_.front()->vendor_name(); }
+  Result<ReadFloor> read_floor(const GemmProblem& problem) override { return evaluators_.front()->read_floor(problem); }
 
  private:
   ReplayEvaluator* find(const KernelTemplate& tmpl, Evaluation* e);

@@ -50,6 +50,7 @@ inline constexpr const char* kHello = "hello";
 inline constexpr const char* kEvaluate = "evaluate";
 inline constexpr const char* kPrepare = "prepare";
 inline constexpr const char* kVendorBaseline = "vendor_baseline";
+inline constexpr const char* kReadFloor = "read_floor";  // {problem} -> result {read_floor}
 inline constexpr const char* kHealthCheck = "health_check";
 inline constexpr const char* kShutdown = "shutdown";
 inline constexpr const char* kAccepted = "accepted";  // worker -> orchestrator: request read whole

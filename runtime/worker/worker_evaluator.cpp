@@ -250,11 +250,11 @@ Status WorkerEvaluator::ready_locked() {
 
 Result<ExchangeResult> WorkerEvaluator::exchange_resending_once_locked(
     const std::function<nlohmann::json()>& make_request, const GemmProblem& problem, bool starts_in_run,
-    const std::function<void()>& on_send) {
+    const std::function<void()>& on_send, std::chrono::milliseconds extra_run) {
   ExchangeResult r;
   for (int attempt = 0;; ++attempt) {
     ExchangeLimits limits{.compile = policy_.compile(),
-                          .run = policy_.run(&problem, worker_problem_key_ != problem.key()),
+                          .run = policy_.run(&problem, worker_problem_key_ != problem.key()) + extra_run,
                           .starts_in_run = starts_in_run,
                           .cancel = &abandon_};
     if (attempt == 0 && on_send) on_send();
@@ -418,6 +418,44 @@ Result<Evaluation> WorkerEvaluator::vendor_baseline(const GemmProblem& problem) 
     worker_lost_locked("vendor baseline: " + r.broken, Outcome::kLaunchError);
   }
   if (out.ok() && out->ok()) policy_.note_kernel_ms(problem, out->timing.median_ms);
+  return out;
+}
+
+Result<ReadFloor> WorkerEvaluator::read_floor(const GemmProblem& problem) {
+  std::lock_guard<std::mutex> lock(drive_mu_);
+  TS_RETURN_IF_ERROR(ready_locked());
+  TS_ASSIGN_OR_RETURN(ExchangeResult r,
+                      exchange_resending_once_locked(
+                          [&] {
+                            return nlohmann::json{{"type", kReadFloor}, {"id", next_id_++}, {"problem", problem}};
+                          },
+                          problem, /*starts_in_run=*/true, {},
+                          std::chrono::duration_cast<std::chrono::milliseconds>(kReadFloorAllowance)));
+  if (r.kind == ExchangeResult::Kind::kNotSent) {
+    worker_lost_locked("read floor: two workers in a row died before acknowledging it", Outcome::kCrash);
+    return Status::internal("read floor: two workers in a row died before acknowledging it (the last: " + r.ended +
+                            ")");
+  }
+  switch (r.kind) {
+    case ExchangeResult::Kind::kCancelled:
+      worker_.reset();
+      return Status::unavailable("abandoned");
+    case ExchangeResult::Kind::kLost:
+      worker_lost_locked("read floor: " + r.lost.message, r.lost.outcome);
+      return Status::internal("read floor: " + std::string(outcome_name(r.lost.outcome)) + ": " + r.lost.message);
+    default:
+      break;
+  }
+  worker_problem_key_ = problem.key();
+  Result<ReadFloor> out = Status::internal("read floor: the worker's reply has no read_floor");
+  if (r.kind == ExchangeResult::Kind::kRejected)
+    out = r.rejection;
+  else if (auto it = r.reply.find("read_floor"); it != r.reply.end())
+    out = read_floor_from_json(*it);
+  if (!r.broken.empty()) {
+    worker_->collect_exit(std::chrono::milliseconds(2000));
+    worker_lost_locked("read floor: " + r.broken, Outcome::kLaunchError);
+  }
   return out;
 }
 

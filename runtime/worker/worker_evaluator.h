@@ -106,6 +106,11 @@ class WorkerEvaluator final : public Evaluator {
   // The vendor library in the worker. internal when the worker was lost doing it.
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override;
+  // The read floor measured in the worker (GpuEvaluator::read_floor), under the run
+  // deadline plus kReadFloorAllowance (its compile and sweep). internal when the worker
+  // was lost doing it; the worker's own error otherwise.
+  Result<ReadFloor> read_floor(const GemmProblem& problem) override;
+  static constexpr std::chrono::seconds kReadFloorAllowance{120};
 
   // Runs a due health check now; unavailable while backing off (then next_attempt()
   // says when to call again) or when the check fails.
@@ -139,7 +144,8 @@ class WorkerEvaluator final : public Evaluator {
   // when no fresh worker could be started. `on_send` runs before the first send.
   Result<ExchangeResult> exchange_resending_once_locked(const std::function<nlohmann::json()>& make_request,
                                                         const GemmProblem& problem, bool starts_in_run,
-                                                        const std::function<void()>& on_send = {});
+                                                        const std::function<void()>& on_send = {},
+                                                        std::chrono::milliseconds extra_run = {});
   void publish_locked();
 
   WorkerEvaluatorOptions options_;

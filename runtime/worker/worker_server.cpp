@@ -163,6 +163,29 @@ class Server {
         reply_error(id, e.status(), broken);
       return broken.empty() ? std::nullopt : std::optional<int>(kWorkerExitBroken);
     }
+    if (type == kReadFloor) {
+      auto it = msg.find("problem");
+      auto problem = it == msg.end() ? Result<GemmProblem>(Status::parse_error("problem missing"))
+                                     : problem_from_json(*it);
+      if (!problem.ok()) {
+        reply_error(id, problem.status());
+        return std::nullopt;
+      }
+      if (host_.compile_only()) {
+        reply_error(id, Status::failed_precondition("a compile-only worker measures no read floor"));
+        return std::nullopt;
+      }
+      auto floor = host_.evaluator().read_floor(*problem);
+      const std::string broken = host_.broken_reason();
+      if (floor.ok()) {
+        json f;
+        to_json(f, *floor);
+        send(json{{"type", kResult}, {"id", id}, {"read_floor", f}, {"broken", broken}});
+      } else {
+        reply_error(id, floor.status(), broken);
+      }
+      return broken.empty() ? std::nullopt : std::optional<int>(kWorkerExitBroken);
+    }
     reply_error(id, Status::invalid("unknown request type '" + type + "'"));
     return std::nullopt;
   }

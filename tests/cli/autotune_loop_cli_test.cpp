@@ -325,6 +325,85 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   }
 }
 
+// bench-best over many results in one process: a problem set's folder stands for its
+// problems' folders (one not tuned yet is listed, not dropped), --results and
+// --best-config repeat, --fastest-only keeps one entry per problem, and every entry says
+// which file it came from, its read floor (or why there is none: replay) and the peak.
+TEST(CliBenchBest, ManyFoldersAndAProblemSetInOneProcess) {
+  const fs::path dir = fresh_dir("cli_bench_many");
+  const fs::path rec = source_dir() / "data" / "recordings";
+  const std::string r128 = (rec / "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz").string();
+  const std::string r4096 = (rec / "gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz").string();
+  std::ofstream(dir / "set.json") << R"({"name": "two", "problems": [
+    {"name": "m128", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16"},
+    {"name": "m4096", "m": 4096, "n": 4096, "k": 4096, "dtype": "bf16"}]})";
+  auto run = run_process({autotune_loop_exe().string(), "--backend", "replay", "--replay-file", r128, "--replay-file",
+                          r4096, "--problems", (dir / "set.json").string(), "--results", (dir / "set").string(),
+                          "--max-evals", "24", "--progress", "none", "-q"},
+                         dir);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(fs::exists(dir / "set" / "m128" / "best_config.json"));
+  const std::vector<std::string> replay{"--backend", "replay", "--replay-file", r128, "--replay-file", r4096};
+  auto bench = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a{bench_best_exe().string()};
+    a.insert(a.end(), replay.begin(), replay.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.push_back("--json");
+    return run_process(a, dir);
+  };
+  auto all = bench({"--results", (dir / "set").string()});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  json j = json::parse(all.out);
+  ASSERT_EQ(j["best_configs"].size(), 2u);
+  ASSERT_EQ(j["entries"].size(), 2u);
+  std::set<std::string> from;
+  for (const auto& e : j["entries"]) {
+    from.insert(fs::path(e["best_config"].get<std::string>()).parent_path().filename().string());
+    EXPECT_TRUE(contains(e["read_floor_unavailable"].get<std::string>(), "replay")) << e.dump();
+    EXPECT_TRUE(e["floor_beaten_by"].empty());
+    EXPECT_TRUE(e.contains("peak_tflops"));
+    EXPECT_EQ(e["problem_json"]["dtype"], "bf16");
+  }
+  EXPECT_EQ(from, (std::set<std::string>{"m128", "m4096"}));
+  EXPECT_TRUE(j["not_tuned"].empty());
+
+  // A problem without a result yet is listed as such.
+  fs::rename(dir / "set" / "m4096" / "best_config.json", dir / "m4096_best.json");
+  auto partial = bench({"--results", (dir / "set").string()});
+  ASSERT_EQ(partial.exit_code, 0) << partial.err;
+  j = json::parse(partial.out);
+  EXPECT_EQ(j["entries"].size(), 1u);
+  ASSERT_EQ(j["not_tuned"].size(), 1u);
+  EXPECT_TRUE(contains(j["not_tuned"][0].get<std::string>(), "m4096")) << j["not_tuned"].dump();
+
+  // Several --results and --best-config in one process; the same file twice gives each
+  // problem twice, and --fastest-only one per problem.
+  const std::string m128 = (dir / "set" / "m128").string(), best4096 = (dir / "m4096_best.json").string();
+  auto twice = bench({"--results", m128, "--best-config", best4096, "--best-config", best4096});
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_EQ(json::parse(twice.out)["entries"].size(), 3u);
+  auto fastest = bench({"--results", m128, "--best-config", best4096, "--best-config", best4096, "--fastest-only"});
+  ASSERT_EQ(fastest.exit_code, 0) << fastest.err;
+  j = json::parse(fastest.out);
+  EXPECT_EQ(j["entries"].size(), 2u);
+  EXPECT_EQ(j["slower_entries_left_out"], 1);
+
+  // The text form lists the floor column and where each entry came from.
+  auto text = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", r128, "--replay-file",
+                           r4096, "--results", m128, "--best-config", best4096, "--no-read-floor"},
+                          dir);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* part : {"2 best_config.json files", "read_floor_ms", "%_of_floor", "from    ",
+                           "read floor: not measured (--no-read-floor)"})
+    EXPECT_TRUE(contains(text.out, part)) << part << "\n" << text.out;
+
+  // Nothing tuned at all is a usage error that says so.
+  fs::remove(dir / "set" / "m128" / "best_config.json");
+  auto none = bench({"--results", (dir / "set").string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(contains(none.err, "not tuned yet")) << none.err;
+}
+
 // An OpenAI-compatible server on loopback that answers with candidates from the replayed
 // space: mostly recorded configurations, plus two a real model might send by mistake.
 class FakeLlmServer {

@@ -202,6 +202,58 @@ TEST_F(GpuEvaluatorTest, VendorBaselineValidatesAndTimes) {
   EXPECT_GT(evaluator_->measured_bandwidth(), 1e11);
 }
 
+// The read floor (runtime/read_floor.h) on the GPU: every plain-load variant reads every
+// byte once (its check sum matches; the host test ran the same indexing on the CPU), the
+// floor is a real read (below the theoretical bandwidth), and it is printed next to the
+// vendor's GEMM on the same problem, timed the same way: a vendor GEMM faster than the
+// floor means the sweep has not found the fastest read (printed, not failed: that is the
+// measurement bench-best reports).
+TEST_F(GpuEvaluatorTest, ReadFloorReadsEveryByteOnceAndIsPrintedBesideTheVendor) {
+  std::vector<GemmProblem> problems;
+  GemmProblem p = make(16, 4096, 4096, "NT");  // a decode GEMM: B = W^T of a [4096, 4096] weight
+  p.a_type = p.b_type = p.c_type = DType::kBF16;
+  problems.push_back(p);
+  p = make(1, 4096, 4096, "NN");  // fp32 M = 1: the 64 MiB cuBLASLt's M = 1 kernel read in 0.0234 ms (H200)
+  problems.push_back(p);
+  p = make(7, 1001, 999, "NN");  // tails in every segment, and C read (beta)
+  p.a_type = p.b_type = DType::kF16;
+  p.c_type = DType::kF32;
+  p.beta = 0.5;
+  problems.push_back(p);
+  for (const GemmProblem& q : problems) {
+    auto f = evaluator_->read_floor(q);
+    ASSERT_TRUE(f.ok()) << q.describe() << ": " << f.status().to_string();
+    EXPECT_EQ(f->bytes.total(), read_floor_bytes(q).total());
+    EXPECT_GT(f->timing.median_ms, 0);
+    EXPECT_TRUE(f->timing.l2_flushed);
+    std::printf("%s: read floor %.4f ms (%.0f GB/s, %s, %.1f MB), compiled in %.0f ms%s\n", q.describe().c_str(),
+                f->timing.median_ms, f->gbps, f->variant.c_str(), double(f->bytes.total()) / 1e6, f->compile_ms,
+                f->compile_cache_hit ? " (cached)" : "");
+    int ok = 0;
+    for (const auto& v : f->variants) {
+      std::printf("  %-34s %-13s screen %.4f final %.4f %s\n", v.name.c_str(), outcome_name(v.outcome), v.screen_ms,
+                  v.final_ms, v.message.c_str());
+      ok += v.outcome == Outcome::kOk;
+      const bool plain = v.name.find("bulk") == std::string::npos && v.name.find("_pf256") == std::string::npos &&
+                         v.name.find("_evict") == std::string::npos;
+      if (plain) {
+        EXPECT_EQ(v.outcome, Outcome::kOk) << v.name << ": " << v.message;
+      }
+    }
+    EXPECT_GT(ok, 0);
+    const double theoretical = evaluator_->device().theoretical_bandwidth();
+    if (theoretical > 0) {
+      EXPECT_LT(f->gbps * 1e9, 1.05 * theoretical) << "faster than the memory: not a read";
+    }
+    auto v = evaluator_->vendor_baseline(q);
+    if (v.ok() && v->ok())
+      std::printf("  vendor %.4f ms: %s\n", v->timing.median_ms,
+                  v->timing.median_ms < f->timing.median_ms ? "FASTER than the read floor (the floor is not one)"
+                                                            : "slower than the read floor");
+  }
+  EXPECT_TRUE(evaluator_->broken_reason().empty());
+}
+
 // Random valid configs of each fast template over odd shapes, every layout, beta, a
 // column-major C and an epilogue: all must validate (or be refused for resources).
 void GpuEvaluatorTest::sample_family(const std::string& name, std::vector<GemmProblem> problems) {

@@ -175,6 +175,30 @@ TEST_F(WorkerFaultIsolation, OrdinaryFailuresKeepTheWorker) {
   EXPECT_EQ(ev_->status().workers_started, 1u);
 }
 
+// The read floor travels the protocol (request, result with the floor, or the worker's
+// error) and keeps the worker, which then measures candidates as before.
+TEST_F(WorkerFaultIsolation, ReadFloorComesBackThroughTheWorker) {
+  start(fault_options(journal_));
+  const long pid = ev_->status().worker_pid;
+  GemmProblem p = small_problem();
+  p.beta = 0.5;
+  auto floor = ev_->read_floor(p);
+  ASSERT_TRUE(floor.ok()) << floor.status().to_string();
+  EXPECT_EQ(floor->bytes.total(), read_floor_bytes(p).total());
+  EXPECT_EQ(floor->bytes.c, 64u * 64 * 4);
+  EXPECT_EQ(floor->variant, "fault_read");
+  EXPECT_DOUBLE_EQ(floor->timing.median_ms, double(read_floor_bytes(p).total()) / 1e9);
+  ASSERT_EQ(floor->variants.size(), 2u);
+  EXPECT_EQ(floor->variants[1].outcome, Outcome::kWrongResult);
+  p.m = 13;
+  auto failed = ev_->read_floor(p);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("no way of reading"), std::string::npos) << failed.status().to_string();
+  EXPECT_TRUE(eval(kNone, 1).ok());
+  EXPECT_EQ(ev_->status().worker_pid, pid);
+  EXPECT_EQ(ev_->status().workers_started, 1u);
+}
+
 TEST_F(WorkerFaultIsolation, ChattyWorkersNeitherBlockNorCorruptTheChannel) {
   std::atomic<int> lines{0};
   auto o = fault_options(journal_);

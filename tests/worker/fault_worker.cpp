@@ -190,6 +190,22 @@ class FaultEvaluator final : public Evaluator {
     return Status::unavailable("the fault worker has no vendor library");
   }
   std::string vendor_name() const override { return "none (fault worker)"; }
+  // A made-up floor (the bytes at 1 TB/s through two variants, one failing its check), so
+  // the protocol's read_floor exchange is tested without a GPU; M = 13 makes it fail.
+  Result<ReadFloor> read_floor(const GemmProblem& problem) override {
+    if (problem.m == 13) return Status::internal("fault worker: no way of reading passed its check");
+    ReadFloor f;
+    f.bytes = read_floor_bytes(problem);
+    f.variant = "fault_read";
+    f.timing.samples = 20;
+    f.timing.median_ms = f.timing.min_ms = f.timing.p20_ms = f.timing.p80_ms = f.timing.mean_ms =
+        double(f.bytes.total()) / 1e9;
+    f.timing.l2_flushed = true;
+    f.gbps = 1000;
+    f.variants.push_back({"fault_read", Outcome::kOk, "", f.timing.median_ms, f.timing.median_ms});
+    f.variants.push_back({"fault_skip", Outcome::kWrongResult, "skips data", 0, 0});
+    return f;
+  }
 
   std::string broken_;
 

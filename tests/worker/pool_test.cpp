@@ -165,6 +165,21 @@ TEST_F(WorkerPoolTest, ReplayOnSeveralWorkersGivesTheResultsOfOne) {
   EXPECT_LT(failed, int(one.size()));
 }
 
+// A replay worker has no floor to measure: it says so through the protocol, and the pool
+// forwards the question to its first device.
+TEST_F(WorkerPoolTest, ReplayWorkerSaysItMeasuresNoReadFloor) {
+  auto recording_path = write_recording(dir_, 24);
+  auto pool = WorkerPool::start({replay_options(recording_path)});
+  ASSERT_TRUE(pool.ok()) << pool.status().to_string();
+  GemmProblem p;
+  p.m = p.n = p.k = 24;
+  auto floor = (*pool)->evaluator(0).read_floor(p);
+  ASSERT_FALSE(floor.ok());
+  EXPECT_EQ(floor.status().code(), StatusCode::kUnavailable) << floor.status().to_string();
+  EXPECT_NE(floor.status().message().find("replay"), std::string::npos) << floor.status().to_string();
+  EXPECT_EQ((*pool)->evaluator(0).status().workers_started, 1u) << "the worker was kept";
+}
+
 TEST_F(WorkerPoolTest, QueuedCandidatesCanBeCancelledAndWaitAnyTimesOut) {
   auto journal = dir_ / "journal.txt";
   auto pool = WorkerPool::start({fault_options(journal)});

@@ -45,6 +45,7 @@ class PoolFacade final : public Evaluator {
     return pool_.evaluator(0).vendor_baseline(problem);
   }
   std::string vendor_name() const override { return pool_.evaluator(0).vendor_name(); }
+  Result<ReadFloor> read_floor(const GemmProblem& problem) override { return pool_.evaluator(0).read_floor(problem); }
 
  private:
   worker::WorkerPool& pool_;

@@ -128,6 +128,63 @@ TEST(ProblemSetFile, ShippedExamplesRead) {
   }
 }
 
+// The model benchmark's sets (docs/model-bench.md): four public configurations in the
+// layout frameworks use (Y = X W^T: B column-major, NT), bf16 at every M, fp16 only at
+// M >= 512, each citing its config.json, and the dimensions worked out from it.
+TEST(ProblemSetFile, ModelBenchmarkSetsReadInTheFrameworkLayout) {
+  const std::string dir = std::string(TILESMITH_SOURCE_DIR) + "/data/problems/";
+  struct Model {
+    const char* file;
+    std::vector<const char*> cites;
+    std::set<std::int64_t> ms;
+    std::set<std::pair<std::int64_t, std::int64_t>> nk;  // (N, K) of the layer GEMMs
+  };
+  const std::vector<Model> models = {
+      {"llama3_8b_nt.json",
+       {"hidden_size 4096", "intermediate_size 14336", "num_key_value_heads 8"},
+       {1, 16, 128, 512, 4096},
+       {{6144, 4096}, {4096, 4096}, {28672, 4096}, {4096, 14336}}},
+      {"llama3_70b_tp8_nt.json",
+       {"hidden_size 8192", "intermediate_size 28672", "num_attention_heads 64", "num_key_value_heads 8"},
+       {1, 16, 128, 512, 4096},
+       {{1280, 8192}, {8192, 1024}, {7168, 8192}, {8192, 3584}}},
+      {"mixtral_8x7b_experts_nt.json",
+       {"intermediate_size 14336", "num_local_experts 8", "num_experts_per_tok 2"},
+       {1, 4, 32, 128, 1024},
+       {{28672, 4096}, {4096, 14336}}},
+      {"qwen2_5_32b_nt.json",
+       {"hidden_size 5120", "intermediate_size 27648", "num_attention_heads 40", "num_key_value_heads 8"},
+       {1, 16, 128, 512, 4096},
+       {{7168, 5120}, {5120, 5120}, {55296, 5120}, {5120, 27648}}},
+  };
+  std::set<std::string> shapes;  // distinct problems over all four files
+  for (const auto& model : models) {
+    auto s = read_problem_set(dir + model.file);
+    ASSERT_TRUE(s.ok()) << model.file << ": " << s.status().to_string();
+    for (const char* c : model.cites) EXPECT_NE(s->source.find(c), std::string::npos) << model.file << ": " << c;
+    EXPECT_NE(s->source.find("config.json"), std::string::npos) << model.file;
+    EXPECT_NE(s->source.find("NT"), std::string::npos) << model.file << ": the source says the layout";
+    std::set<std::int64_t> ms;
+    std::set<std::pair<std::int64_t, std::int64_t>> nk;
+    int bf16 = 0;
+    for (const auto& e : s->entries) {
+      const GemmProblem& p = e.problem;
+      EXPECT_EQ(p.layout_code(), "NT") << model.file << " " << e.name;
+      EXPECT_EQ(p.c_type, p.a_type) << e.name;
+      EXPECT_TRUE(p.a_type == DType::kBF16 || (p.a_type == DType::kF16 && p.m >= 512)) << e.name;
+      bf16 += p.a_type == DType::kBF16;
+      ms.insert(p.m);
+      nk.insert({p.n, p.k});
+      shapes.insert(p.key());
+      EXPECT_NE(e.name.find("_m" + std::to_string(p.m) + "_" + dtype_name(p.a_type)), std::string::npos) << e.name;
+    }
+    EXPECT_EQ(ms, model.ms) << model.file;
+    EXPECT_EQ(nk, model.nk) << model.file;
+    EXPECT_EQ(bf16, int(model.ms.size() * model.nk.size())) << model.file << ": bf16 at every M";
+  }
+  EXPECT_GE(shapes.size(), 32u);
+}
+
 // The set's slice label leads the status line and the plain progress line.
 TEST(ProblemSetFile, ProgressLinesShowTheProblemAndItsShare) {
   LoopProgress p;

@@ -1,0 +1,536 @@
+#!/usr/bin/env python3
+"""The model-shape benchmark (docs/model-bench.md): tune the layer GEMMs of public model
+configurations (data/problems/*_nt.json) shape by shape, then re-time every winner next
+to the vendor library and the read floor in ONE bench-best process, and print one table.
+
+    scripts/model_bench.sh OUT_DIR [flags] [-- flags for autotune-loop and bench-best]
+
+Run through scripts/model_bench.sh (it finds the binaries: $TILESMITH_BIN, build/cli or
+.devpack/bin). Everything is resumable: a shape's folder holds its autotune-loop run, and
+running again continues every shape with fewer than --evals evaluations (a search that
+ended on its own - plateau, exhausted space, nothing new - counts as done).
+
+Layout of OUT_DIR/<device>/ (device: the GPU's name, so results of two GPU models never
+mix; autotune-loop refuses a folder of another device anyway):
+    shapes/<m..._n..._k..._dtype_layout>/   one autotune-loop results folder per distinct shape
+    shapes/<folder>.loop.txt                that shape's last autotune-loop output
+    shapes/<folder>.warm                    the warm-start folders chosen at its first session
+    bench.json, bench.err                   the last bench-best pass (--json)
+    table.txt                               the last table
+
+The table printer (summarize, format_report) is pure and tested by
+tests/scripts/model_bench_test.py.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json"]
+HALF_TEMPLATES = ["gemm_hmma", "gemm_decode", "gemm_wgmma_half", "gemm_tma_half"]
+GEMV_MAX_M = 16  # gemm_gemv joins the search at M <= 16
+FLOOR_MAX_M = 128  # rows with M <= this are judged against the read floor, the others against the peak
+WIN_MARGIN = 1.03  # "won by >= 3%"
+ENDED = ("plateau", "every valid configuration", "produced nothing new", "converged")
+
+
+# ---------------------------------------------------------------- the shape list
+
+def shape_folder(p):
+    """The folder of a distinct problem: m16_n6144_k4096_bf16_NT."""
+    return "m%d_n%d_k%d_%s_%s" % (p["m"], p["n"], p["k"], p.get("dtype", "fp32"), p.get("layout", "NN"))
+
+
+def load_sets(paths):
+    """Every entry of the problem-set files, in order: dicts with set, name, m, n, k, dtype,
+    layout, count and folder (entries of equal shape share a folder)."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        set_name = doc.get("name") or os.path.splitext(os.path.basename(path))[0]
+        for e in doc["problems"]:
+            for key in ("c_dtype", "c_layout", "alpha", "beta", "epilogue"):
+                if key in e:
+                    raise SystemExit("model_bench: %s: entry %s has %s; the benchmark runs plain GEMMs"
+                                     % (path, e.get("name"), key))
+            row = {"set": set_name, "name": e.get("name") or shape_folder(e), "m": int(e["m"]), "n": int(e["n"]),
+                   "k": int(e["k"]), "dtype": e.get("dtype", "fp32"), "layout": e.get("layout", "NN"),
+                   "count": int(e.get("count", 1))}
+            row["folder"] = shape_folder(row)
+            rows.append(row)
+    return rows
+
+
+def select(rows, only=None, dtype=None, ms=None):
+    """The rows the filters keep: a regular expression on "set/name" or the folder, a dtype,
+    a set of M values."""
+    out = []
+    for r in rows:
+        if only and not (re.search(only, r["set"] + "/" + r["name"]) or re.search(only, r["folder"])):
+            continue
+        if dtype and r["dtype"] != dtype:
+            continue
+        if ms and r["m"] not in ms:
+            continue
+        out.append(r)
+    return out
+
+
+def distinct(rows):
+    """One row per folder, first occurrence first."""
+    seen, out = set(), []
+    for r in rows:
+        if r["folder"] not in seen:
+            seen.add(r["folder"])
+            out.append(r)
+    return out
+
+
+def templates_for(m, override=None):
+    if override:
+        return override
+    return HALF_TEMPLATES + (["gemm_gemv"] if m <= GEMV_MAX_M else [])
+
+
+# ---------------------------------------------------------------- a shape's folder
+
+def count_evaluations(folder):
+    """Evaluations recorded in folder/history.csv (proposals rejected before evaluation do
+    not count, as for --max-evals); 0 when there is no history."""
+    path = os.path.join(folder, "history.csv")
+    if not os.path.exists(path):
+        return 0
+    n = 0
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            if row.get("stage") == "evaluation":
+                n += 1
+    return n
+
+
+def last_end_reason(folder):
+    """The reason of the last session's end in folder/journal.jsonl ('' when none)."""
+    path = os.path.join(folder, "journal.jsonl")
+    reason = ""
+    if not os.path.exists(path):
+        return reason
+    with open(path) as f:
+        for line in f:
+            try:
+                j = json.loads(line)
+            except ValueError:
+                continue  # a torn last line
+            if j.get("event") == "end":
+                reason = j.get("reason", "")
+    return reason
+
+
+def search_ended(reason):
+    return any(word in reason for word in ENDED)
+
+
+def shape_done(folder, budget):
+    return count_evaluations(folder) >= budget or search_ended(last_end_reason(folder))
+
+
+def log_distance(a, b):
+    return sum(abs(math.log(a[x]) - math.log(b[x])) for x in ("m", "n", "k"))
+
+
+def choose_warm(shape, candidates, limit=2):
+    """Up to `limit` tuned shapes of the same dtype and layout, nearest in log (M, N, K)."""
+    same = [c for c in candidates if c["dtype"] == shape["dtype"] and c["layout"] == shape["layout"]
+            and c["folder"] != shape["folder"]]
+    same.sort(key=lambda c: (log_distance(shape, c), c["folder"]))
+    return same[:limit]
+
+
+# ---------------------------------------------------------------- the table (pure)
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    if not values:
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _ms(evaluation):
+    if not evaluation or evaluation.get("outcome") != "ok":
+        return None
+    return evaluation["timing"]["median_ms"]
+
+
+def _rel_err(evaluation):
+    a = evaluation.get("accuracy") or {}
+    return a.get("rel_error_norm") if a.get("checked") else None
+
+
+def measured_shapes(bench):
+    """folder name -> what bench-best measured for it (its fastest ok entry, else its first)."""
+    out = {}
+    for e in (bench or {}).get("entries", []):
+        folder = os.path.basename(os.path.dirname(e.get("best_config", "")))
+        now_ms = _ms(e.get("now"))
+        best = out.get(folder)
+        if best is None or (now_ms is not None and (_ms(best.get("now")) is None or now_ms < _ms(best.get("now")))):
+            out[folder] = e
+    return out
+
+
+def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
+    """The table's rows and the summary figures, from the set rows (in order), bench-best's
+    JSON (or None) and the folders that have a tuning result. Pure.
+
+    Each table row: dict with the set row's fields plus state ('measured', 'not tuned',
+    'not measured', 'failed'), ours/vendor TFLOP/s, ratio (vendor ms / ours ms: above 1 ours
+    is faster), pct and vendor_pct (of the dtype's dense peak for M > floor_max_m, of the
+    read floor for M <= floor_max_m: floor ms / kernel ms), basis ('peak' or 'floor'),
+    rel errors, template, same_as (the first row of the same shape), floor_beaten.
+    Summary figures are over distinct shapes."""
+    evals = evals or {}
+    measured = measured_shapes(bench)
+    table, first_of = [], {}
+    for r in rows:
+        t = dict(r)
+        t["evals"] = evals.get(r["folder"])
+        t["same_as"] = first_of.get(r["folder"])
+        first_of.setdefault(r["folder"], r["set"] + "/" + r["name"])
+        t["basis"] = "floor" if r["m"] <= floor_max_m else "peak"
+        e = measured.get(r["folder"])
+        if r["folder"] not in tuned_folders and e is None:
+            t["state"] = "not tuned"
+        elif e is None:
+            t["state"] = "not measured"
+        else:
+            now, vendor = e.get("now"), e.get("vendor")
+            ours_ms, vendor_ms = _ms(now), _ms(vendor)
+            t["template"] = e.get("template")
+            t["status"] = e.get("status")
+            if ours_ms is None:
+                t["state"] = "failed"
+                t["message"] = (now or {}).get("message", e.get("status", ""))
+            else:
+                t["state"] = "measured"
+                t["ours_tflops"] = now["tflops"]
+                t["ours_ms"] = ours_ms
+                t["rel_err"] = _rel_err(now)
+            if vendor_ms is not None:
+                t["vendor_tflops"] = vendor["tflops"]
+                t["vendor_ms"] = vendor_ms
+                t["vendor_rel_err"] = _rel_err(vendor)
+            else:
+                t["vendor_note"] = e.get("vendor_unavailable", "")
+            if ours_ms is not None and vendor_ms is not None:
+                t["ratio"] = vendor_ms / ours_ms
+            floor = e.get("read_floor")
+            t["floor_ms"] = floor["median_ms"] if floor else None
+            t["floor_note"] = e.get("read_floor_unavailable", "")
+            t["floor_beaten"] = list(e.get("floor_beaten_by", []))
+            peak = e.get("peak_tflops")
+            if t["basis"] == "floor":
+                if t["floor_ms"]:
+                    t["pct"] = 100.0 * t["floor_ms"] / ours_ms if ours_ms else None
+                    t["vendor_pct"] = 100.0 * t["floor_ms"] / vendor_ms if vendor_ms else None
+            elif peak:
+                t["pct"] = 100.0 * t["ours_tflops"] / peak if ours_ms else None
+                t["vendor_pct"] = 100.0 * t["vendor_tflops"] / peak if vendor_ms else None
+        table.append(t)
+
+    # Summary over distinct measured shapes.
+    shapes = [t for t in table if t["same_as"] is None]
+    ratio_rows = [t for t in shapes if t.get("ratio")]
+    s = {"shapes": len(shapes), "rows": len(table),
+         "measured": sum(1 for t in shapes if t["state"] == "measured"),
+         "not_tuned": [t["folder"] for t in shapes if t["state"] == "not tuned"],
+         "not_measured": [t["folder"] for t in shapes if t["state"] == "not measured"],
+         "failed": [t["folder"] for t in shapes if t["state"] == "failed"],
+         "floor_beaten": [(t["folder"], t["floor_beaten"]) for t in shapes if t.get("floor_beaten")],
+         "floor_missing": {},
+         "large": {}, "small": None}
+    for dtype in sorted({t["dtype"] for t in shapes}):
+        big = [t for t in ratio_rows if t["dtype"] == dtype and t["m"] > floor_max_m]
+        if big:
+            worst = min(big, key=lambda t: t["ratio"])
+            s["large"][dtype] = {"geomean": geomean([t["ratio"] for t in big]), "n": len(big),
+                                 "worst": worst["folder"], "worst_ratio": worst["ratio"]}
+    small = [t for t in ratio_rows if t["m"] <= floor_max_m]
+    with_floor = [t for t in shapes if t["m"] <= floor_max_m and t.get("pct") is not None]
+    if small or with_floor:
+        low = min(with_floor, key=lambda t: t["pct"]) if with_floor else None
+        s["small"] = {"geomean": geomean([t["ratio"] for t in small]), "n": len(small),
+                      "lowest_floor_pct": low["pct"] if low else None, "lowest_floor": low["folder"] if low else None,
+                      "at_90_of_floor": sum(1 for t in with_floor if t["pct"] >= 90.0 - 1e-9), "with_floor": len(with_floor)}
+    for t in shapes:
+        if t["state"] == "measured" and t["basis"] == "floor" and t.get("floor_ms") is None:
+            s["floor_missing"].setdefault(t.get("floor_note") or "no reason given", []).append(t["folder"])
+    s["won"] = sum(1 for t in ratio_rows if t["ratio"] >= WIN_MARGIN)
+    s["compared"] = len(ratio_rows)
+    return table, s
+
+
+def _f(v, fmt):
+    return fmt % v if v is not None else "-"
+
+
+def format_report(table, s, device="", vendor="cuBLASLt"):
+    """The table and the summary lines as text."""
+    head = ["model/layer", "MxNxK", "dtype", "evals", "template", "ours TF/s", vendor + " TF/s", "ratio",
+            "ours %", "vendor %", "of", "rel err ours/vendor", "note"]
+    lines = []
+    for t in table:
+        label = t["set"] + "/" + t["name"]
+        shape = "%dx%dx%d" % (t["m"], t["n"], t["k"])
+        note = ""
+        if t["same_as"]:
+            note = "same shape as " + t["same_as"]
+        if t["state"] == "measured" or t["state"] == "failed":
+            beaten = "!" if t.get("floor_beaten") else ""
+            pct = _f(t.get("pct"), "%.1f%%") + beaten
+            vpct = _f(t.get("vendor_pct"), "%.1f%%") + beaten
+            of = "floor" if t["basis"] == "floor" else "peak"
+            if t["basis"] == "floor" and t.get("floor_ms") is None:
+                of = "floor n/a"
+            err = _f(t.get("rel_err"), "%.2g") + " / " + _f(t.get("vendor_rel_err"), "%.2g")
+            if t["state"] == "failed":
+                note = ("FAILED: " + (t.get("message") or "")[:60] + ("; " + note if note else "")).strip()
+            elif t.get("status") not in (None, "ok", "DRIFT"):
+                note = (t["status"] + ("; " + note if note else ""))
+            lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), t.get("template") or "-",
+                          _f(t.get("ours_tflops"), "%.2f"), _f(t.get("vendor_tflops"), "%.2f"),
+                          _f(t.get("ratio"), "%.3f"), pct, vpct, of, err, note])
+        else:
+            lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), "-", "-", "-", "-", "-", "-", "-", "-",
+                          (t["state"] + ("; " + note if note else ""))])
+    widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
+    out = []
+    if device:
+        out.append("device: " + device)
+    out.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(head)).rstrip())
+    for r in lines:
+        out.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+    out.append("")
+    out.append("ratio = %s time / ours (above 1: ours faster); %% of the dtype's dense tensor peak for M > %d, "
+               "of the read floor (floor time / kernel time, measured in the same bench-best process) for M <= %d"
+               % (vendor, FLOOR_MAX_M, FLOOR_MAX_M))
+    out.append("shapes: %d distinct in %d rows; %d measured" % (s["shapes"], s["rows"], s["measured"]))
+    for dtype, d in sorted(s["large"].items()):
+        out.append("M > %d, %s: geomean ratio %.3f over %d shapes; worst %s at %.3f"
+                   % (FLOOR_MAX_M, dtype, d["geomean"], d["n"], d["worst"], d["worst_ratio"]))
+    if s["small"]:
+        d = s["small"]
+        line = "M <= %d: geomean ratio %s over %d shapes" % (FLOOR_MAX_M, _f(d["geomean"], "%.3f"), d["n"])
+        if d["lowest_floor"]:
+            line += "; lowest %% of floor %.1f%% (%s); %d of %d at >= 90%% of the floor" % (
+                d["lowest_floor_pct"], d["lowest_floor"], d["at_90_of_floor"], d["with_floor"])
+        else:
+            line += "; no read floor measured"
+        out.append(line)
+    out.append("won by >= 3%%: %d of %d shapes compared with %s" % (s["won"], s["compared"], vendor))
+    for folder, who in s["floor_beaten"]:
+        out.append("NOTE %s: %s ran faster than the read floor measured, so that floor is not the fastest read "
+                   "(marked !)" % (folder, " and ".join(who)))
+    for why, folders in sorted(s["floor_missing"].items()):
+        out.append("read floor n/a for %d shapes: %s" % (len(folders), why))
+    if s["not_tuned"]:
+        out.append("not tuned yet (%d): %s" % (len(s["not_tuned"]), " ".join(s["not_tuned"])))
+    if s["not_measured"]:
+        out.append("tuned, not in this bench pass (%d): %s" % (len(s["not_measured"]), " ".join(s["not_measured"])))
+    if s["failed"]:
+        out.append("failed in the bench pass (%d): %s" % (len(s["failed"]), " ".join(s["failed"])))
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- running
+
+def device_label(bin_dir, passthrough):
+    """The GPU's name as a folder name; 'replay' with --backend replay."""
+    if "replay" in passthrough:
+        return "replay"
+    try:
+        out = subprocess.run([os.path.join(bin_dir, "autotune-loop"), "--list-devices", "--json"],
+                             capture_output=True, text=True, timeout=300)
+        j = json.loads(out.stdout)
+        for b in j.get("backends", []):
+            for d in b.get("devices", []):
+                return re.sub(r"[^A-Za-z0-9._-]+", "_", d["name"]).strip("_")
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        print("model_bench: listing devices failed: %s" % e, file=sys.stderr)
+    return None
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline):
+    replay = "replay" in passthrough
+    for i, r in enumerate(todo):
+        folder = os.path.join(shapes_dir, r["folder"])
+        done_before = count_evaluations(folder)
+        if shape_done(folder, args.evals):
+            continue
+        left = None
+        if deadline is not None:
+            left = deadline - time.time()
+            if left < 60:
+                rest = [x["folder"] for x in todo[i:] if not shape_done(os.path.join(shapes_dir, x["folder"]), args.evals)]
+                log("== time is up: %d shapes left to tune (%s)" % (len(rest), " ".join(rest)))
+                return
+        # Warm start: chosen once, at the shape's first session, and kept for resumes.
+        warm_file = folder + ".warm"
+        if os.path.exists(warm_file):
+            with open(warm_file) as f:
+                warm = [w for w in f.read().split() if os.path.exists(os.path.join(w, "best_config.json"))]
+        else:
+            tuned = [x for x in everything
+                     if os.path.exists(os.path.join(shapes_dir, x["folder"], "best_config.json"))]
+            warm = [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)]
+            if not args.no_warm_start:
+                os.makedirs(shapes_dir, exist_ok=True)
+                with open(warm_file, "w") as f:
+                    f.write("\n".join(warm) + "\n")
+        if args.no_warm_start:
+            warm = []
+        cmd = [os.path.join(bin_dir, "autotune-loop"), "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"]),
+               "--dtype", r["dtype"], "--layout", r["layout"], "--max-evals", str(args.evals),
+               "--results", folder, "--progress", "none", "-q", "--seed", "1"]
+        if not replay:
+            for t in templates_for(r["m"], args.templates):
+                cmd += ["--template", t]
+            cmd += ["--compile-threads", str(args.compile_threads)]
+        for w in warm:
+            cmd += ["--warm-start", w]
+        if left is not None:
+            cmd += ["--hours", "%.4f" % (max(left - 45, 30) / 3600.0)]
+        cmd += loop_args + passthrough
+        log("== [%d/%d] %s (%d of %d evaluations so far)%s" % (
+            i + 1, len(todo), r["folder"], done_before, args.evals,
+            (", warm start from " + ", ".join(os.path.basename(w) for w in warm)) if warm else ""))
+        t0 = time.time()
+        with open(folder + ".loop.txt", "w") as out:
+            try:
+                rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                    timeout=None if left is None else left + 120).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+        log("   %s: exit %s after %.0f s, %d evaluations, %s" % (
+            r["folder"], rc, time.time() - t0, count_evaluations(folder), last_end_reason(folder) or "no end recorded"))
+        if rc != 0:
+            with open(folder + ".loop.txt") as f:
+                tail = [l.rstrip() for l in f.readlines() if l.strip()][-3:]
+            for l in tail:
+                log("     " + l[:300])
+
+
+def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough):
+    folders = [r["folder"] for r in distinct(rows)
+               if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))]
+    if not folders:
+        log("== nothing tuned yet under %s: no bench pass" % shapes_dir)
+        return None
+    cmd = [os.path.join(bin_dir, "bench-best"), "--fastest-only", "--json",
+           "--read-floor-max-m", str(FLOOR_MAX_M)]
+    for f in folders:
+        cmd += ["--results", os.path.join(shapes_dir, f)]
+    cmd += passthrough
+    log("== bench-best: %d shapes in one process" % len(folders))
+    t0 = time.time()
+    with open(os.path.join(dev_dir, "bench.json"), "w") as out, open(os.path.join(dev_dir, "bench.err"), "w") as err:
+        rc = subprocess.run(cmd, stdout=out, stderr=err).returncode
+    log("   bench-best exit %d after %.0f s" % (rc, time.time() - t0))
+    return os.path.join(dev_dir, "bench.json")
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="scripts/model_bench.sh", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out_dir")
+    ap.add_argument("--evals", type=int, default=150, help="evaluations per shape (default 150)")
+    ap.add_argument("--sets", nargs="+", help="problem-set files (default: the four model files in data/problems)")
+    ap.add_argument("--only", help="regular expression on set/name or the shape folder (e.g. 'llama3_8b', '_m16_')")
+    ap.add_argument("--dtype", choices=["bf16", "fp16"])
+    ap.add_argument("--m", help="comma-separated M values to keep (e.g. 1,16,128)")
+    ap.add_argument("--minutes", type=float, help="stop starting or continuing tuning after this many minutes "
+                    "(each autotune-loop gets --hours for what is left; the next call resumes)")
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--tune-only", action="store_true", help="tune, no bench pass")
+    mode.add_argument("--bench-only", action="store_true", help="no tuning: one bench-best pass and the table")
+    mode.add_argument("--table-only", action="store_true", help="print the table from the last bench.json")
+    ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_gemv at M <= %d)"
+                    % (" ".join(HALF_TEMPLATES), GEMV_MAX_M))
+    ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
+                    help="autotune-loop's compiles at once (default: the cores less two, at most 12)")
+    ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
+    ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
+    ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")
+    ap.add_argument("--bin", default=os.environ.get("TILESMITH_BIN", "build/cli"),
+                    help="where autotune-loop and bench-best are (default $TILESMITH_BIN, else build/cli)")
+    ap.epilog = ("After --: flags for both autotune-loop and bench-best (--backend, --replay-file, --device, "
+                 "--cache-dir, ...).")
+    passthrough = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, passthrough = argv[:cut], argv[cut + 1:]
+    args = ap.parse_args(argv)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sets = args.sets or [os.path.join(here, "data", "problems", s) for s in DEFAULT_SETS]
+    ms = {int(x) for x in args.m.split(",")} if args.m else None
+    everything = load_sets(sets)
+    rows = select(everything, args.only, args.dtype, ms)
+    if not rows:
+        raise SystemExit("model_bench: no shape left after the filters")
+    label = args.device_label or device_label(args.bin, passthrough)
+    if not label:
+        print("model_bench: no GPU found (give --device-label to print the table of an earlier run)", file=sys.stderr)
+        return 3
+    dev_dir = os.path.join(args.out_dir, label)
+    shapes_dir = os.path.join(dev_dir, "shapes")
+    os.makedirs(shapes_dir, exist_ok=True)
+    deadline = time.time() + args.minutes * 60 if args.minutes else None
+    log("model_bench: %d rows, %d distinct shapes (of %d in %d files), %d evaluations each, results in %s"
+        % (len(rows), len(distinct(rows)), len(distinct(everything)), len(sets), args.evals, dev_dir))
+
+    if not (args.bench_only or args.table_only):
+        tune(args, args.bin, shapes_dir, distinct(rows), distinct(everything), passthrough,
+             shlex.split(args.loop_args), deadline)
+    bench_json = os.path.join(dev_dir, "bench.json")
+    if not (args.tune_only or args.table_only):
+        bench(args, args.bin, dev_dir, shapes_dir, rows, passthrough)
+    if args.tune_only:
+        left = [r["folder"] for r in distinct(rows) if not shape_done(os.path.join(shapes_dir, r["folder"]), args.evals)]
+        log("== tuned: %d of %d shapes done%s" % (len(distinct(rows)) - len(left), len(distinct(rows)),
+                                                  ("; left: " + " ".join(left)) if left else ""))
+        return 0
+    bench_doc = None
+    if os.path.exists(bench_json):
+        try:
+            with open(bench_json) as f:
+                bench_doc = json.load(f)
+        except ValueError:
+            log("== %s is not readable JSON (see bench.err)" % bench_json)
+    tuned = {r["folder"] for r in distinct(rows)
+             if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))}
+    evals = {r["folder"]: count_evaluations(os.path.join(shapes_dir, r["folder"])) for r in distinct(rows)}
+    table, summary = summarize(rows, bench_doc, tuned, evals)
+    device = ""
+    if bench_doc and bench_doc.get("device"):
+        d = bench_doc["device"]
+        device = "%s (%s), one bench-best process; measured copy bandwidth %s GB/s" % (
+            d.get("name"), d.get("arch"), _f(bench_doc.get("measured_bandwidth_gbps"), "%.0f"))
+    report = format_report(table, summary, device)
+    with open(os.path.join(dev_dir, "table.txt"), "w") as f:
+        f.write(report)
+    sys.stdout.write(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

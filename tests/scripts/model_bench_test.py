@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""scripts/model_bench.py without a GPU: the shape lists, a shape's folder (evaluations,
+why its search ended), the warm-start choice, the table's arithmetic (ratios, % of peak
+and of the read floor, geomeans, the worst shape, the lowest % of floor, wins by >= 3%,
+duplicates counted once, untuned and failed shapes listed), and the driver end to end on
+the replay backend (two recorded shapes tuned, resumed to a larger budget, benched in one
+process; a shape with no recording listed as not tuned).
+
+    python3 tests/scripts/model_bench_test.py        (ctest: model_bench_script_test)
+"""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import model_bench as mb  # noqa: E402
+
+
+def evaluation(ms, flops, rel=0.0017):
+    return {"outcome": "ok", "timing": {"median_ms": ms}, "tflops": flops / (ms * 1e-3) / 1e12,
+            "accuracy": {"checked": True, "rel_error_norm": rel}}
+
+
+def entry(row, ours_ms, vendor_ms, floor_ms=None, peak=989.0, status="ok", template="gemm_tma_half"):
+    flops = 2.0 * row["m"] * row["n"] * row["k"]
+    e = {"best_config": "/x/shapes/%s/best_config.json" % row["folder"], "template": template, "status": status,
+         "peak_tflops": peak, "floor_beaten_by": []}
+    e["now"] = evaluation(ours_ms, flops) if ours_ms else {"outcome": "wrong_result", "message": "bad"}
+    if vendor_ms:
+        e["vendor"] = evaluation(vendor_ms, flops, 0.0018)
+    else:
+        e["vendor_unavailable"] = "none"
+    if floor_ms:
+        e["read_floor"] = {"median_ms": floor_ms}
+        e["floor_beaten_by"] = [w for w, ms in (("ours", ours_ms), ("vendor", vendor_ms)) if ms and ms < floor_ms]
+    else:
+        e["read_floor_unavailable"] = "not measured (M > --read-floor-max-m 128)"
+    return e
+
+
+def row(set_name, name, m, n, k, dtype="bf16"):
+    r = {"set": set_name, "name": name, "m": m, "n": n, "k": k, "dtype": dtype, "layout": "NT", "count": 1}
+    r["folder"] = mb.shape_folder(r)
+    return r
+
+
+class ShapeLists(unittest.TestCase):
+    def test_shipped_sets_have_the_promised_shapes(self):
+        sets = [os.path.join(ROOT, "data", "problems", s) for s in mb.DEFAULT_SETS]
+        rows = mb.load_sets(sets)
+        self.assertEqual(len(rows), 96)
+        self.assertEqual(len(mb.distinct(rows)), 92)  # Mixtral's M = 1 and 128 experts are Llama-3-8B shapes
+        self.assertEqual({r["layout"] for r in rows}, {"NT"})
+        self.assertEqual({r["set"] for r in rows},
+                         {"llama3_8b_nt", "llama3_70b_tp8_nt", "mixtral_8x7b_experts_nt", "qwen2_5_32b_nt"})
+        self.assertTrue(all(r["m"] >= 512 for r in rows if r["dtype"] == "fp16"))
+        self.assertEqual(mb.shape_folder(rows[0]), "m1_n6144_k4096_bf16_NT")
+        small = mb.select(rows, ms={1, 16, 128})
+        self.assertTrue(all(r["m"] in (1, 16, 128) for r in small))
+        self.assertEqual(len(mb.select(rows, only="llama3_8b")), 28)
+        self.assertEqual(len(mb.select(rows, only="_m16_", dtype="bf16")), 12)
+        self.assertEqual(len(mb.select(rows, dtype="fp16")), 26)
+
+    def test_templates_add_gemv_for_skinny_shapes(self):
+        self.assertIn("gemm_gemv", mb.templates_for(16))
+        self.assertNotIn("gemm_gemv", mb.templates_for(128))
+        self.assertEqual(mb.templates_for(1, ["gemm_decode"]), ["gemm_decode"])
+
+
+class ShapeFolders(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="model_bench_test_")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def test_evaluations_and_end_reasons(self):
+        folder = os.path.join(self.dir, "s")
+        self.assertEqual(mb.count_evaluations(folder), 0)
+        os.makedirs(folder)
+        with open(os.path.join(folder, "history.csv"), "w") as f:
+            f.write("schema_version,stage,outcome,message\n4,evaluation,ok,\n4,proposal,invalid,\"a, b\"\n"
+                    "4,evaluation,wrong_result,\"x\ny\"\n")
+        self.assertEqual(mb.count_evaluations(folder), 2)
+        self.assertFalse(mb.shape_done(folder, 3))
+        self.assertTrue(mb.shape_done(folder, 2))
+        with open(os.path.join(folder, "journal.jsonl"), "w") as f:
+            f.write(json.dumps({"event": "end", "reason": "time budget reached"}) + "\n")
+            f.write('{"event": "end", "reason": "plateau (no faster config within the patience)"}\n{"torn')
+        self.assertTrue(mb.search_ended(mb.last_end_reason(folder)))
+        self.assertTrue(mb.shape_done(folder, 100))
+        self.assertFalse(mb.search_ended("time budget reached"))
+        self.assertFalse(mb.search_ended("evaluation budget reached"))
+
+    def test_warm_start_takes_the_nearest_of_the_same_type(self):
+        a = row("x", "a", 16, 4096, 4096)
+        near = row("x", "b", 16, 6144, 4096)
+        far = row("x", "c", 4096, 28672, 4096)
+        other_type = row("x", "d", 16, 4096, 4096, dtype="fp16")
+        self.assertEqual([w["name"] for w in mb.choose_warm(a, [far, other_type, near, a])], ["b", "c"])
+        self.assertEqual(mb.choose_warm(a, [a]), [])
+
+
+class Table(unittest.TestCase):
+    def setUp(self):
+        self.r = [row("m", "qkv_m1_bf16", 1, 6144, 4096),        # floor basis
+                  row("m", "qkv_m128_bf16", 128, 6144, 4096),     # floor basis, floor beaten by the vendor
+                  row("m", "qkv_m4096_bf16", 4096, 6144, 4096),   # peak basis
+                  row("m", "down_m4096_bf16", 4096, 4096, 14336),
+                  row("m", "qkv_m4096_fp16", 4096, 6144, 4096, "fp16"),
+                  row("e", "dup_m1_bf16", 1, 6144, 4096),         # same shape as the first
+                  row("m", "gate_m16_bf16", 16, 28672, 4096),     # failed in the bench pass
+                  row("m", "down_m16_bf16", 16, 4096, 14336)]     # not tuned
+        self.bench = {"entries": [entry(self.r[0], 0.0200, 0.0210, floor_ms=0.0180),
+                                  entry(self.r[1], 0.0250, 0.0190, floor_ms=0.0200),
+                                  entry(self.r[2], 0.2500, 0.2600),
+                                  entry(self.r[3], 0.5000, 0.4500),
+                                  entry(self.r[4], 0.2000, 0.2200),
+                                  entry(self.r[6], None, 0.0500, floor_ms=0.0400, status="FAILED")]}
+        self.tuned = {r["folder"] for r in self.r[:7]}
+
+    def test_rows(self):
+        table, s = mb.summarize(self.r, self.bench, self.tuned, {self.r[0]["folder"]: 150})
+        t = {x["set"] + "/" + x["name"]: x for x in table}
+        q1 = t["m/qkv_m1_bf16"]
+        self.assertEqual(q1["state"], "measured")
+        self.assertAlmostEqual(q1["ratio"], 0.0210 / 0.0200)
+        self.assertEqual(q1["basis"], "floor")
+        self.assertAlmostEqual(q1["pct"], 90.0)             # floor / ours
+        self.assertAlmostEqual(q1["vendor_pct"], 100.0 * 0.018 / 0.021)
+        self.assertEqual(q1["evals"], 150)
+        self.assertAlmostEqual(q1["rel_err"], 0.0017)
+        self.assertEqual(t["m/qkv_m128_bf16"]["floor_beaten"], ["vendor"])
+        big = t["m/qkv_m4096_bf16"]
+        self.assertEqual(big["basis"], "peak")
+        self.assertAlmostEqual(big["pct"], 100.0 * big["ours_tflops"] / 989.0)
+        self.assertEqual(t["e/dup_m1_bf16"]["same_as"], "m/qkv_m1_bf16")
+        self.assertAlmostEqual(t["e/dup_m1_bf16"]["ratio"], q1["ratio"])
+        self.assertEqual(t["m/gate_m16_bf16"]["state"], "failed")
+        self.assertEqual(t["m/down_m16_bf16"]["state"], "not tuned")
+        self.assertEqual(s["shapes"], 7)
+        self.assertEqual(s["rows"], 8)
+        self.assertEqual(s["measured"], 5)
+        self.assertEqual(s["not_tuned"], [self.r[7]["folder"]])
+        self.assertEqual(s["failed"], [self.r[6]["folder"]])
+
+    def test_summary_arithmetic(self):
+        _, s = mb.summarize(self.r, self.bench, self.tuned)
+        bf16 = s["large"]["bf16"]
+        self.assertEqual(bf16["n"], 2)
+        self.assertAlmostEqual(bf16["geomean"], math.sqrt((0.26 / 0.25) * (0.45 / 0.50)))
+        self.assertEqual(bf16["worst"], self.r[3]["folder"])
+        self.assertAlmostEqual(bf16["worst_ratio"], 0.9)
+        self.assertEqual(s["large"]["fp16"]["n"], 1)
+        self.assertAlmostEqual(s["large"]["fp16"]["geomean"], 1.1)
+        small = s["small"]
+        self.assertEqual(small["n"], 2)  # the duplicate counts once, the failed shape has no ratio
+        self.assertAlmostEqual(small["geomean"], math.sqrt((0.021 / 0.020) * (0.019 / 0.025)))
+        self.assertAlmostEqual(small["lowest_floor_pct"], 80.0)
+        self.assertEqual(small["lowest_floor"], self.r[1]["folder"])
+        self.assertEqual(small["at_90_of_floor"], 1)
+        self.assertEqual(small["with_floor"], 2)
+        self.assertEqual(s["won"], 3)  # 1.05 (M = 1), 1.04 and 1.10
+        self.assertEqual(s["compared"], 5)
+
+    def test_won_counts_margins(self):
+        _, s = mb.summarize(self.r, self.bench, self.tuned)
+        ratios = [0.021 / 0.020, 0.019 / 0.025, 0.26 / 0.25, 0.45 / 0.50, 0.22 / 0.20]
+        self.assertEqual(s["won"], sum(1 for x in ratios if x >= 1.03))
+
+    def test_report_text(self):
+        table, s = mb.summarize(self.r, self.bench, self.tuned)
+        text = mb.format_report(table, s, "NVIDIA H200 (sm_90)")
+        for part in ["model/layer", "cuBLASLt TF/s", "m/qkv_m1_bf16", "90.0%", "floor", "peak", "80.0%!",
+                     "same shape as m/qkv_m1_bf16", "FAILED", "not tuned",
+                     "M > 128, bf16: geomean ratio 0.967 over 2 shapes; worst m4096_n4096_k14336_bf16_NT at 0.900",
+                     "M > 128, fp16: geomean ratio 1.100 over 1 shapes",
+                     "lowest % of floor 80.0% (m128_n6144_k4096_bf16_NT); 1 of 2 at >= 90% of the floor",
+                     "won by >= 3%: 3 of 5 shapes", "NOTE m128_n6144_k4096_bf16_NT: vendor ran faster than the read floor",
+                     "not tuned yet (1): m16_n4096_k14336_bf16_NT"]:
+            self.assertIn(part, text)
+
+    def test_no_bench_yet(self):
+        table, s = mb.summarize(self.r, None, self.tuned)
+        self.assertEqual({t["state"] for t in table}, {"not measured", "not tuned"})
+        self.assertIsNone(s["small"])
+        self.assertEqual(s["large"], {})
+        mb.format_report(table, s)
+
+    def test_geomean(self):
+        self.assertAlmostEqual(mb.geomean([2.0, 8.0]), 4.0)
+        self.assertIsNone(mb.geomean([]))
+
+
+BIN = os.environ.get("TILESMITH_BIN", os.path.join(ROOT, "build", "cli"))
+REC = os.path.join(ROOT, "data", "recordings")
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(BIN, "autotune-loop")) and
+                     os.path.exists(os.path.join(BIN, "bench-best")), "autotune-loop / bench-best not built")
+class EndToEndOnReplay(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="model_bench_e2e_")
+        self.set = os.path.join(self.dir, "set.json")
+        with open(self.set, "w") as f:
+            json.dump({"name": "replayed", "problems": [
+                {"name": "decode_m128", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16"},
+                {"name": "prefill_m4096", "m": 4096, "n": 4096, "k": 4096, "dtype": "bf16"},
+                {"name": "again_m128", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16"},
+                {"name": "unrecorded_m16", "m": 16, "n": 4096, "k": 4096, "dtype": "bf16"}]}, f)
+        self.replay = ["--backend", "replay",
+                       "--replay-file", os.path.join(REC, "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz"),
+                       "--replay-file", os.path.join(REC, "gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz")]
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def run_driver(self, *flags):
+        env = dict(os.environ, TILESMITH_BIN=BIN)
+        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
+                            "--sets", self.set] + list(flags) + ["--"] + self.replay,
+                           capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        return p.stdout
+
+    def test_tune_resume_bench_table(self):
+        shapes = os.path.join(self.dir, "out", "replay", "shapes")
+        out = self.run_driver("--evals", "10", "--tune-only")
+        self.assertIn("tuned: 2 of 3 shapes done; left: m16_n4096_k4096_bf16_NN", out)
+        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 10)
+        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m4096_n4096_k4096_bf16_NN")), 10)
+        # The same command again: nothing left to do for the tuned shapes.
+        again = self.run_driver("--evals", "10", "--tune-only")
+        self.assertNotIn("== [1/3] m128", again)
+        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 10)
+        # A larger budget resumes each shape to it, then one bench pass and the table.
+        text = self.run_driver("--evals", "16")
+        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 16)
+        self.assertIn("bench-best: 2 shapes in one process", text)
+        self.assertIn("replayed/decode_m128", text)
+        self.assertIn("same shape as replayed/decode_m128", text)
+        self.assertIn("not tuned yet (1): m16_n4096_k4096_bf16_NN", text)
+        self.assertIn("read floor n/a for 1 shapes: the replay backend measures no read floor", text)
+        with open(os.path.join(self.dir, "out", "replay", "bench.json")) as f:
+            bench = json.load(f)
+        self.assertEqual(len(bench["entries"]), 2)
+        self.assertEqual(len(bench["best_configs"]), 2)
+        # The table alone, from the last bench.json: the same table, also kept in table.txt.
+        with open(os.path.join(self.dir, "out", "replay", "table.txt")) as f:
+            table = f.read()
+        self.assertTrue(text.endswith(table))
+        self.assertTrue(self.run_driver("--table-only", "--evals", "16").endswith(table))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
