@@ -52,18 +52,23 @@ std::vector<std::string> replay_files_of_run(const fs::path& results) {
 std::string without_gpu_hint(const BenchBestOptions& o, const std::vector<BestEntry>& entries) {
   bool replayed = false;
   for (const auto& e : entries) replayed = replayed || e.device.value("backend", std::string()) == "replay";
-  const std::string folder = o.results.empty() ? "--best-config " + o.best_config : "--results " + o.results;
+  std::string sources;
   std::vector<std::string> files;
-  if (!o.results.empty()) files = replay_files_of_run(o.results);
+  for (const auto& r : o.results) {
+    sources += " --results " + r;
+    for (auto& f : replay_files_of_run(r))
+      if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(std::move(f));
+  }
+  for (const auto& b : o.best_configs) sources += " --best-config " + b;
   if (replayed || !files.empty()) {
     std::string flags;
     for (const auto& f : files) flags += " --replay-file " + f;
     if (flags.empty()) flags = " --replay-file FILE (the recording the run answered from)";
     return "\n  these results were measured on the replay backend: without a GPU, re-check them on their recordings "
-           "with\n    bench-best --backend replay" + flags + " " + folder;
+           "with\n    bench-best --backend replay" + flags + sources;
   }
   return "\n  bench-best measures on a GPU; without one it can re-check a run made with --backend replay: bench-best "
-         "--backend replay --replay-file FILE " + folder;
+         "--backend replay --replay-file FILE" + sources;
 }
 
 std::string fmt(const char* f, double v) {
