@@ -80,6 +80,7 @@
 #define B_CHUNKS (BLOCK_N * BLOCK_K / 4)
 
 #include "ts_async_copy.h"
+#include "ts_mfma.h"
 #include "ts_tile.h"
 
 // Byte offset of A's 16-byte chunk c (of 8) in row m of a stage's A tile.
@@ -151,7 +152,6 @@ __device__ __forceinline__ void load_stage(char* stage, const float* __restrict_
 }
 
 #if defined(TS_VENDOR_AMD)
-typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
 #define M_TILES (BLOCK_M / 16)
 
 __device__ __forceinline__ float a_at(const char* stage, int m, int k) {
@@ -227,7 +227,7 @@ __device__ __forceinline__ void split_a_tile(char* stage, int tid) {
                        reinterpret_cast<unsigned char*>(stage) + A_TILE_BYTES + at);
     }
   }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  fence_proxy_async();
 }
 
 // acc += (B^T A^T) over one slice for this warpgroup's 64 columns n0.. of B^T (B padded in
