@@ -15,6 +15,9 @@
 # run compiles only the working tree (and cases added since). Binaries: $TILESMITH_BIN
 # (default build/cli).
 #
+# The compiler's log is kept too: a case whose compile warns more than the base's is reported
+# (`WARNS`; compile logs reach history.csv and the LLM) and fails the check.
+#
 # Each case is reported as `same` (identical), `same up to names` (only mangled names differ,
 # e.g. a helper type that moved or was renamed: each _Z... name is replaced by the order of its
 # first use, and the outputs are then identical), or `DIFFERENT` (a diff is left under the
@@ -40,7 +43,7 @@ cases=scripts/kernel_codegen_cases.txt
 [[ -x $bin ]] || { echo "no $bin (build it, or set TILESMITH_BIN)" >&2; exit 2; }
 tree=$(git rev-parse "$base:kernels") || exit 2
 compiler=$("$bin" --list-devices 2>/dev/null | grep -Eo '(nvrtc|hiprtc)[^,;]*' | sort -u | tr -d ' ()' | tr '\n' '+')
-key=$(echo "$tree $compiler normalised-v1" | sha256sum | cut -c1-16)
+key=$(echo "$tree $compiler normalised-v2" | sha256sum | cut -c1-16)
 base_out=$out/base-$key new_out=$out/new
 mkdir -p "$out"
 rm -rf "$new_out" "$out/diff"
@@ -77,7 +80,7 @@ compile_one() {
   local kdir=$1 dir=$2 i=$3 line=$4 tmpl arch flags cfg
   IFS='|' read -r tmpl arch flags cfg <<<"$line"
   tmpl=$(echo $tmpl) arch=$(echo $arch) cfg=$(echo "$cfg")
-  local args=(compile --kernels-dir "$kdir" --template "$tmpl" --arch "$arch" $flags)
+  local args=(compile --kernels-dir "$kdir" --template "$tmpl" --arch "$arch" --show-log $flags)
   [[ $cfg == defaults ]] || args+=(--config "$cfg")
   if [[ $arch == sm_* ]]; then
     if "$bin" "${args[@]}" --ptx "$dir/$i.raw" >"$dir/$i.log" 2>&1; then
@@ -111,7 +114,9 @@ done
 snapshot() {  # KERNELS_DIR OUT_DIR: compiles the selected cases not yet there
   local kdir=$1 dir=$2 todo=()
   mkdir -p "$dir"
-  for s in "${selected[@]}"; do [[ -s $dir/${s%%:*}.out ]] || todo+=("$s"); done
+  for s in "${selected[@]}"; do  # failed compiles are tried again
+    [[ -s $dir/${s%%:*}.out && ! -e $dir/${s%%:*}.failed ]] || { rm -f "$dir/${s%%:*}.failed"; todo+=("$s"); }
+  done
   ((${#todo[@]})) || return 0
   printf '%s\0' "${todo[@]}" |
     xargs -0 -P "$jobs" -I{} bash -c 'c="$1"; compile_one "$2" "$3" "${c%%:*}" "${c#*:}"' _ {} "$kdir" "$dir"
@@ -125,10 +130,13 @@ echo "base: $base (kernels/ $tree), ${#selected[@]} cases, outputs in $out"
 snapshot "$work/kernels" "$base_out"
 snapshot "$work/new/kernels" "$new_out"
 
-same=0 renamed=0 different=0 failed=0
+same=0 renamed=0 different=0 failed=0 warns=0
 for s in "${selected[@]}"; do
   i=${s%%:*} text=${s#*:}
   a=$base_out/$i.out b=$new_out/$i.out
+  if (($(grep -ci warning "$new_out/$i.log") > $(grep -ci warning "$base_out/$i.log"))); then
+    echo "WARNS     $text"; grep -i -m3 warning "$new_out/$i.log" | sed 's/^/    /'; ((warns++))
+  fi
   arch=$(echo "$text" | cut -d'|' -f2 | tr -d ' ')
   if [[ -e $base_out/$i.failed || -e $new_out/$i.failed ]]; then
     echo "FAILED    $text"
@@ -153,5 +161,5 @@ for s in "${selected[@]}"; do
   echo "DIFFERENT $text  (diff: $out/diff/$i.diff, $(grep -c '^[<>]' "$out/diff/$i.diff") lines${note:-})"
   ((different++))
 done
-echo "$((same + renamed + different + failed)) cases: $same same, $renamed same up to names, $different different, $failed failed to compile"
-((different == 0 && failed == 0))
+echo "$((same + renamed + different + failed)) cases: $same same, $renamed same up to names, $different different, $failed failed to compile; $warns with new compiler warnings"
+((different == 0 && failed == 0 && warns == 0))
