@@ -22,8 +22,8 @@
 //             block sums 1/SPLIT_K of the tile over the cluster's shared memory (DSMEM) and
 //             stores it: no workspace traffic and no single-block tail.
 // AMD CDNA (gfx908, gfx90a, gfx94x): the same blocks on v_mfma_f32_16x16x16{f16,bf16_1k}
-// (16-wide on both sides, so BLOCK_M is a multiple of 16), operands read from the same
-// swizzled LDS with plain loads; REDUCE 0 only.
+// (two v_mfma_f32_16x16x8bf16 on gfx908; ts_mfma.h), 16-wide on both sides, so BLOCK_M is a
+// multiple of 16; operands read from the same swizzled LDS with plain loads; REDUCE 0 only.
 #ifndef BLOCK_N
 #define BLOCK_N 64
 #endif

@@ -40,9 +40,6 @@
 #ifndef GROUP_M
 #define GROUP_M 4
 #endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -52,6 +49,7 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+// SPLIT_K takes its default (1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #if defined(TS_VENDOR_AMD)
@@ -266,7 +264,7 @@ gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* 
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   auto load = [&](int slot, int step) {
     ts_ab_t* As = smem + slot * STAGE_ELEMS;
     load_stage(As, As + A_STAGE, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,

@@ -34,12 +34,6 @@
 #ifndef VEC
 #define VEC 4
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef STAGES
 #define STAGES 3
 #endif
@@ -49,6 +43,7 @@
 #ifndef CHAIN
 #define CHAIN 1
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #if defined(TS_VENDOR_AMD)
@@ -210,7 +205,7 @@ gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(
       steps,
       [&](int slot, int step) {

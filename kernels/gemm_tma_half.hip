@@ -69,12 +69,6 @@
 #ifndef STAGES
 #define STAGES 4
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef PERSISTENT
 #define PERSISTENT 1
 #endif
@@ -96,6 +90,7 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values

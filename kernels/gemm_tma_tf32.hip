@@ -42,18 +42,13 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef PERSISTENT
 #define PERSISTENT 1
 #endif
 #ifndef CHAIN
 #define CHAIN 4
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 32  // one 128-byte swizzle row of floats

@@ -33,12 +33,6 @@
 #ifndef WARPGROUPS
 #define WARPGROUPS 1
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef STAGES
 #define STAGES 2
 #endif
@@ -48,6 +42,7 @@
 #ifndef VEC
 #define VEC 4
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 32  // one 128-byte swizzle row of floats
@@ -270,7 +265,7 @@ gemm_wgmma(const float* __restrict__ A, const float* __restrict__ B, float* __re
   for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
 #endif
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(
       steps,
       [&](int slot, int step) {

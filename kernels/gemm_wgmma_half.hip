@@ -57,12 +57,6 @@
 #ifndef MMA_PENDING
 #define MMA_PENDING 0
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef VEC
 #define VEC 8
 #endif
@@ -75,6 +69,7 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
@@ -259,7 +254,7 @@ gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts
   const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
 #endif
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   auto load = [&](int slot, int step) {
     load_stage(smem + slot * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
                tile.k_begin + step * BLOCK_K, tid);

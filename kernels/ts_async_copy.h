@@ -53,11 +53,12 @@ __device__ __forceinline__ void ts_copy(T* dst, const T* src, int valid) {
       cp_async_16(saddr, src, src_bytes);
     else
       cp_async_ca<bytes>(saddr, src, src_bytes);
-    return;
-  }
+  } else
 #endif
+  {
 #pragma unroll
-  for (int i = 0; i < elems; ++i) dst[i] = i < valid ? src[i] : T(0);
+    for (int i = 0; i < elems; ++i) dst[i] = i < valid ? src[i] : T(0);
+  }
 }
 
 // How many of a copy's `elems` elements lie inside the matrix, `left` being the distance
@@ -81,7 +82,6 @@ __device__ __forceinline__ void ts_copy_piece(D* dst, const T* src, int valid) {
       cp_async_16_l2_128(saddr, src, valid * 2);
     else
       cp_async_16(saddr, src, valid * 2);
-    return;
   } else if constexpr (vec == 2) {
     const unsigned saddr = smem_addr(dst);
 #pragma unroll
@@ -89,22 +89,23 @@ __device__ __forceinline__ void ts_copy_piece(D* dst, const T* src, int valid) {
       const int v = ts_inside(valid - 2 * j, 2);
       cp_async_ca<4>(saddr + 4 * j, v ? src + 2 * j : src, v * 2);
     }
-    return;
-  }
+  } else
 #endif
-  if constexpr (vec == 8) {
-    if (valid == 8) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      return;
+  {
+    if constexpr (vec == 8) {
+      if (valid == 8) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        return;
+      }
     }
-  }
-  unsigned w[4];
+    unsigned w[4];
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const unsigned lo = 2 * j < valid ? src[2 * j] : 0u, hi = 2 * j + 1 < valid ? src[2 * j + 1] : 0u;
-    w[j] = lo | (hi << 16);
+    for (int j = 0; j < 4; ++j) {
+      const unsigned lo = 2 * j < valid ? src[2 * j] : 0u, hi = 2 * j + 1 < valid ? src[2 * j + 1] : 0u;
+      w[j] = lo | (hi << 16);
+    }
+    *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
   }
-  *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // One whole 8-element piece, inside the matrix (no bound, no zero fill).
@@ -116,10 +117,11 @@ __device__ __forceinline__ void ts_copy_full_piece(D* dst, const T* src) {
       cp_async_16_l2_128(smem_addr(dst), src);
     else
       cp_async_16(smem_addr(dst), src, 16);
-    return;
-  }
+  } else
 #endif
-  ts_copy_piece<vec, l2_line>(dst, src, 8);
+  {
+    ts_copy_piece<vec, l2_line>(dst, src, 8);
+  }
 }
 
 // How ts_copy_tile copies: `vec` elements a copy (ts_copy).
