@@ -32,6 +32,11 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--show-log", opts->show_log, "print the whole compiler log");
   sub->add_flag("--use-cache", opts->use_cache, "go through the compiled-kernel cache");
   sub->add_option("--cache-dir", opts->cache_dir, "compiled-kernel cache folder (with --use-cache)");
+  sub->add_option("--ptx", opts->ptx_path, "write the PTX NVRTC generated to this file (sm_XX targets; compiles past the cache)");
+  sub->add_option("--binary", opts->binary_path, "write the compiled code (cubin or AMD code object) to this file");
+  sub->add_option("--sms", opts->sms, "multiprocessors of the target GPU, for the rules that read NUM_SMS (132 on an "
+                                      "H100 SXM or H200); default: not known")
+      ->check(CLI::NonNegativeNumber);
   add_problem_flags(*sub, *problem, /*required=*/false);
 
   sub->callback([opts, problem, &exit_code] {
@@ -61,6 +66,9 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       return fail(kExitUsage, "--arch " + opts->arch + " is not a GPU architecture: give sm_XX for NVIDIA (sm_80, "
                               "sm_90a) or gfxNNN for AMD (gfx90a, gfx942)");
     DeviceFacts facts = nominal_facts_for_arch(opts->arch);
+    facts.multiprocessors = opts->sms;
+    if (!opts->ptx_path.empty() && facts.backend != "cuda")
+      return fail(kExitUsage, "--ptx: only NVRTC (sm_XX targets) makes PTX; --binary writes the code object");
     auto backend = make_backend(facts.backend);
     auto compiler = (*backend)->compiler();
     if (!compiler.ok()) return fail(kExitNoDevice, facts.backend + " compiler unavailable: " + compiler.status().message());
@@ -68,12 +76,21 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
     if (opts->use_cache)
       c = std::make_shared<CompileCache>(c, opts->cache_dir.empty() ? default_cache_dir() / "kernels" : std::filesystem::path(opts->cache_dir),
                                          CompileCache::kDefaultMaxBytes);
-    CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts);
+    CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts, !opts->ptx_path.empty());
     const Evaluation& e = cc.evaluation;
     if (e.outcome == Outcome::kCompileError &&
         (e.compile_log.find("--gpu-architecture") != std::string::npos ||
          e.message.find("--gpu-architecture") != std::string::npos || e.message.find("--offload-arch") != std::string::npos))
       return fail(kExitUsage, "--arch " + opts->arch + ": " + c->version() + " does not compile for this architecture");
+    if (e.outcome == Outcome::kOk) {
+      if (!opts->ptx_path.empty()) {
+        if (cc.compiled.ptx.empty()) return fail(kExitFailed, "--ptx: " + c->version() + " handed back no PTX");
+        if (Status s = write_file_atomic(opts->ptx_path, cc.compiled.ptx); !s.ok()) return fail(kExitFailed, s.message());
+      }
+      if (!opts->binary_path.empty())
+        if (Status s = write_file_atomic(opts->binary_path, cc.compiled.binary); !s.ok())
+          return fail(kExitFailed, s.message());
+    }
     if (opts->json) {
       nlohmann::json j;
       to_json(j, e);

@@ -13,6 +13,9 @@ struct CompileCommand {
   std::string arch = "sm_90";
   std::string kernels_dir;
   std::string cache_dir;
+  std::string ptx_path;     // write NVRTC's PTX here (NVIDIA targets)
+  std::string binary_path;  // write the cubin / code object here
+  int sms = 0;              // multiprocessors of the target (rules on NUM_SMS); 0: not known
   bool json = false;
   bool show_log = false;
   bool use_cache = false;

@@ -7,41 +7,10 @@
 // time; one stored contiguously along K is transposed element by element on the way in,
 // since shared memory holds As[k][m] and Bs[k][n]. Elsewhere (AMD, older NVIDIA) the
 // same schedule runs with ordinary loads and stores.
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
-#ifndef BLOCK_K
-#define BLOCK_K 16
-#endif
-#ifndef WARP_M
-#define WARP_M 64
-#endif
-#ifndef WARP_N
-#define WARP_N 32
-#endif
-#ifndef THREAD_M
-#define THREAD_M 4
-#endif
-#ifndef THREAD_N
-#define THREAD_N 4
-#endif
-#ifndef WNITER
-#define WNITER 2
-#endif
+// The warp tile (BLOCK_*, WARP_*, THREAD_*, WNITER, SMEM_PAD) takes its defaults from
+// ts_warp_tile.h, GROUP_M and SPLIT_K from ts_tile.h.
 #ifndef VEC
 #define VEC 4
-#endif
-#ifndef SMEM_PAD
-#define SMEM_PAD 4
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
 #endif
 #ifndef STAGES
 #define STAGES 3
@@ -109,7 +78,7 @@ gemm_async(const float* __restrict__ A, const float* __restrict__ B, float* __re
 #pragma unroll
     for (int j = 0; j < ACC_N; ++j) acc[i][j] = 0.0f;
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(
       steps,
       [&](int slot, int step) {

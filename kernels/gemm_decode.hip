@@ -22,8 +22,8 @@
 //             block sums 1/SPLIT_K of the tile over the cluster's shared memory (DSMEM) and
 //             stores it: no workspace traffic and no single-block tail.
 // AMD CDNA (gfx908, gfx90a, gfx94x): the same blocks on v_mfma_f32_16x16x16{f16,bf16_1k}
-// (16-wide on both sides, so BLOCK_M is a multiple of 16), operands read from the same
-// swizzled LDS with plain loads; REDUCE 0 only.
+// (two v_mfma_f32_16x16x8bf16 on gfx908; ts_mfma.h), 16-wide on both sides, so BLOCK_M is a
+// multiple of 16; operands read from the same swizzled LDS with plain loads; REDUCE 0 only.
 #ifndef BLOCK_N
 #define BLOCK_N 64
 #endif
@@ -77,8 +77,6 @@
 #define B_STAGE (BLOCK_N * BLOCK_K)
 #define A_STAGE (BLOCK_M * BLOCK_K)
 #define STAGE_ELEMS (B_STAGE + A_STAGE)
-#define COPIES_B (B_STAGE / VEC)
-#define COPIES_A (A_STAGE / VEC)
 
 #if (WARP_N % 16) != 0 || (WARP_M % MMA_M) != 0 || WARP_N * WARPS_N != BLOCK_N || WARP_M * WARPS_M != BLOCK_M
 #error "gemm_decode: BLOCK_N / WARPS_N must be a multiple of 16 and BLOCK_M / WARPS_M of the MMA width"
@@ -91,76 +89,9 @@
 #endif
 
 #include "ts_async_copy.h"
-
-// Element offset of (row, col) in a swizzled tile whose rows hold LEN elements: the 16-byte
-// chunk index is XORed with a function of the row so that the 8 rows one ldmatrix reads at
-// one chunk column land in 8 different 16-byte bank groups.
-template <int LEN>
-__device__ __forceinline__ int swz(int row, int col) {
-  constexpr int chunks = LEN / 8;
-  constexpr int rows_per_step = chunks >= 8 ? 1 : 8 / chunks;
-  constexpr int span = chunks >= 8 ? 8 : chunks;
-  const int chunk = (col >> 3) ^ ((row / rows_per_step) % span);
-  return row * LEN + chunk * 8 + (col & 7);
-}
-
-// Copies VEC elements (8: 16 bytes, 2: 4 bytes, 1: 2 bytes) from global to shared; the first
-// `valid` are read, the rest are zeros. A 2-byte copy has no cp.async form: ordinary loads.
-__device__ __forceinline__ void copy_elems(ts_ab_t* dst, const ts_ab_t* src, int valid) {
-#if TS_ASYNC_COPY && VEC > 1
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int src_bytes = valid * 2;
-#if VEC == 8
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(src_bytes));
-#else
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(saddr), "l"(src), "n"(VEC * 2),
-               "r"(src_bytes));
-#endif
-#else
-#pragma unroll
-  for (int i = 0; i < VEC; ++i) dst[i] = i < valid ? src[i] : (ts_ab_t)0;
-#endif
-}
-
-// Starts the copies of the K slice at k0 into one stage: B's BLOCK_K x BLOCK_N and A's
-// BLOCK_M x BLOCK_K, each copy VEC elements along the operand's contiguous dimension,
-// consecutive threads on consecutive vectors; what lies past an edge is zero-filled.
-__device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ Bs, ts_ab_t* __restrict__ As,
-                                           const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, int M, int N,
-                                           int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < (COPIES_B + THREADS - 1) / THREADS; ++i) {
-    const int idx = tid + i * THREADS;
-    if (COPIES_B % THREADS != 0 && idx >= COPIES_B) break;
-#if TS_B_ROW_MAJOR
-    const int k = idx / (BLOCK_N / VEC), n = (idx % (BLOCK_N / VEC)) * VEC;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? ts_inside(N - gn, VEC) : 0;
-    copy_elems(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
-#else
-    const int n = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? ts_inside(k_end - gk, VEC) : 0;
-    copy_elems(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
-#endif
-  }
-#pragma unroll
-  for (int i = 0; i < (COPIES_A + THREADS - 1) / THREADS; ++i) {
-    const int idx = tid + i * THREADS;
-    if (COPIES_A % THREADS != 0 && idx >= COPIES_A) break;
-#if TS_A_ROW_MAJOR
-    const int m = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gm < M ? ts_inside(k_end - gk, VEC) : 0;
-    copy_elems(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
-#else
-    const int k = idx / (BLOCK_M / VEC), m = (idx % (BLOCK_M / VEC)) * VEC;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gk < k_end ? ts_inside(M - gm, VEC) : 0;
-    copy_elems(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
-#endif
-  }
-}
+#include "ts_ldmatrix.h"
+#include "ts_mfma.h"
+#include "ts_mma_sm80.h"
 
 // Element (k, n) of B's stage and (m, k) of A's.
 __device__ __forceinline__ const ts_ab_t* b_ptr(const ts_ab_t* Bs, int k, int n) {
@@ -170,14 +101,22 @@ __device__ __forceinline__ const ts_ab_t* a_ptr(const ts_ab_t* As, int m, int k)
   return As + (TS_A_ROW_MAJOR ? swz<A_ROW_LEN>(m, k) : swz<A_ROW_LEN>(k, m));
 }
 
+// Starts the copies of the K slice at k0 into one stage: B's BLOCK_K x BLOCK_N and A's
+// BLOCK_M x BLOCK_K, each copy VEC elements along the operand's contiguous dimension,
+// consecutive threads on consecutive vectors; what lies past an edge is zero-filled.
+__device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ Bs, ts_ab_t* __restrict__ As,
+                                           const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, int M, int N,
+                                           int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
+  ts_copy_tile<TS_B_ROW_MAJOR, BLOCK_K, BLOCK_N, VEC, THREADS, TsCopyElems<VEC>>(
+      [&](int k, int n) { return Bs + (TS_B_ROW_MAJOR ? swz<B_ROW_LEN>(k, n) : swz<B_ROW_LEN>(n, k)); }, B, ldb, k0,
+      k_end, block_n, N, tid);
+  ts_copy_tile<TS_A_ROW_MAJOR, BLOCK_M, BLOCK_K, VEC, THREADS, TsCopyElems<VEC>>(
+      [&](int m, int k) { return As + (TS_A_ROW_MAJOR ? swz<A_ROW_LEN>(m, k) : swz<A_ROW_LEN>(k, m)); }, A, lda,
+      block_m, M, k0, k_end, tid);
+}
+
 #if defined(TS_VENDOR_AMD)
-typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
-#if TS_AB_DTYPE == 1
-typedef _Float16 ts_mfma_elem;
-#else
-typedef short ts_mfma_elem;
-#endif
-typedef ts_mfma_elem ts_mfma_in __attribute__((ext_vector_type(4)));
+typedef TsMfma16x16Acc Acc;  // the MFMA's rows are columns n of C, its columns rows m
 
 // acc += (Bs^T As^T) over one slice. MFMA operand a is B^T (rows = columns n of C), b is A^T
 // (columns = rows m of C): lane l supplies B^T[n0 + l % 16][k0 + 4 (l / 16) .. +3] and
@@ -193,71 +132,21 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ Bs, c
 #pragma unroll
     for (int nt = 0; nt < TILES_N; ++nt)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) a[nt][j] = __builtin_bit_cast(ts_mfma_elem, *b_ptr(Bs, k0 + q + j, warp_n0 + nt * 16 + r));
+      for (int j = 0; j < 4; ++j) a[nt][j] = mfma_elem(*b_ptr(Bs, k0 + q + j, warp_n0 + nt * 16 + r));
 #pragma unroll
     for (int mt = 0; mt < TILES_M; ++mt)
 #pragma unroll
-      for (int j = 0; j < 4; ++j) b[mt][j] = __builtin_bit_cast(ts_mfma_elem, *a_ptr(As, warp_m0 + mt * 16 + r, k0 + q + j));
+      for (int j = 0; j < 4; ++j) b[mt][j] = mfma_elem(*a_ptr(As, warp_m0 + mt * 16 + r, k0 + q + j));
 #pragma unroll
     for (int nt = 0; nt < TILES_N; ++nt)
 #pragma unroll
-      for (int mt = 0; mt < TILES_M; ++mt) {
-        ts_floatx4 d = {acc[nt][mt][0], acc[nt][mt][1], acc[nt][mt][2], acc[nt][mt][3]};
-#if TS_AB_DTYPE == 1
-        d = __builtin_amdgcn_mfma_f32_16x16x16f16(a[nt], b[mt], d, 0, 0, 0);
-#else
-        d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a[nt], b[mt], d, 0, 0, 0);
-#endif
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[nt][mt][i] = d[i];
-      }
+      for (int mt = 0; mt < TILES_M; ++mt) mfma_16x16x16(acc[nt][mt], a[nt], b[mt]);
   }
 }
 
-// Where accumulator i of tile (nt, mt) sits inside the warp tile: column n of C, row m.
-__device__ __forceinline__ int acc_n(int lane, int nt, int i) { return nt * 16 + 4 * (lane / 16) + i; }
-__device__ __forceinline__ int acc_m(int lane, int mt, int i) { (void)i; return mt * 16 + lane % 16; }
-
 #else  // NVIDIA tensor cores
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// Four (two) 8x8 matrices of 16-bit elements; lane l gives the address of row l % 8 of
-// matrix l / 8.
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], const ts_ab_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], const ts_ab_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldsm_x2(unsigned& r0, unsigned& r1, const ts_ab_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldsm_x2_trans(unsigned& r0, unsigned& r1, const ts_ab_t* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r0), "=r"(r1)
-               : "r"(smem_addr(p)));
-}
-
-// d += a*b on a 16x8x16 tile.
-__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if TS_AB_DTYPE == 1
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
+typedef TsMma16x8Acc Acc;  // the MMA's rows are columns n of C, its columns rows m
 
 // The MMA's A operand: B^T rows n0..n0+15 (columns of C), k0..k0+15, as matrices (n 0-7, k 0-7),
 // (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15). Lane l addresses row l % 8 of matrix
@@ -267,9 +156,9 @@ __device__ __forceinline__ void load_bt_frag(unsigned (&a)[4], const ts_ab_t* Bs
   const int j = lane / 8, r = lane % 8;
   const int dn = (j & 1) * 8, dk = (j >> 1) * 8;
 #if TS_B_ROW_MAJOR
-  ldsm_x4_trans(a, Bs + swz<B_ROW_LEN>(k0 + dk + r, n0 + dn));
+  ldsm_x4_trans(a, smem_addr(Bs + swz<B_ROW_LEN>(k0 + dk + r, n0 + dn)));
 #else
-  ldsm_x4(a, Bs + swz<B_ROW_LEN>(n0 + dn + r, k0 + dk));
+  ldsm_x4(a, smem_addr(Bs + swz<B_ROW_LEN>(n0 + dn + r, k0 + dk)));
 #endif
 }
 // The MMA's B operand: A^T k0..k0+15 x rows m0..m0+15 of A (two 8-wide tiles), as matrices
@@ -280,9 +169,9 @@ __device__ __forceinline__ void load_at_frags(unsigned (&b)[4], const ts_ab_t* A
   const int j = lane / 8, r = lane % 8;
   const int dk = (j & 1) * 8, dm = (j >> 1) * 8;
 #if TS_A_ROW_MAJOR
-  ldsm_x4(b, As + swz<A_ROW_LEN>(m0 + dm + r, k0 + dk));
+  ldsm_x4(b, smem_addr(As + swz<A_ROW_LEN>(m0 + dm + r, k0 + dk)));
 #else
-  ldsm_x4_trans(b, As + swz<A_ROW_LEN>(k0 + dk + r, m0 + dm));
+  ldsm_x4_trans(b, smem_addr(As + swz<A_ROW_LEN>(k0 + dk + r, m0 + dm)));
 #endif
 }
 // One 8-wide tile of A^T (lanes 0-15 give the addresses; the others repeat them).
@@ -290,9 +179,9 @@ __device__ __forceinline__ void load_at_frag8(unsigned& b0, unsigned& b1, const 
   const int j = (lane / 8) & 1, r = lane % 8;
   const int dk = j * 8;
 #if TS_A_ROW_MAJOR
-  ldsm_x2(b0, b1, As + swz<A_ROW_LEN>(m0 + r, k0 + dk));
+  ldsm_x2(b0, b1, smem_addr(As + swz<A_ROW_LEN>(m0 + r, k0 + dk)));
 #else
-  ldsm_x2_trans(b0, b1, As + swz<A_ROW_LEN>(k0 + dk + r, m0));
+  ldsm_x2_trans(b0, b1, smem_addr(As + swz<A_ROW_LEN>(k0 + dk + r, m0)));
 #endif
 }
 
@@ -318,10 +207,6 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ Bs, c
         mma16816(acc[nt][mt], a[nt], b[mt / 2][(mt % 2) * 2], b[mt / 2][(mt % 2) * 2 + 1]);
   }
 }
-
-// Where accumulator i of tile (nt, mt) sits inside the warp tile: column n of C, row m.
-__device__ __forceinline__ int acc_n(int lane, int nt, int i) { return nt * 16 + lane / 4 + (i / 2) * 8; }
-__device__ __forceinline__ int acc_m(int lane, int mt, int i) { return mt * 8 + (lane % 4) * 2 + i % 2; }
 #endif
 
 // Stores the 4 accumulators of fragment f held by thread t of the block whose tile starts at
@@ -334,7 +219,7 @@ __device__ __forceinline__ void store_frag(ts_c_t* __restrict__ C, const ts_c_t*
   const int nt = f / TILES_M, mt = f % TILES_M;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int gn = n0 + acc_n(lane, nt, i), gm = m0 + acc_m(lane, mt, i);
+    const int gn = n0 + Acc::row(lane, nt, i), gm = m0 + Acc::col(lane, mt, i);
     if (gm < M && gn < N) ts_store_c(C, gm, gn, ldc, v[i], alpha, beta, bias, slope);
   }
 }

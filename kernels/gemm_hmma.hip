@@ -40,9 +40,6 @@
 #ifndef GROUP_M
 #define GROUP_M 4
 #endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef STAGES
 #define STAGES 4
 #endif
@@ -52,6 +49,7 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+// SPLIT_K takes its default (1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #if defined(TS_VENDOR_AMD)
@@ -77,60 +75,15 @@
 #define COPIES_B (BLOCK_N * BLOCK_K / PIECE / THREADS)
 
 #include "ts_async_copy.h"
+#include "ts_ldmatrix.h"
+#include "ts_mfma.h"
+#include "ts_mma_sm80.h"
 #include "ts_tile.h"
 
 static_assert(COPIES_A * PIECE * THREADS == A_STAGE && COPIES_B * PIECE * THREADS == B_STAGE,
               "every thread copies the same number of 8-element pieces of each operand");
 static_assert(VEC == 8 || VEC == 2 || VEC == 1, "copy widths: 16, 4 or 2 bytes");
 static_assert(BLOCK_K % 16 == 0 && WARP_M % 16 == 0 && WARP_N % 16 == 0, "16-deep, 16-row and 16-column MMA tiles");
-
-// Element offset of (row, col) in a swizzled tile whose rows hold LEN elements: the 16-byte
-// chunk index is XORed with a function of the row so that 8 consecutive rows read at one
-// chunk column land in 8 different 128-byte bank groups. The function has period 8 in the
-// row, so moving 16 (or 8) rows down adds exactly 16 (8) rows of LEN elements.
-template <int LEN>
-__device__ __forceinline__ int swz(int row, int col) {
-  constexpr int chunks = LEN / 8;
-  constexpr int rows_per_step = chunks >= 8 ? 1 : 8 / chunks;
-  constexpr int span = chunks >= 8 ? 8 : chunks;
-  const int chunk = (col >> 3) ^ ((row / rows_per_step) % span);
-  return row * LEN + chunk * 8 + (col & 7);
-}
-
-// Copies one 8-element (16-byte) piece from global to shared; the first `valid` (0..8) are
-// read, the rest are zeros; src is not read when valid is 0. VEC is the width of the global
-// accesses: 8, one 16-byte cp.async; 2 (lda or ldb not a multiple of 8), four 4-byte
-// cp.async; 1 (an odd leading dimension: rows start 2-byte aligned), eight 2-byte loads and
-// one 16-byte store (no cp.async form exists below 4 bytes). Every thread copies whole
-// pieces, so a piece needs one address whatever VEC is.
-__device__ __forceinline__ void copy_piece(ts_ab_t* dst, const ts_ab_t* src, int valid) {
-#if TS_ASYNC_COPY && VEC == 8
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(valid * 2));
-#elif TS_ASYNC_COPY && VEC == 2
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int v = ts_inside(valid - 2 * j, 2);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(saddr + 4 * j), "l"(v ? src + 2 * j : src),
-                 "r"(v * 2));
-  }
-#else
-#if VEC == 8
-  if (valid == 8) {
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    return;
-  }
-#endif
-  unsigned w[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const unsigned lo = 2 * j < valid ? src[2 * j] : 0u, hi = 2 * j + 1 < valid ? src[2 * j + 1] : 0u;
-    w[j] = lo | (hi << 16);
-  }
-  *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
-#endif
-}
 
 // Starts the copies of the K slice at k0 into one stage. A thread's copies sit at the same
 // places of every stage; only k0 moves.
@@ -144,12 +97,12 @@ __device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ As, ts_ab_t* __
     const int m = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
     const int gm = block_m + m, gk = k0 + k;
     const int valid = gm < M ? ts_inside(k_end - gk, PIECE) : 0;
-    copy_piece(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
+    ts_copy_piece<VEC>(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
 #else
     const int k = idx / (BLOCK_M / PIECE), m = (idx % (BLOCK_M / PIECE)) * PIECE;
     const int gm = block_m + m, gk = k0 + k;
     const int valid = gk < k_end ? ts_inside(M - gm, PIECE) : 0;
-    copy_piece(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
+    ts_copy_piece<VEC>(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
 #endif
   }
 #pragma unroll
@@ -159,30 +112,18 @@ __device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ As, ts_ab_t* __
     const int k = idx / (BLOCK_N / PIECE), n = (idx % (BLOCK_N / PIECE)) * PIECE;
     const int gk = k0 + k, gn = block_n + n;
     const int valid = gk < k_end ? ts_inside(N - gn, PIECE) : 0;
-    copy_piece(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
+    ts_copy_piece<VEC>(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
 #else
     const int n = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
     const int gk = k0 + k, gn = block_n + n;
     const int valid = gn < N ? ts_inside(k_end - gk, PIECE) : 0;
-    copy_piece(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
+    ts_copy_piece<VEC>(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
 #endif
   }
 }
 
 #if defined(TS_VENDOR_AMD)
-typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
-#if TS_AB_DTYPE == 1
-typedef _Float16 ts_mfma_elem;
-#else
-typedef short ts_mfma_elem;
-#endif
-typedef ts_mfma_elem ts_mfma_in __attribute__((ext_vector_type(4)));
-typedef short ts_short2 __attribute__((ext_vector_type(2)));
-
-// Four k-consecutive elements for one lane: from one 8-byte word when they are contiguous in
-// shared memory (the operand is K-major there: 4 aligned elements never cross a 16-byte
-// chunk), else one at a time `stride` elements apart.
-__device__ __forceinline__ ts_mfma_in lds_k4_contig(const ts_ab_t* p) { return *reinterpret_cast<const ts_mfma_in*>(p); }
+typedef TsMfma16x16Acc Acc;
 
 // acc += As^T Bs over one slice. Lane l supplies A[l % 16][k0 + 4 (l / 16) .. +3] and
 // B[k0 + 4 (l / 16) .. +3][l % 16] and holds D rows 4 (l / 16) .. +3 of column l % 16.
@@ -196,11 +137,11 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ As, c
 #pragma unroll
     for (int mt = 0; mt < TILES_M; ++mt) {
 #if TS_A_ROW_MAJOR
-      a[mt] = lds_k4_contig(As + swz<A_ROW_LEN>(warp_m0 + mt * 16 + r, k0 + q));
+      a[mt] = mfma_k4_contig(As + swz<A_ROW_LEN>(warp_m0 + mt * 16 + r, k0 + q));
 #else
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        a[mt][j] = __builtin_bit_cast(ts_mfma_elem, As[swz<A_ROW_LEN>(k0 + q + j, warp_m0 + mt * 16 + r)]);
+        a[mt][j] = mfma_elem(As[swz<A_ROW_LEN>(k0 + q + j, warp_m0 + mt * 16 + r)]);
 #endif
     }
 #pragma unroll
@@ -208,68 +149,21 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ As, c
 #if TS_B_ROW_MAJOR
 #pragma unroll
       for (int j = 0; j < 4; ++j)
-        b[nt][j] = __builtin_bit_cast(ts_mfma_elem, Bs[swz<B_ROW_LEN>(k0 + q + j, warp_n0 + nt * 16 + r)]);
+        b[nt][j] = mfma_elem(Bs[swz<B_ROW_LEN>(k0 + q + j, warp_n0 + nt * 16 + r)]);
 #else
-      b[nt] = lds_k4_contig(Bs + swz<B_ROW_LEN>(warp_n0 + nt * 16 + r, k0 + q));
+      b[nt] = mfma_k4_contig(Bs + swz<B_ROW_LEN>(warp_n0 + nt * 16 + r, k0 + q));
 #endif
     }
 #pragma unroll
     for (int mt = 0; mt < TILES_M; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < TILES_N; ++nt) {
-        ts_floatx4 d = {acc[mt][nt][0], acc[mt][nt][1], acc[mt][nt][2], acc[mt][nt][3]};
-#if TS_AB_DTYPE == 1
-        d = __builtin_amdgcn_mfma_f32_16x16x16f16(a[mt], b[nt], d, 0, 0, 0);
-#elif defined(__gfx908__)
-        // No 16-deep bf16 MFMA before gfx90a: two 8-deep ones, elements 0-1 then 2-3 of each
-        // lane (A and B pair the same k values, so the sum is the same).
-        const ts_short2 a01 = {a[mt][0], a[mt][1]}, a23 = {a[mt][2], a[mt][3]};
-        const ts_short2 b01 = {b[nt][0], b[nt][1]}, b23 = {b[nt][2], b[nt][3]};
-        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a01, b01, d, 0, 0, 0);
-        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a23, b23, d, 0, 0, 0);
-#else
-        d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a[mt], b[nt], d, 0, 0, 0);
-#endif
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[mt][nt][i] = d[i];
-      }
+      for (int nt = 0; nt < TILES_N; ++nt) mfma_16x16x16(acc[mt][nt], a[mt], b[nt]);
   }
 }
 
-__device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + 4 * (lane / 16) + i; }
-__device__ __forceinline__ int acc_col(int lane, int nt, int i) { (void)i; return nt * 16 + lane % 16; }
-
 #else  // NVIDIA tensor cores
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// Four 8x8 matrices of 16-bit elements; lane l gives the address of row l % 8 of matrix l / 8.
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// d += a*b on a 16x8x16 tile.
-__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-#if TS_AB_DTYPE == 1
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-               "{%0,%1,%2,%3};\n"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#endif
-}
+typedef TsMma16x8Acc Acc;
 
 // Byte offsets, inside a stage, of the rows this lane hands to ldmatrix. Lane l addresses row
 // l % 8 of matrix j = l / 8.
@@ -349,59 +243,6 @@ __device__ __forceinline__ void mma_frags(float (&acc)[TILES_M][TILES_N][4], con
     }
 }
 
-__device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + lane / 4 + (i / 2) * 8; }
-__device__ __forceinline__ int acc_col(int lane, int nt, int i) { return nt * 8 + (lane % 4) * 2 + i % 2; }
-#endif
-
-// Hands ts_finish_tile every accumulator inside C with its row and column.
-struct AccWalk {
-  const float (&acc)[TILES_M][TILES_N][4];
-  const TsTile& tile;
-  int lane, warp_m0, warp_n0, M, N;
-  template <typename F>
-  __device__ __forceinline__ void operator()(F f) const {
-#pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int gm = tile.block_m + warp_m0 + acc_row(lane, mt, i);
-          const int gn = tile.block_n + warp_n0 + acc_col(lane, nt, i);
-          if (gm < M && gn < N) f(gm, gn, acc[mt][nt][i]);
-        }
-  }
-};
-
-#if defined(TS_VENDOR_NVIDIA) && SPLIT_K == 1 && TS_C_ROW_MAJOR
-// C[m, n..n+1] = epilogue(alpha * acc + beta * C), as ts_store_c does element by element, with
-// one 2-element load and store (C row-major, n even, ldc even, C aligned to 2 elements).
-__device__ __forceinline__ void store_c_pair(ts_c_t* __restrict__ C, int m, int n, int ldc, float a0, float a1,
-                                             float alpha, float beta, const ts_c_t* __restrict__ bias, float slope) {
-  ts_c_t* p = C + (long long)m * ldc + n;
-  float v0 = alpha * a0, v1 = alpha * a1;
-#if TS_C_DTYPE == 0
-#if TS_HAS_BETA
-  const float2 old = *reinterpret_cast<const float2*>(p);
-  v0 += beta * old.x;
-  v1 += beta * old.y;
-#endif
-  *reinterpret_cast<float2*>(p) = make_float2(ts_epilogue(v0, m, n, bias, slope), ts_epilogue(v1, m, n + 1, bias, slope));
-#else
-#if TS_HAS_BETA
-  const unsigned old = *reinterpret_cast<const unsigned*>(p);
-  v0 += beta * ts_c_to_float((ts_c_t)(old & 0xffffu));
-  v1 += beta * ts_c_to_float((ts_c_t)(old >> 16));
-#endif
-  const unsigned lo = ts_c_from_float(ts_epilogue(v0, m, n, bias, slope));
-  const unsigned hi = ts_c_from_float(ts_epilogue(v1, m, n + 1, bias, slope));
-  *reinterpret_cast<unsigned*>(p) = lo | (hi << 16);
-#endif
-  (void)beta;
-}
-#define TS_HMMA_PAIR_STORE 1
-#else
-#define TS_HMMA_PAIR_STORE 0
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -423,7 +264,7 @@ gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* 
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   auto load = [&](int slot, int step) {
     ts_ab_t* As = smem + slot * STAGE_ELEMS;
     load_stage(As, As + A_STAGE, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
@@ -487,7 +328,9 @@ gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* 
   ts_wait<0>();
 #endif
 
-#if TS_HMMA_PAIR_STORE
+#if defined(TS_VENDOR_NVIDIA) && SPLIT_K == 1 && TS_C_ROW_MAJOR
+  // Accumulators 2h and 2h + 1 are neighbours in a row: one 2-element store where C's rows
+  // allow it (ts_store_c_pair, the arithmetic of ts_store_c).
   const bool pairs = (ldc % 2 == 0) && (reinterpret_cast<unsigned long long>(C) % (2 * sizeof(ts_c_t)) == 0);
   if (pairs) {
     (void)workspace;
@@ -497,12 +340,12 @@ gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* 
       for (int nt = 0; nt < TILES_N; ++nt)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int gm = tile.block_m + warp_m0 + acc_row(lane, mt, 2 * h);
-          const int gn = tile.block_n + warp_n0 + acc_col(lane, nt, 0);  // even
+          const int gm = tile.block_m + warp_m0 + Acc::row(lane, mt, 2 * h);
+          const int gn = tile.block_n + warp_n0 + Acc::col(lane, nt, 0);  // even
           if (gm >= M) continue;
           if (gn + 1 < N) {
-            store_c_pair(C, gm, gn, ldc, acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1], alpha, beta, bias,
-                         epilogue_slope);
+            ts_store_c_pair(C, gm, gn, ldc, acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1], alpha, beta, bias,
+                            epilogue_slope);
           } else if (gn < N) {
             ts_store_c(C, gm, gn, ldc, acc[mt][nt][2 * h], alpha, beta, bias, epilogue_slope);
           }
@@ -510,6 +353,6 @@ gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* 
     return;
   }
 #endif
-  ts_finish_tile(AccWalk{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha,
-                 beta, epilogue_slope);
+  ts_finish_tile(TsFragWalk<TILES_M, TILES_N, Acc>{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias,
+                 workspace, M, N, ldc, alpha, beta, epilogue_slope);
 }

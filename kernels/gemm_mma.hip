@@ -34,12 +34,6 @@
 #ifndef VEC
 #define VEC 4
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef STAGES
 #define STAGES 3
 #endif
@@ -49,6 +43,7 @@
 #ifndef CHAIN
 #define CHAIN 1
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #if defined(TS_VENDOR_AMD)
@@ -70,10 +65,10 @@
 #define A_STAGE_FLOATS (TS_A_ROW_MAJOR ? BLOCK_M * LDS_A : BLOCK_K * LDS_A)
 #define B_STAGE_FLOATS (TS_B_ROW_MAJOR ? BLOCK_K * LDS_B : BLOCK_N * LDS_B)
 #define STAGE_FLOATS (A_STAGE_FLOATS + B_STAGE_FLOATS)
-#define COPIES_A (BLOCK_M * BLOCK_K / VEC / THREADS)
-#define COPIES_B (BLOCK_N * BLOCK_K / VEC / THREADS)
 
 #include "ts_async_copy.h"
+#include "ts_mfma.h"
+#include "ts_mma_sm80.h"
 #include "ts_tile.h"
 
 __device__ __forceinline__ float a_at(const float* __restrict__ As, int m, int k) {
@@ -83,46 +78,21 @@ __device__ __forceinline__ float b_at(const float* __restrict__ Bs, int k, int n
   return TS_B_ROW_MAJOR ? Bs[k * LDS_B + n] : Bs[n * LDS_B + k];
 }
 
-// Starts the copies of the K slice at k0 into one stage. Each copy is VEC floats along the
-// operand's contiguous dimension; a copy reaching past the matrix edge reads only what
-// lies inside and zero-fills the rest.
+// Starts the copies of the K slice at k0 into one stage, VEC floats a copy along each operand's
+// contiguous dimension.
 __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __restrict__ Bs,
                                            const float* __restrict__ A, const float* __restrict__ B, int M, int N,
                                            int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < COPIES_A; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_A_ROW_MAJOR
-    const int m = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gm < M ? ts_inside(k_end - gk, VEC) : 0;
-    ts_copy<VEC>(As + m * LDS_A + k, valid ? A + (long long)gm * lda + gk : A, valid);
-#else
-    const int k = idx / (BLOCK_M / VEC), m = (idx % (BLOCK_M / VEC)) * VEC;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gk < k_end ? ts_inside(M - gm, VEC) : 0;
-    ts_copy<VEC>(As + k * LDS_A + m, valid ? A + (long long)gk * lda + gm : A, valid);
-#endif
-  }
-#pragma unroll
-  for (int i = 0; i < COPIES_B; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_B_ROW_MAJOR
-    const int k = idx / (BLOCK_N / VEC), n = (idx % (BLOCK_N / VEC)) * VEC;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? ts_inside(N - gn, VEC) : 0;
-    ts_copy<VEC>(Bs + k * LDS_B + n, valid ? B + (long long)gk * ldb + gn : B, valid);
-#else
-    const int n = idx / (BLOCK_K / VEC), k = (idx % (BLOCK_K / VEC)) * VEC;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? ts_inside(k_end - gk, VEC) : 0;
-    ts_copy<VEC>(Bs + n * LDS_B + k, valid ? B + (long long)gn * ldb + gk : B, valid);
-#endif
-  }
+  ts_copy_tile<TS_A_ROW_MAJOR, BLOCK_M, BLOCK_K, VEC, THREADS, TsCopyElems<VEC>>(
+      [&](int m, int k) { return TS_A_ROW_MAJOR ? As + m * LDS_A + k : As + k * LDS_A + m; }, A, lda, block_m, M, k0,
+      k_end, tid);
+  ts_copy_tile<TS_B_ROW_MAJOR, BLOCK_K, BLOCK_N, VEC, THREADS, TsCopyElems<VEC>>(
+      [&](int k, int n) { return TS_B_ROW_MAJOR ? Bs + k * LDS_B + n : Bs + n * LDS_B + k; }, B, ldb, k0, k_end, block_n,
+      N, tid);
 }
 
 #if defined(TS_VENDOR_AMD)
-typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
+typedef TsMfma16x16Acc Acc;
 
 // acc += As^T Bs over one slice. Lane l supplies A[l % 16][k0 + l / 16] and
 // B[k0 + l / 16][l % 16] and holds D rows 4 * (l / 16) .. +3 of column l % 16.
@@ -140,20 +110,12 @@ __device__ __forceinline__ void multiply_stage(const float* __restrict__ As, con
 #pragma unroll
     for (int mt = 0; mt < TILES_M; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < TILES_N; ++nt) {
-        ts_floatx4 d = {acc[mt][nt][0], acc[mt][nt][1], acc[mt][nt][2], acc[mt][nt][3]};
-        d = __builtin_amdgcn_mfma_f32_16x16x4f32(a[mt], b[nt], d, 0, 0, 0);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[mt][nt][i] = d[i];
-      }
+      for (int nt = 0; nt < TILES_N; ++nt) mfma_16x16x4_f32(acc[mt][nt], a[mt], b[nt]);
   }
 }
 
-// Where accumulator element i of tile (mt, nt) sits inside the warp tile.
-__device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + 4 * (lane / 16) + i; }
-__device__ __forceinline__ int acc_col(int lane, int nt, int i) { (void)i; return nt * 16 + lane % 16; }
-
 #else  // NVIDIA tensor cores, 3xTF32
+typedef TsMma16x8Acc Acc;
 
 // x = big + small + (what lies below fp32 rounding of a product), both TF32.
 // The tensor cores read a TF32 operand from the top 19 bits of its register and ignore
@@ -166,21 +128,6 @@ __device__ __forceinline__ int acc_col(int lane, int nt, int i) { (void)i; retur
 __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small) {
   big = __float_as_uint(x) + 0x1000u;
   small = __float_as_uint(x - __uint_as_float(big & 0xffffe000u));
-}
-
-// d = a*b + c on a 16x8x8 tile (c = d when accumulating).
-__device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-// d = a*b, starting from zero.
-__device__ __forceinline__ void mma_tf32_first(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%10,%10,%10};\n"
-      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
 }
 
 // acc += As^T Bs over one slice. Lane (g = lane / 4, t = lane % 4) supplies
@@ -238,29 +185,7 @@ __device__ __forceinline__ void multiply_stage(const float* __restrict__ As, con
   }
 }
 
-__device__ __forceinline__ int acc_row(int lane, int mt, int i) { return mt * 16 + lane / 4 + (i / 2) * 8; }
-__device__ __forceinline__ int acc_col(int lane, int nt, int i) { return nt * 8 + (lane % 4) * 2 + i % 2; }
 #endif
-
-// Hands ts_finish_tile every accumulator inside C with its row and column.
-struct AccWalk {
-  const float (&acc)[TILES_M][TILES_N][4];
-  const TsTile& tile;
-  int lane, warp_m0, warp_n0, M, N;
-  template <typename F>
-  __device__ __forceinline__ void operator()(F f) const {
-#pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int gm = tile.block_m + warp_m0 + acc_row(lane, mt, i);
-          const int gn = tile.block_n + warp_n0 + acc_col(lane, nt, i);
-          if (gm < M && gn < N) f(gm, gn, acc[mt][nt][i]);
-        }
-  }
-};
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -280,7 +205,7 @@ gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __rest
 #pragma unroll
       for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(
       steps,
       [&](int slot, int step) {
@@ -293,6 +218,6 @@ gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __rest
         multiply_stage(As, As + A_STAGE_FLOATS, warp_m0, warp_n0, lane, acc);
       });
 
-  ts_finish_tile(AccWalk{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha,
-                 beta, epilogue_slope);
+  ts_finish_tile(TsFragWalk<TILES_M, TILES_N, Acc>{acc, tile, lane, warp_m0, warp_n0, M, N}, tile, tid, C, bias,
+                 workspace, M, N, ldc, alpha, beta, epilogue_slope);
 }

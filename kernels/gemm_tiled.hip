@@ -1,7 +1,8 @@
 // gemm_tiled: the baseline fp32 GEMM. Each block computes a BLOCK_M x BLOCK_N tile of
 // C, staging BLOCK_K-deep slices of A and B in shared memory; each thread accumulates a
 // THREAD_M x THREAD_N tile in registers. Any M, N, K: out-of-range loads read zero and
-// out-of-range stores are skipped. Layouts, beta and the epilogue are compile-time.
+// out-of-range stores are skipped. Layouts, beta and the epilogue are compile-time (the
+// store is ts_store_c's).
 //
 // Compiles on its own: every macro below has a default.
 #ifndef BLOCK_M
@@ -19,42 +20,11 @@
 #ifndef THREAD_N
 #define THREAD_N 4
 #endif
-#ifndef TS_A_ROW_MAJOR
-#define TS_A_ROW_MAJOR 1
-#endif
-#ifndef TS_B_ROW_MAJOR
-#define TS_B_ROW_MAJOR 1
-#endif
-#ifndef TS_C_ROW_MAJOR
-#define TS_C_ROW_MAJOR 1
-#endif
-#ifndef TS_HAS_BETA
-#define TS_HAS_BETA 0
-#endif
-#ifndef TS_EPILOGUE
-#define TS_EPILOGUE 0
-#endif
+#include "ts_gemm_common.h"
 
 #define TS_THREADS ((BLOCK_M / THREAD_M) * (BLOCK_N / THREAD_N))
 // One float of padding per shared row keeps the transposed A stores off a single bank.
 #define TS_PAD 1
-
-__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const float* __restrict__ bias,
-                                             float slope) {
-#if TS_EPILOGUE == 1
-  v += bias[m];
-#elif TS_EPILOGUE == 2
-  v += bias[n];
-#elif TS_EPILOGUE == 3
-  v = v > 0.0f ? v : 0.0f;
-#elif TS_EPILOGUE == 4
-  v = v > 0.0f ? v : v * slope;
-#elif TS_EPILOGUE == 5
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-#endif
-  (void)m; (void)n; (void)bias; (void)slope;
-  return v;
-}
 
 extern "C" __global__ void __launch_bounds__(TS_THREADS)
 gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,

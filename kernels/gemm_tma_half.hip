@@ -17,7 +17,7 @@
 // box 64 x 64 elements, 128-byte swizzle) and passes them after the kernel ABI's parameters.
 // A box is 64 rows of 128 bytes: for a K-major operand (A row-major, B column-major) 64 M/N
 // rows of one K slice, for an MN-major one 64 K rows of 64 M/N values; either way it lands
-// as one 8 KiB piece of the layouts ts_wgmma.h describes, so BLOCK_M / 64 boxes fill A's tile
+// as one 8 KiB piece of the layouts ts_wgmma_half.h describes, so BLOCK_M / 64 boxes fill A's tile
 // and BLOCK_N / 64 B's. Reads outside the matrix are zero-filled by the TMA unit (and still
 // count their bytes), so M, N and K need not be multiples of the tile; a leading dimension
 // whose byte stride is not a multiple of 16 cannot be described and is refused before
@@ -55,7 +55,7 @@
 // Epilogue: with EPILOGUE_SMEM (row-major C, beta 0, no split-K) each consumer warp passes its
 // 16 rows through 2 KiB of its own shared memory, one 128-byte-wide column chunk at a time,
 // so that C is written in whole 128-byte lines by 16-byte stores instead of 4- or 8-byte
-// pieces of eight rows at once; otherwise from the accumulator registers (ts_wgmma.h).
+// pieces of eight rows at once; otherwise from the accumulator registers (ts_wgmma_half.h).
 // Split-K partials are summed in a fixed order by the last block of a tile (deterministic).
 #ifndef BLOCK_M
 #define BLOCK_M 128
@@ -68,12 +68,6 @@
 #endif
 #ifndef STAGES
 #define STAGES 4
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
 #endif
 #ifndef PERSISTENT
 #define PERSISTENT 1
@@ -96,6 +90,7 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
@@ -122,7 +117,7 @@
 #define CLUSTER_SIZE (CLUSTER_M * CLUSTER_K)
 
 #include "ts_tile.h"
-#include "ts_wgmma.h"
+#include "ts_wgmma_half.h"
 #include "ts_cluster.h"
 #include "ts_tma.h"
 
@@ -152,11 +147,7 @@ __device__ __forceinline__ unsigned cluster_rank() {
 __device__ __forceinline__ void release_stage(unsigned long long* bar) {
 #if CLUSTER_M > 1
 #pragma unroll
-  for (unsigned r = 0; r < CLUSTER_M; ++r) {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(r));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-  }
+  for (unsigned r = 0; r < CLUSTER_M; ++r) ts_mbar_arrive_cluster(bar, r);
 #else
   mbar_arrive(bar);
 #endif
@@ -359,7 +350,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
     mbar_init(&loop_done[0], 4);
     mbar_init(&loop_done[1], 4);
 #endif
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    mbar_init_fence();
   }
   cluster_sync();  // every barrier of the cluster initialised before any copy or remote arrival
 
@@ -370,10 +361,10 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   const int first_unit = blockIdx.x / CLUSTER_SIZE, unit_stride = gridDim.x / CLUSTER_SIZE;
 
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS));
+    setmaxnreg_dec<PRODUCER_REGS>();
     if (tid == 0) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_a)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_b)) : "memory");
+      prefetch_tensormap(&map_a);
+      prefetch_tensormap(&map_b);
       Ring ring;
       for (int unit = first_unit; unit < units; unit += unit_stride) {
         const TsTile tile = unit_tile(unit, M, N, K, rank);
@@ -396,7 +387,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+  setmaxnreg_inc<CONSUMER_REGS>();
   const int c = wg - 1;                          // consumer index
   const int ctid = tid - WARPGROUP_THREADS;      // among the consumers' threads
   const int w = (tid / TS_WARP_SIZE) % 4;        // warp inside the warpgroup

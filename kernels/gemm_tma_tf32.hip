@@ -42,18 +42,13 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef PERSISTENT
 #define PERSISTENT 1
 #endif
 #ifndef CHAIN
 #define CHAIN 4
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 32  // one 128-byte swizzle row of floats
@@ -156,7 +151,7 @@ __device__ __forceinline__ void split_a_tile(unsigned char* stage, int s) {
     split_chunk(stage, m + 3, c, make_uint4(r[0].w, r[1].w, r[2].w, r[3].w));
   }
 #endif
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  fence_proxy_async();
 }
 
 __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K) {
@@ -187,17 +182,17 @@ gemm_tma_tf32(const float* __restrict__ A, const float* __restrict__ B, float* _
       mbar_init(&ready_bar[s], SPLIT_THREADS);     // every splitting thread
       mbar_init(&empty_bar[s], 4 * CONSUMERS);     // one arrival per consumer warp
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    mbar_init_fence();
   }
   __syncthreads();
 
   const int units = ((M + BLOCK_M - 1) / BLOCK_M) * ((N + BLOCK_N - 1) / BLOCK_N) * SPLIT_K;
 
   if (wg == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(SIDE_REGS));
+    setmaxnreg_dec<SIDE_REGS>();
     if (tid == 0) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_a)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map_b)) : "memory");
+      prefetch_tensormap(&map_a);
+      prefetch_tensormap(&map_b);
       Ring ring;
       for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
         const TsTile tile = unit_tile(unit, M, N, K);
@@ -225,7 +220,7 @@ gemm_tma_tf32(const float* __restrict__ A, const float* __restrict__ B, float* _
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+  setmaxnreg_inc<CONSUMER_REGS>();
   const int ctid = tid - WARPGROUP_THREADS;  // among the consumers' threads
   const int n0 = ctid / TS_WARP_SIZE * 16;   // consumer (wg - 1)'s 64 columns, this warp's 16
   Ring ring;

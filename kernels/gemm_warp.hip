@@ -14,41 +14,10 @@
 // Any M, N, K: out-of-range loads read zero and out-of-range stores are skipped. The
 // space's constraints guarantee that leading dimensions are multiples of VEC, so a
 // vector is either wholly inside the matrix or wholly outside.
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
-#ifndef BLOCK_K
-#define BLOCK_K 16
-#endif
-#ifndef WARP_M
-#define WARP_M 64
-#endif
-#ifndef WARP_N
-#define WARP_N 32
-#endif
-#ifndef THREAD_M
-#define THREAD_M 4
-#endif
-#ifndef THREAD_N
-#define THREAD_N 4
-#endif
-#ifndef WNITER
-#define WNITER 2
-#endif
+// The warp tile (BLOCK_*, WARP_*, THREAD_*, WNITER, SMEM_PAD) takes its defaults from
+// ts_warp_tile.h, GROUP_M and SPLIT_K from ts_tile.h.
 #ifndef VEC
 #define VEC 4
-#endif
-#ifndef SMEM_PAD
-#define SMEM_PAD 4
-#endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
 #endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1

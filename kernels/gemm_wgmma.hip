@@ -33,12 +33,6 @@
 #ifndef WARPGROUPS
 #define WARPGROUPS 1
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef STAGES
 #define STAGES 2
 #endif
@@ -48,6 +42,7 @@
 #ifndef VEC
 #define VEC 4
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 32  // one 128-byte swizzle row of floats
@@ -80,6 +75,7 @@
 #define B_CHUNKS (BLOCK_N * BLOCK_K / 4)
 
 #include "ts_async_copy.h"
+#include "ts_mfma.h"
 #include "ts_tile.h"
 
 // Byte offset of A's 16-byte chunk c (of 8) in row m of a stage's A tile.
@@ -151,7 +147,6 @@ __device__ __forceinline__ void load_stage(char* stage, const float* __restrict_
 }
 
 #if defined(TS_VENDOR_AMD)
-typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
 #define M_TILES (BLOCK_M / 16)
 
 __device__ __forceinline__ float a_at(const char* stage, int m, int k) {
@@ -227,7 +222,7 @@ __device__ __forceinline__ void split_a_tile(char* stage, int tid) {
                        reinterpret_cast<unsigned char*>(stage) + A_TILE_BYTES + at);
     }
   }
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  fence_proxy_async();
 }
 
 // acc += (B^T A^T) over one slice for this warpgroup's 64 columns n0.. of B^T (B padded in
@@ -270,7 +265,7 @@ gemm_wgmma(const float* __restrict__ A, const float* __restrict__ B, float* __re
   for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;
 #endif
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(
       steps,
       [&](int slot, int step) {

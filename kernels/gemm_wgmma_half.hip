@@ -57,12 +57,6 @@
 #ifndef MMA_PENDING
 #define MMA_PENDING 0
 #endif
-#ifndef GROUP_M
-#define GROUP_M 8
-#endif
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
 #ifndef VEC
 #define VEC 8
 #endif
@@ -75,6 +69,7 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
 #define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
@@ -90,6 +85,7 @@
 #define AHEAD (STAGES - 1 - MMA_PENDING)  // slices copied ahead of the one multiplied
 
 #include "ts_async_copy.h"
+#include "ts_mfma.h"
 #include "ts_tile.h"
 
 static_assert(BLOCK_M % (64 * WARPGROUPS) == 0, "each warpgroup owns whole 64-row tiles");
@@ -109,54 +105,12 @@ __device__ __forceinline__ int tile_offset(int mn, int k) {
   return kKMajor ? swz_chunk(mn, k >> 3) + (k & 7) * 2 : swz_chunk((mn >> 6) * 64 + k, (mn & 63) >> 3) + (mn & 7) * 2;
 }
 
-// Copies one 8-element (16-byte) piece from global to shared; the first `valid` (0..8) are
-// read, the rest are zeros; src is not read when valid is 0. VEC is the width of the global
-// accesses: 8, one 16-byte cp.async; 2 (a leading dimension not a multiple of 8), four
-// 4-byte cp.async; 1 (an odd leading dimension), eight 2-byte loads and one 16-byte store.
-__device__ __forceinline__ void copy_piece(unsigned char* dst, const ts_ab_t* src, int valid) {
-#if TS_ASYNC_COPY && VEC == 8
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(saddr), "l"(src), "r"(valid * 2));
-#elif TS_ASYNC_COPY && VEC == 2
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int v = ts_inside(valid - 2 * j, 2);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(saddr + 4 * j), "l"(v ? src + 2 * j : src),
-                 "r"(v * 2));
-  }
-#else
-#if VEC == 8
-  if (valid == 8) {
-    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    return;
-  }
-#endif
-  unsigned w[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const unsigned lo = 2 * j < valid ? src[2 * j] : 0u, hi = 2 * j + 1 < valid ? src[2 * j + 1] : 0u;
-    w[j] = lo | (hi << 16);
-  }
-  *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
-#endif
-}
-
-// Copies one whole 8-element piece (inside the matrix).
-__device__ __forceinline__ void copy_full_piece(unsigned char* dst, const ts_ab_t* src) {
-#if TS_ASYNC_COPY && VEC == 8
-  const unsigned saddr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(saddr), "l"(src));
-#else
-  copy_piece(dst, src, 8);
-#endif
-}
-
 // Starts the copies of one operand's K slice at k0 into its tile: ROWS rows (M or N) of the
 // block starting at block_mn, `limit` (M or N) and k_end bounding what is read. Element
 // (mn, k) sits at X[mn * ld + k] when kKMajor, else at X[k * ld + mn]. Consecutive threads
 // copy consecutive 16-byte pieces of global memory. `full`: the block's tile and this slice
-// lie wholly inside the matrix (uniform across the block), so no copy needs a bound.
+// lie wholly inside the matrix (uniform across the block), so no copy needs a bound. The
+// 16-byte copies ask L2 for whole 128-byte lines (the neighbouring threads read the rest).
 // A thread's copies are a fixed stride apart in global and shared memory, so each costs an
 // address add or two, not a recomputation from its index.
 template <bool kKMajor, int ROWS>
@@ -184,10 +138,10 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const ts_ab_t* __
       unsigned char* dst = tile + sr * 128 + (((p & 7) ^ ((kRows % 8 == 0 ? s_row : sr) & 7)) << 4);
       const ts_ab_t* s = src + i * src_step;
       if (full) {
-        copy_full_piece(dst, s);
+        ts_copy_full_piece<VEC, true>(dst, s);
       } else {
         const int valid = g_row + i * kRows < row_limit ? col_valid : 0;
-        copy_piece(dst, valid ? s : X, valid);
+        ts_copy_piece<VEC, true>(dst, valid ? s : X, valid);
       }
     }
   } else {
@@ -199,10 +153,10 @@ __device__ __forceinline__ void load_tile(unsigned char* tile, const ts_ab_t* __
       const int gk = k0 + k, gmn = block_mn + p * 8;
       unsigned char* dst = tile + swz_chunk((p >> 3) * 64 + k, p & 7);
       if (full) {
-        copy_full_piece(dst, X + (long long)gk * ld + gmn);
+        ts_copy_full_piece<VEC, true>(dst, X + (long long)gk * ld + gmn);
       } else {
         const int valid = gk < k_end ? ts_inside(limit - gmn, 8) : 0;
-        copy_piece(dst, valid ? X + (long long)gk * ld + gmn : X, valid);
+        ts_copy_piece<VEC, true>(dst, valid ? X + (long long)gk * ld + gmn : X, valid);
       }
     }
   }
@@ -223,19 +177,11 @@ __device__ __forceinline__ void load_stage(unsigned char* stage, const ts_ab_t* 
 }
 
 #if defined(TS_VENDOR_AMD)
-typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
-#if TS_AB_DTYPE == 1
-typedef _Float16 ts_mfma_elem;
-#else
-typedef short ts_mfma_elem;
-#endif
-typedef ts_mfma_elem ts_mfma_in __attribute__((ext_vector_type(4)));
-typedef short ts_short2 __attribute__((ext_vector_type(2)));
 #define TM (WG_M_TILES * 4)  // 16-row MFMA tiles of a wavefront
 #define TN (BLOCK_N / 64)    // 16-column MFMA tiles of a wavefront (a quarter of BLOCK_N)
 
 __device__ __forceinline__ ts_mfma_elem elem_at(const unsigned char* p) {
-  return __builtin_bit_cast(ts_mfma_elem, *reinterpret_cast<const ts_bits16*>(p));
+  return mfma_elem(*reinterpret_cast<const ts_bits16*>(p));
 }
 
 // acc += A B over one slice for this wavefront's rows m0.. and columns n0... Lane l supplies
@@ -260,47 +206,13 @@ __device__ __forceinline__ void multiply_stage(const unsigned char* stage, int m
 #pragma unroll
     for (int mt = 0; mt < TM; ++mt)
 #pragma unroll
-      for (int nt = 0; nt < TN; ++nt) {
-        ts_floatx4 d = {acc[mt][nt][0], acc[mt][nt][1], acc[mt][nt][2], acc[mt][nt][3]};
-#if TS_AB_DTYPE == 1
-        d = __builtin_amdgcn_mfma_f32_16x16x16f16(a[mt], b[nt], d, 0, 0, 0);
-#elif defined(__gfx908__)
-        const ts_short2 a01 = {a[mt][0], a[mt][1]}, a23 = {a[mt][2], a[mt][3]};
-        const ts_short2 b01 = {b[nt][0], b[nt][1]}, b23 = {b[nt][2], b[nt][3]};
-        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a01, b01, d, 0, 0, 0);
-        d = __builtin_amdgcn_mfma_f32_16x16x8bf16(a23, b23, d, 0, 0, 0);
-#else
-        d = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a[mt], b[nt], d, 0, 0, 0);
-#endif
-#pragma unroll
-        for (int i = 0; i < 4; ++i) acc[mt][nt][i] = d[i];
-      }
+      for (int nt = 0; nt < TN; ++nt) mfma_16x16x16(acc[mt][nt], a[mt], b[nt]);
   }
 }
 
-// Hands ts_finish_tile every accumulator inside C with its row and column.
-struct AccWalk {
-  const float (&acc)[TM][TN][4];
-  const TsTile& tile;
-  int lane, m0, n0, M, N;
-  template <typename F>
-  __device__ __forceinline__ void operator()(F f) const {
-#pragma unroll
-    for (int mt = 0; mt < TM; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < TN; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int gm = tile.block_m + m0 + mt * 16 + 4 * (lane / 16) + i;
-          const int gn = tile.block_n + n0 + nt * 16 + lane % 16;
-          if (gm < M && gn < N) f(gm, gn, acc[mt][nt][i]);
-        }
-  }
-};
-
 #else  // NVIDIA Hopper
 
-#include "ts_wgmma.h"
+#include "ts_wgmma_half.h"
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
@@ -342,7 +254,7 @@ gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts
   const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
 #endif
 
-  const int steps = tile.k_end > tile.k_begin ? (tile.k_end - tile.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
+  const int steps = ts_k_steps(tile);
   auto load = [&](int slot, int step) {
     load_stage(smem + slot * STAGE_BYTES, A, B, M, N, tile.k_end, lda, ldb, tile.block_m, tile.block_n,
                tile.k_begin + step * BLOCK_K, tid);
@@ -360,7 +272,7 @@ gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts
   for (int t = 0; t < steps; ++t) {
     ts_wait<AHEAD - 1>();
 #if !defined(TS_VENDOR_AMD)
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    fence_proxy_async();
 #endif
     __syncthreads();
 #if LOADS_FIRST
@@ -388,8 +300,8 @@ gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts
   ts_wait<0>();
 
 #if defined(TS_VENDOR_AMD)
-  ts_finish_tile(AccWalk{acc, tile, lane, m0, n0, M, N}, tile, tid, C, bias, workspace, M, N, ldc, alpha, beta,
-                 epilogue_slope);
+  ts_finish_tile(TsFragWalk<TM, TN, TsMfma16x16Acc>{acc, tile, lane, m0, n0, M, N}, tile, tid, C, bias, workspace, M,
+                 N, ldc, alpha, beta, epilogue_slope);
 #else
   wgmma_wait_all(acc);
   wgmma_store_tile(acc, tile, wg, warp % 4, lane, tid, C, bias, workspace, M, N, ldc, alpha, beta, epilogue_slope);

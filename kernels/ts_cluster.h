@@ -1,8 +1,12 @@
 // Thread-block cluster pieces shared by the sm_90 templates: the cluster barrier, a block's
-// rank in its cluster, and a 16-byte read of another block's shared memory (DSMEM), as used
-// by split-K reductions that sum partial tiles inside a cluster instead of through global
-// memory. NVIDIA sm_90+ only; the including template guards its use.
+// rank in its cluster, addresses in another block's shared memory (DSMEM: mapa), a 16-byte
+// read there, as used by split-K reductions that sum partial tiles inside a cluster instead
+// of through global memory, and an arrival on another block's mbarrier (a consumer releasing
+// a stage that a multicast fills in both blocks).
+// NVIDIA sm_90+ only; the including template guards its use.
 #pragma once
+#if !defined(TS_VENDOR_AMD)
+#include "ts_smem.h"
 
 // Every thread of every block of the cluster: arrive (releasing this thread's shared-memory
 // writes to the cluster), then wait for all (acquiring theirs).
@@ -16,12 +20,16 @@ __device__ __forceinline__ unsigned ts_cluster_rank() {
   return r;
 }
 
+// The shared::cluster address of `local`'s offset in block `rank` of the cluster.
+__device__ __forceinline__ unsigned ts_cluster_map(const void* local, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
+  return remote;
+}
+
 // 16 bytes at the same shared-memory offset as `local`, in block `rank` of the cluster.
 __device__ __forceinline__ float4 ts_ld_cluster4(const float* local, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-               : "=r"(remote)
-               : "r"(static_cast<unsigned>(__cvta_generic_to_shared(local))), "r"(rank));
+  const unsigned remote = ts_cluster_map(local, rank);
   float4 v;
   asm volatile("ld.shared::cluster.v4.f32 {%0,%1,%2,%3}, [%4];\n"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
@@ -29,3 +37,10 @@ __device__ __forceinline__ float4 ts_ld_cluster4(const float* local, unsigned ra
                : "memory");
   return v;
 }
+
+// An arrival (release, cluster scope) on the mbarrier at bar's offset in block `rank`.
+__device__ __forceinline__ void ts_mbar_arrive_cluster(unsigned long long* bar, unsigned rank) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(ts_cluster_map(bar, rank))
+               : "memory");
+}
+#endif  // !TS_VENDOR_AMD

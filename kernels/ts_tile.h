@@ -1,11 +1,22 @@
 // Block-level pieces shared by the GEMM templates: which output tile and which share of K
 // a block computes (grouped tile order, split-K), and how a block's results reach C
-// (direct store, or a deterministic split-K reduction). The including template defines
-// BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K and THREADS first; a template whose C is
+// (direct store, or a deterministic split-K reduction), walking the accumulators of its MMA
+// fragments. The including template defines BLOCK_M, BLOCK_N, BLOCK_K and THREADS first, and
+// GROUP_M and SPLIT_K where its defaults are not the ones below; a template whose C is
 // written by only some of its threads (warp-specialised) also defines TS_TILE_THREADS (how
 // many) and TS_TILE_SYNC() (a barrier over just those).
 #pragma once
 #include "ts_gemm_common.h"
+
+// The parameters of the tile order and the split, with the defaults a template that defines
+// neither gets (its JSON declares them like its own): GROUP_M tile rows per group, SPLIT_K
+// shares of K (1: no split).
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
 
 #ifndef TS_TILE_THREADS
 #define TS_TILE_THREADS THREADS
@@ -27,6 +38,11 @@ __device__ __forceinline__ void ts_k_share(int K, int part, int parts, int& begi
   const int per = ((K + parts - 1) / parts + BLOCK_K - 1) / BLOCK_K * BLOCK_K;
   begin = part * per;
   end = min(K, begin + per);
+}
+
+// The BLOCK_K-deep steps of a tile's share of K (none for an empty share).
+__device__ __forceinline__ int ts_k_steps(const TsTile& t) {
+  return t.k_end > t.k_begin ? (t.k_end - t.k_begin + BLOCK_K - 1) / BLOCK_K : 0;
 }
 
 // Tile order: groups of GROUP_M tile rows, column by column inside a group, so that
@@ -154,3 +170,26 @@ __device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, in
   if (tid == 0) counters[counter] = 0;  // ready for the next launch
 #endif
 }
+
+// Hands ts_finish_tile every accumulator of a warp's MMA tiles inside C: TM x TN tiles of 4
+// accumulators a thread, placed as Acc says (TsMma16x8Acc of ts_mma_sm80.h, TsMfma16x16Acc of
+// ts_mfma.h), the warp's tiles starting at row m0, column n0 of the block tile.
+template <int TM, int TN, typename Acc>
+struct TsFragWalk {
+  const float (&acc)[TM][TN][4];
+  const TsTile& tile;
+  int lane, m0, n0, M, N;
+  template <typename F>
+  __device__ __forceinline__ void operator()(F f) const {
+#pragma unroll
+    for (int mt = 0; mt < TM; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < TN; ++nt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int gm = tile.block_m + m0 + Acc::row(lane, mt, i);
+          const int gn = tile.block_n + n0 + Acc::col(lane, nt, i);
+          if (gm < M && gn < N) f(gm, gn, acc[mt][nt][i]);
+        }
+  }
+};

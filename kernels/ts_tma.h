@@ -1,20 +1,27 @@
 // Hopper tensor-memory-accelerator pieces shared by the TMA templates (gemm_tma_half,
 // gemm_tma_tf32): the tensor map as a kernel parameter, mbarriers (init, the producer's
 // expect-bytes arrival, plain arrivals, parity waits), one box copy into shared memory
-// (optionally multicast to a cluster), and the ring of STAGES slots that producer and
-// consumers walk in step. The including template defines STAGES first.
+// (optionally multicast to a cluster), the ring of STAGES slots that producer and
+// consumers walk in step, and the register split of a warp-specialised block (setmaxnreg).
+// The including template defines STAGES first.
 #pragma once
+#include "ts_smem.h"
 
 // A CUtensorMap as the kernel receives it (by value, 64-byte aligned); only its address is used.
 struct __align__(64) TsTensorMap {
   unsigned long long opaque[16];
 };
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+// Brings a tensor map (a kernel parameter) into the TMA unit's cache before the first copy.
+__device__ __forceinline__ void prefetch_tensormap(const TsTensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
 
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
+// After the barriers' initialisation, before any thread of the cluster (or the TMA unit) uses them.
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 // The producer's arrival, announcing the bytes the stage's copies will deliver.
 __device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
@@ -69,3 +76,14 @@ struct Ring {
     }
   }
 };
+
+// Warp specialisation: a warpgroup that only issues copies gives registers back
+// (setmaxnreg.dec), the ones that multiply take them (setmaxnreg.inc), within the SM's 64 Ki.
+template <int regs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(regs));
+}
+template <int regs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(regs));
+}

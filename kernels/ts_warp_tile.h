@@ -1,11 +1,43 @@
 // Warp tiling shared by gemm_warp and gemm_async: the per-thread register tile, the
 // multiply of one shared-memory stage, and the finish (ts_tile.h has the tile order,
-// split-K and the reduction). The including template defines
-// BLOCK_M, BLOCK_N, BLOCK_K, WARP_M, WARP_N, THREAD_M, THREAD_N, WNITER, SMEM_PAD,
-// GROUP_M and SPLIT_K first. Shared memory holds A as As[k][m] and B as Bs[k][n], so a
+// split-K and the reduction). Shared memory holds A as As[k][m] and B as Bs[k][n], so a
 // thread reads contiguous vectors along M and N.
+//
+// The tile's parameters, which the including template may define first (the search does:
+// each template's JSON declares them with these defaults), else the family's default tile:
+// block tile BLOCK_M x BLOCK_N, BLOCK_K deep; warp tiles WARP_M x WARP_N; thread tiles
+// THREAD_M x THREAD_N, WNITER of them along N per warp tile; SMEM_PAD floats of padding per
+// shared row. GROUP_M and SPLIT_K are ts_tile.h's.
 #pragma once
 #include "ts_gemm_common.h"
+
+#ifndef BLOCK_M
+#define BLOCK_M 128
+#endif
+#ifndef BLOCK_N
+#define BLOCK_N 128
+#endif
+#ifndef BLOCK_K
+#define BLOCK_K 16
+#endif
+#ifndef WARP_M
+#define WARP_M 64
+#endif
+#ifndef WARP_N
+#define WARP_N 32
+#endif
+#ifndef THREAD_M
+#define THREAD_M 4
+#endif
+#ifndef THREAD_N
+#define THREAD_N 4
+#endif
+#ifndef WNITER
+#define WNITER 2
+#endif
+#ifndef SMEM_PAD
+#define SMEM_PAD 4
+#endif
 
 #define WARPS_M (BLOCK_M / WARP_M)
 #define WARPS_N (BLOCK_N / WARP_N)

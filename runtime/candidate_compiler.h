@@ -18,9 +18,9 @@ struct CompiledCandidate {
 
 // Outcome invalid: the render was refused (message says why). compile_error: the
 // compiler refused the target or the source (message: the log's first lines; the
-// full log in evaluation.compile_log).
+// full log in evaluation.compile_log). keep_ptx: NVRTC also hands back the PTX (compiled.ptx).
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                    const Config& config, const DeviceFacts& device);
+                                    const Config& config, const DeviceFacts& device, bool keep_ptx = false);
 
 // The first `max_lines` lines of a compiler log that say "error" (or the log's start):
 // short enough for history.csv and the LLM prompt.

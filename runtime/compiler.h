@@ -17,12 +17,14 @@ struct CompileRequest {
   std::string arch;                  // "sm_90", "sm_90a", "gfx90a"
   std::string entry;                 // the kernel entry point, for the resource report
   std::vector<std::pair<std::string, std::string>> headers;  // #include "NAME" -> text
+  bool keep_ptx = false;             // NVRTC: also hand back the PTX (CompileResult::ptx)
 };
 
 struct CompileResult {
   bool ok = false;
   std::string log;     // verbatim compiler output (errors, warnings, ptxas report)
   std::string binary;  // cubin / code object when ok
+  std::string ptx;     // NVRTC's PTX when ok and the request kept it; empty from hipRTC and the cache
   KernelResources resources;  // from the compiler's report, where it gives one
   double compile_ms = 0;
   bool cache_hit = false;

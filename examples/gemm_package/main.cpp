@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -151,10 +152,19 @@ struct Check {
 Check check(const ts_gemm_problem& p, const Matrix& a, const Matrix& b, const Matrix& c0, const Matrix& bias,
             const std::vector<unsigned char>& c_bytes) {
   const double u_acc = std::ldexp(1.0, -24), u_out = unit_roundoff(p.c_dtype), sk = std::sqrt(double(p.k));
-  Check out;
-  double err2 = 0, ref2 = 0;
-  for (std::int64_t i = 0; i < p.m; ++i)
-    for (std::int64_t j = 0; j < p.n; ++j) {
+  // Every element of C in double; the elements are split over the host's cores (the large
+  // decode shapes take minutes on one), each part summed on its own and then in order.
+  struct Part {
+    bool pass = true;
+    double worst_ratio = 0, err2 = 0, ref2 = 0;
+  };
+  const std::int64_t total = p.m * p.n;
+  const unsigned workers = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 64));
+  std::vector<Part> parts(workers);
+  auto run = [&](unsigned w) {
+    Part& out = parts[w];
+    for (std::int64_t e_idx = total * w / workers; e_idx < total * (w + 1) / workers; ++e_idx) {
+      const std::int64_t i = e_idx / p.n, j = e_idx % p.n;
       double dot = 0, mag = 0;
       for (std::int64_t l = 0; l < p.k; ++l) {
         double x = a.values[p.a_layout == TS_ROW_MAJOR ? i * p.k + l : l * p.m + i];
@@ -173,9 +183,22 @@ Check check(const ts_gemm_problem& p, const Matrix& a, const Matrix& b, const Ma
       const double e = std::fabs(got - ref);
       if (!std::isfinite(got) || e > tol) out.pass = false;
       if (tol > 0) out.worst_ratio = std::max(out.worst_ratio, e / tol);
-      err2 += e * e;
-      ref2 += ref * ref;
+      out.err2 += e * e;
+      out.ref2 += ref * ref;
     }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned w = 1; w < workers; ++w) threads.emplace_back(run, w);
+  run(0);
+  for (auto& t : threads) t.join();
+  Check out;
+  double err2 = 0, ref2 = 0;
+  for (const Part& part : parts) {
+    out.pass = out.pass && part.pass;
+    out.worst_ratio = std::max(out.worst_ratio, part.worst_ratio);
+    err2 += part.err2;
+    ref2 += part.ref2;
+  }
   out.norm_error = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   if (out.norm_error > 8 * u_acc * sk + 4 * u_out) out.pass = false;
   return out;

@@ -29,7 +29,7 @@ namespace tilesmith::cuda {
 #define TS_NVRTC_FUNCTIONS(X)                                                                       \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcCompileProgram)                \
   X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)              \
-  X(nvrtcDestroyProgram)
+  X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcDestroyProgram)
 
 // cublasGemmEx is overloaded in C++ (a compatibility inline), so it is declared apart.
 #define TS_CUBLAS_FUNCTIONS(X) \

@@ -26,6 +26,14 @@ struct NvrtcCalls {
   void log(Program p, char* out) const { api.nvrtcGetProgramLog(p, out); }
   void code_size(Program p, size_t* n) const { api.nvrtcGetCUBINSize(p, n); }
   void code(Program p, char* out) const { api.nvrtcGetCUBIN(p, out); }
+  void intermediate(Program p, const CompileRequest& req, CompileResult& out) const {
+    if (!req.keep_ptx) return;
+    size_t n = 0;
+    if (api.nvrtcGetPTXSize(p, &n) != NVRTC_SUCCESS || n == 0) return;
+    out.ptx.resize(n);
+    if (api.nvrtcGetPTX(p, out.ptx.data()) != NVRTC_SUCCESS) out.ptx.clear();
+    while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  }
   void destroy(Program* p) const { api.nvrtcDestroyProgram(p); }
   std::string error(Code rc) const { return api.nvrtcGetErrorString(rc); }
 };

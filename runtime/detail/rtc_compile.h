@@ -4,7 +4,9 @@
 // small adapter (Calls) naming its functions:
 //   using Program; using Code; static constexpr Code kSuccess;
 //   static constexpr const char* kPrefix ("nvrtc"), kCodeName ("cubin");
-//   create, compile, log_size, log, code_size, code, destroy, error.
+//   create, compile, log_size, log, code_size, code, destroy, error,
+//   and intermediate(program, request, result): what else a successful compile hands back
+//   (NVRTC: the PTX when the request keeps it; hipRTC: nothing).
 
 #include <chrono>
 #include <string>
@@ -55,6 +57,7 @@ CompileResult compile_with(const Calls& calls, const CompileRequest& req, const 
     out.binary.resize(size);
     if (size > 0) calls.code(prog, out.binary.data());
     out.ok = size > 0;
+    if (out.ok) calls.intermediate(prog, req, out);
     if (!out.ok) out.log += std::string("\n") + Calls::kPrefix + " produced no " + Calls::kCodeName + " for " + req.arch;
   } else if (out.log.empty()) {
     out.log = std::string(Calls::kPrefix) + "CompileProgram failed: " + calls.error(rc);

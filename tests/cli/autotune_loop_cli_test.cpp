@@ -98,6 +98,7 @@ TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
         "--c-dtype", "fp32", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"},
        2,
        "gemm_faulty does not support C of type fp32"},
+      {{exe, "compile", "--arch", "gfx90a", "--ptx", (dir / "k.ptx").string()}, 2, "only NVRTC (sm_XX targets) makes PTX"},
       {{exe, "history", "--results", (dir / "absent").string()}, 2, "does not exist"},
       {{exe, "--problems", set_file, "--m", "16", "--n", "16", "--k", "16"}, 2, "leave out --m/--n/--k"},
       {{exe, "--problems", (dir / "absent.json").string()}, 2, "File does not exist"},

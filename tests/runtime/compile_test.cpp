@@ -67,6 +67,32 @@ TEST(Compile, EveryTemplateCompilesWithDefaultsForSm90) {
   }
 }
 
+// The PTX comes back only when asked for (autotune-loop compile --ptx), and never from the cache.
+TEST(Compile, PtxComesBackWhenAskedFor) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate* t = lib->find("gemm_tiled");
+  ASSERT_NE(t, nullptr);
+  DeviceFacts dev = nominal_facts_for_arch("sm_80");
+  auto plain = compile_candidate(*nvrtc, *t, square(256), t->defaults(), dev);
+  ASSERT_EQ(plain.evaluation.outcome, Outcome::kOk) << plain.evaluation.message;
+  EXPECT_TRUE(plain.compiled.ptx.empty());
+  auto with_ptx = compile_candidate(*nvrtc, *t, square(256), t->defaults(), dev, /*keep_ptx=*/true);
+  ASSERT_EQ(with_ptx.evaluation.outcome, Outcome::kOk) << with_ptx.evaluation.message;
+  EXPECT_NE(with_ptx.compiled.ptx.find(".target sm_80"), std::string::npos) << with_ptx.compiled.ptx.substr(0, 400);
+  EXPECT_NE(with_ptx.compiled.ptx.find(".entry gemm_tiled("), std::string::npos);
+  EXPECT_EQ(with_ptx.compiled.binary, plain.compiled.binary);
+
+  const auto dir = std::filesystem::temp_directory_path() / ("ts_ptx_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  CompileCache cache(nvrtc, dir, CompileCache::kDefaultMaxBytes);
+  compile_candidate(cache, *t, square(256), t->defaults(), dev);  // fills the cache
+  auto again = compile_candidate(cache, *t, square(256), t->defaults(), dev, /*keep_ptx=*/true);
+  EXPECT_FALSE(again.compiled.cache_hit);
+  EXPECT_FALSE(again.compiled.ptx.empty());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Compile, EveryTemplateCompilesForGfx90aWithTheWavefrontPath) {
   REQUIRE_COMPILER(hiprtc, "hip");
   auto lib = TemplateLibrary::embedded();

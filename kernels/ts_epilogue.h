@@ -1,0 +1,75 @@
+// The epilogue and the stores of C, shared by every GEMM template: alpha, beta and the fused
+// epilogue applied in fp32, then one rounding to C's type. Included by ts_gemm_common.h, after
+// the problem macros' defaults (TS_C_ROW_MAJOR, TS_HAS_BETA, TS_EPILOGUE, the types) it reads.
+// Where a tile's elements come from (accumulator layouts, split-K) is ts_tile.h's.
+#pragma once
+
+// Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
+// m, n index the bias, which has C's element type.
+__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {
+#if TS_EPILOGUE == 1
+  v += ts_c_to_float(bias[m]);
+#elif TS_EPILOGUE == 2
+  v += ts_c_to_float(bias[n]);
+#elif TS_EPILOGUE == 3
+  v = v > 0.0f ? v : 0.0f;
+#elif TS_EPILOGUE == 4
+  v = v > 0.0f ? v : v * slope;
+#elif TS_EPILOGUE == 5
+  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+#endif
+  (void)m;
+  (void)n;
+  (void)bias;
+  (void)slope;
+  return v;
+}
+
+__device__ __forceinline__ long long ts_c_index(int m, int n, int ldc) {
+#if TS_C_ROW_MAJOR
+  return (long long)m * ldc + n;
+#else
+  return (long long)n * ldc + m;
+#endif
+}
+
+// C[m, n] = epilogue(alpha * acc + beta * C[m, n]), in fp32, rounded once to C's type.
+__device__ __forceinline__ void ts_store_c(ts_c_t* __restrict__ C, int m, int n, int ldc, float acc, float alpha,
+                                           float beta, const ts_c_t* __restrict__ bias, float slope) {
+  const long long idx = ts_c_index(m, n, ldc);
+  float v = alpha * acc;
+#if TS_HAS_BETA
+  v += beta * ts_c_to_float(C[idx]);
+#endif
+  (void)beta;
+  C[idx] = ts_c_from_float(ts_epilogue(v, m, n, bias, slope));
+}
+
+#if TS_C_ROW_MAJOR
+// C[m, n..n+1] = epilogue(alpha * acc + beta * C), as ts_store_c does element by element, with
+// one 2-element load and store (C row-major, n even, ldc even, C aligned to 2 elements): the
+// store of two neighbouring accumulators of an MMA fragment.
+__device__ __forceinline__ void ts_store_c_pair(ts_c_t* __restrict__ C, int m, int n, int ldc, float a0, float a1,
+                                                float alpha, float beta, const ts_c_t* __restrict__ bias, float slope) {
+  ts_c_t* p = C + (long long)m * ldc + n;
+  float v0 = alpha * a0, v1 = alpha * a1;
+#if TS_C_DTYPE == 0
+#if TS_HAS_BETA
+  const float2 old = *reinterpret_cast<const float2*>(p);
+  v0 += beta * old.x;
+  v1 += beta * old.y;
+#endif
+  *reinterpret_cast<float2*>(p) = make_float2(ts_epilogue(v0, m, n, bias, slope), ts_epilogue(v1, m, n + 1, bias, slope));
+#else
+#if TS_HAS_BETA
+  const unsigned old = *reinterpret_cast<const unsigned*>(p);
+  v0 += beta * ts_c_to_float((ts_c_t)(old & 0xffffu));
+  v1 += beta * ts_c_to_float((ts_c_t)(old >> 16));
+#endif
+  const unsigned lo = ts_c_from_float(ts_epilogue(v0, m, n, bias, slope));
+  const unsigned hi = ts_c_from_float(ts_epilogue(v1, m, n + 1, bias, slope));
+  *reinterpret_cast<unsigned*>(p) = lo | (hi << 16);
+#endif
+  (void)beta;
+}
+#endif
