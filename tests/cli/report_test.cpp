@@ -194,5 +194,37 @@ TEST(Report, LargeRunsAreAggregatedBeforeEmbedding) {
   EXPECT_LT(bytes, 40u << 20);
 }
 
+// A replayed run spends no compile time: the recorded compile times its rows carry are
+// shown as recorded on the measuring GPU, not counted as this run's (a 2 s run once showed
+// 20 s of compiling). Rows measured on a GPU still count theirs.
+TEST(Report, ReplayedCompileTimesAreNotCountedAsSpent) {
+  REQUIRE_RECORDING();
+  const fs::path dir = fresh_dir("report_replay_time");
+  const fs::path results = dir / "results";
+  tune(dir, results, 16);
+  auto replayed = collect_report_data({results, {}, 20});
+  ASSERT_TRUE(replayed.ok()) << replayed.status().to_string();
+  const json& t = replayed->data["time"];
+  EXPECT_EQ(t["compile_s"].get<double>(), 0.0);
+  EXPECT_EQ(t["compiled"].get<int>(), 0);
+  EXPECT_GT(t["recorded_compile_s"].get<double>(), 0.0) << "the recording's compile times are shown as recorded";
+
+  // The same rows as if a GPU had measured them: their compile time is this run's.
+  auto load = read_history(results / "history.csv");
+  ASSERT_TRUE(load.ok());
+  std::string text = history_header_line();
+  double compile_ms = 0;
+  for (HistoryRow row : load->rows) {
+    row.backend = "cuda";
+    if (row.evaluated() && row.compile_ms && !row.compile_cached.value_or(false)) compile_ms += *row.compile_ms;
+    text += history_row_line(row);
+  }
+  std::ofstream(results / "history.csv", std::ios::binary | std::ios::trunc) << text;
+  auto measured = collect_report_data({results, {}, 20});
+  ASSERT_TRUE(measured.ok());
+  EXPECT_NEAR(measured->data["time"]["compile_s"].get<double>(), compile_ms / 1e3, 1e-9);
+  EXPECT_EQ(measured->data["time"]["recorded_compile_s"].get<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace tilesmith
