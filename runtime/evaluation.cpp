@@ -21,11 +21,36 @@ TimingStats summarize_timing(std::vector<double> samples_ms) {
   return t;
 }
 
+json timing_to_json(const TimingStats& t) {
+  return json{{"samples", t.samples},
+              {"median_ms", exact_double(t.median_ms)},
+              {"min_ms", exact_double(t.min_ms)},
+              {"p20_ms", exact_double(t.p20_ms)},
+              {"p80_ms", exact_double(t.p80_ms)},
+              {"mean_ms", exact_double(t.mean_ms)},
+              {"cv", exact_double(t.cv)},
+              {"warmup_ms", exact_double(t.warmup_ms)},
+              {"l2_flushed", t.l2_flushed}};
+}
+
+Status timing_from_json(const json& j, const std::string& what, TimingStats* t) {
+  FieldReader g(j, what);
+  g.get("samples", t->samples);
+  g.get("median_ms", t->median_ms);
+  g.get("min_ms", t->min_ms);
+  g.get("p20_ms", t->p20_ms);
+  g.get("p80_ms", t->p80_ms);
+  g.get("mean_ms", t->mean_ms);
+  g.get("cv", t->cv);
+  g.get("warmup_ms", t->warmup_ms);
+  g.get("l2_flushed", t->l2_flushed);
+  return g.status();
+}
+
 // The one codec: the journal, bench-best's output and the worker wire all write this form.
 void to_json(nlohmann::json& j, const Evaluation& e) {
   const KernelResources& r = e.resources;
   const AccuracyStats& a = e.accuracy;
-  const TimingStats& t = e.timing;
   j = json{{"outcome", outcome_name(e.outcome)},
            {"message", e.message},
            {"compile_log", e.compile_log},
@@ -47,16 +72,7 @@ void to_json(nlohmann::json& j, const Evaluation& e) {
              {"non_finite", a.non_finite},
              {"over_tolerance", a.over_tolerance},
              {"norm_tolerance", exact_double(a.norm_tolerance)}}},
-           {"timing",
-            {{"samples", t.samples},
-             {"median_ms", exact_double(t.median_ms)},
-             {"min_ms", exact_double(t.min_ms)},
-             {"p20_ms", exact_double(t.p20_ms)},
-             {"p80_ms", exact_double(t.p80_ms)},
-             {"mean_ms", exact_double(t.mean_ms)},
-             {"cv", exact_double(t.cv)},
-             {"warmup_ms", exact_double(t.warmup_ms)},
-             {"l2_flushed", t.l2_flushed}}},
+           {"timing", timing_to_json(e.timing)},
            {"tflops", exact_double(e.tflops)},
            {"gbps", exact_double(e.gbps)},
            {"roofline_bound_tflops", exact_double(e.roofline_bound_tflops)},
@@ -101,19 +117,7 @@ Result<Evaluation> evaluation_from_json(const json& j) {
     g.get("norm_tolerance", e.accuracy.norm_tolerance);
     f.merge(g.status());
   }
-  if (const json* t = f.object("timing")) {
-    FieldReader g(*t, "evaluation.timing");
-    g.get("samples", e.timing.samples);
-    g.get("median_ms", e.timing.median_ms);
-    g.get("min_ms", e.timing.min_ms);
-    g.get("p20_ms", e.timing.p20_ms);
-    g.get("p80_ms", e.timing.p80_ms);
-    g.get("mean_ms", e.timing.mean_ms);
-    g.get("cv", e.timing.cv);
-    g.get("warmup_ms", e.timing.warmup_ms);
-    g.get("l2_flushed", e.timing.l2_flushed);
-    f.merge(g.status());
-  }
+  if (const json* t = f.object("timing")) f.merge(timing_from_json(*t, "evaluation.timing", &e.timing));
   f.get("tflops", e.tflops);
   f.get("gbps", e.gbps);
   f.get("roofline_bound_tflops", e.roofline_bound_tflops);

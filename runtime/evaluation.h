@@ -67,4 +67,10 @@ struct Evaluation {
 void to_json(nlohmann::json& j, const Evaluation& e);
 Result<Evaluation> evaluation_from_json(const nlohmann::json& j);
 
+// The "timing" object of that form, shared with every other measurement that travels the
+// same way (the read floor): written exactly, read strictly by type, missing fields left
+// as they are. `what` names the object in errors ("evaluation.timing").
+nlohmann::json timing_to_json(const TimingStats& t);
+Status timing_from_json(const nlohmann::json& j, const std::string& what, TimingStats* t);
+
 }  // namespace tilesmith

@@ -531,16 +531,7 @@ void to_json(json& j, const ReadFloor& f) {
            {"variant", f.variant},
            {"median_ms", exact_double(t.median_ms)},
            {"gbps", exact_double(f.gbps)},
-           {"timing",
-            {{"samples", t.samples},
-             {"median_ms", exact_double(t.median_ms)},
-             {"min_ms", exact_double(t.min_ms)},
-             {"p20_ms", exact_double(t.p20_ms)},
-             {"p80_ms", exact_double(t.p80_ms)},
-             {"mean_ms", exact_double(t.mean_ms)},
-             {"cv", exact_double(t.cv)},
-             {"warmup_ms", exact_double(t.warmup_ms)},
-             {"l2_flushed", t.l2_flushed}}},
+           {"timing", timing_to_json(t)},
            {"compile_ms", exact_double(f.compile_ms)},
            {"compile_cache_hit", f.compile_cache_hit},
            {"variants", variants}};
@@ -559,19 +550,7 @@ Result<ReadFloor> read_floor_from_json(const json& j) {
   r.get("gbps", f.gbps);
   r.get("compile_ms", f.compile_ms);
   r.get("compile_cache_hit", f.compile_cache_hit);
-  if (const json* t = r.object("timing")) {
-    FieldReader g(*t, "read_floor.timing");
-    g.get("samples", f.timing.samples);
-    g.get("median_ms", f.timing.median_ms);
-    g.get("min_ms", f.timing.min_ms);
-    g.get("p20_ms", f.timing.p20_ms);
-    g.get("p80_ms", f.timing.p80_ms);
-    g.get("mean_ms", f.timing.mean_ms);
-    g.get("cv", f.timing.cv);
-    g.get("warmup_ms", f.timing.warmup_ms);
-    g.get("l2_flushed", f.timing.l2_flushed);
-    r.merge(g.status());
-  }
+  if (const json* t = r.object("timing")) r.merge(timing_from_json(*t, "read_floor.timing", &f.timing));
   if (auto it = j.find("variants"); it != j.end()) {
     if (!it->is_array()) {
       r.fail("variants is not an array");

@@ -46,18 +46,21 @@ class SetLock {
   int fd_;
 };
 
+// DIR/problem_set.json of a resumed set, checked against this one.
+Status check_recorded_set(const fs::path& path, const ProblemSet& set) {
+  TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  json recorded = json::parse(text, nullptr, false);
+  if (recorded.is_discarded())
+    return Status::failed_precondition(path.string() + " is not valid JSON; move it away or give this set another "
+                                       "--results folder");
+  return check_same_problem_set(recorded, set, path);
+}
+
 // Writes DIR/problem_set.json for a new set; checks it against the file for a resumed one.
 Status record_set(const fs::path& dir, const ProblemSet& set) {
   const fs::path path = dir / kProblemSetFileName;
   std::error_code ec;
-  if (fs::exists(path, ec)) {
-    TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
-    json recorded = json::parse(text, nullptr, false);
-    if (recorded.is_discarded())
-      return Status::failed_precondition(path.string() + " is not valid JSON; move it away or give this set another "
-                                         "--results folder");
-    return check_same_problem_set(recorded, set, path);
-  }
+  if (fs::exists(path, ec)) return check_recorded_set(path, set);
   return write_file_atomic(path, problem_set_to_json(set).dump(2) + "\n");
 }
 
@@ -71,12 +74,7 @@ Status check_problem_set_folder(const fs::path& dir, const ProblemSet& set) {
                                        "set's; give the set its own --results folder");
   const fs::path path = dir / kProblemSetFileName;
   if (!fs::exists(path, ec)) return {};
-  TS_ASSIGN_OR_RETURN(std::string text, read_file(path));
-  json recorded = json::parse(text, nullptr, false);
-  if (recorded.is_discarded())
-    return Status::failed_precondition(path.string() + " is not valid JSON; move it away or give this set another "
-                                       "--results folder");
-  return check_same_problem_set(recorded, set, path);
+  return check_recorded_set(path, set);
 }
 
 namespace {
