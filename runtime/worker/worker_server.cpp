@@ -19,6 +19,13 @@
 namespace tilesmith::worker {
 namespace {
 
+// The "problem" of a request that measures a problem rather than a candidate.
+Result<GemmProblem> message_problem(const nlohmann::json& msg) {
+  auto it = msg.find("problem");
+  if (it == msg.end()) return Status::parse_error("problem missing");
+  return problem_from_json(*it);
+}
+
 using nlohmann::json;
 
 // The templates a worker can evaluate: its host's, the folders', the embedded ones,
@@ -148,9 +155,7 @@ class Server {
       return candidate(id, hc->tmpl, hc->problem, hc->config, json{{"what", hc->what}});
     }
     if (type == kVendorBaseline) {
-      auto it = msg.find("problem");
-      auto problem = it == msg.end() ? Result<GemmProblem>(Status::parse_error("problem missing"))
-                                     : problem_from_json(*it);
+      auto problem = message_problem(msg);
       if (!problem.ok()) {
         reply_error(id, problem.status());
         return std::nullopt;
@@ -164,9 +169,7 @@ class Server {
       return broken.empty() ? std::nullopt : std::optional<int>(kWorkerExitBroken);
     }
     if (type == kReadFloor) {
-      auto it = msg.find("problem");
-      auto problem = it == msg.end() ? Result<GemmProblem>(Status::parse_error("problem missing"))
-                                     : problem_from_json(*it);
+      auto problem = message_problem(msg);
       if (!problem.ok()) {
         reply_error(id, problem.status());
         return std::nullopt;
