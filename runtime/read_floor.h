@@ -21,7 +21,7 @@
 // compare it with the kernels it measures (bench-best flags a GEMM faster than the
 // floor: then the floor is not one).
 //
-// The source of the read kernels is generated here (read_floor_source) and compiled
+// The source of the read kernels is generated in read_floor_kernels.cpp (read_floor_source) and compiled
 // through the backend's run-time compiler like a template (NVRTC for sm_XX, hipRTC for
 // gfx targets; the L2 hints and bulk copies are NVIDIA-only and left out elsewhere).
 
