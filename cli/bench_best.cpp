@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/bench_best_output.h"
 #include "cli/exit_codes.h"
 #include "tuner/records/best_config.h"
 #include "tuner/records/history_report.h"
@@ -69,44 +70,6 @@ std::string without_gpu_hint(const BenchBestOptions& o, const std::vector<BestEn
   }
   return "\n  bench-best measures on a GPU; without one it can re-check a run made with --backend replay: bench-best "
          "--backend replay --replay-file FILE" + sources;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-struct Row {
-  std::string label;
-  Evaluation e;
-};
-
-void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p, const std::vector<Row>& rows,
-                 const std::optional<double>& ratio) {
-  const std::string peak_name = p.a_type == DType::kF32 ? "FP32" : std::string(dtype_name(p.a_type));
-  if (dev.multiprocessors > 0 && bandwidth > 0)
-    std::printf("device   %s (%s, %d SMs, %s peak %.1f TFLOP/s, measured copy bandwidth %.2f TB/s)\n",
-                dev.name.c_str(), dev.arch.c_str(), dev.multiprocessors, peak_name.c_str(),
-                dev.peak_flops(p.a_type) / 1e12, bandwidth / 1e12);
-  else if (dev.multiprocessors > 0)  // no bandwidth was measured
-    std::printf("device   %s (%s, %d SMs, %s peak %.1f TFLOP/s)\n", dev.name.c_str(), dev.arch.c_str(),
-                dev.multiprocessors, peak_name.c_str(), dev.peak_flops(p.a_type) / 1e12);
-  else  // a replayed recording: only its name is known
-    std::printf("device   %s (%s) [%s]\n", dev.name.c_str(), dev.arch.c_str(), dev.backend.c_str());
-  std::printf("problem  %s  (%.3g GFLOP, %.1f MB minimum traffic)\n\n", p.describe().c_str(), p.flops() / 1e9,
-              p.min_bytes() / 1e6);
-  std::printf("%-34s %-13s %9s %9s %9s %9s %6s %5s %8s %8s %7s %10s %10s\n", "kernel", "outcome", "median_ms", "min_ms",
-              "p20_ms", "p80_ms", "cv%", "n", "TFLOP/s", "GB/s", "roof%", "max_err", "rel_err");
-  for (const auto& r : rows) {
-    const auto& e = r.e;
-    std::printf("%-34s %-13s %9.4f %9.4f %9.4f %9.4f %6.2f %5d %8.2f %8.1f %7.1f %10.3g %10.3g\n", r.label.c_str(),
-                outcome_name(e.outcome), e.timing.median_ms, e.timing.min_ms, e.timing.p20_ms, e.timing.p80_ms,
-                e.timing.cv * 100, e.timing.samples, e.tflops, e.gbps, e.roofline_pct, e.accuracy.max_abs_error,
-                e.accuracy.rel_error_norm);
-    if (!e.message.empty()) std::printf("    %s\n", e.message.c_str());  // a failure, or how the vendor ran
-  }
-  if (ratio) std::printf("\nratio (ours / vendor throughput): %.3f\n", *ratio);
 }
 
 // Vendor figures per problem, measured once each.
@@ -176,33 +139,6 @@ class FloorCache {
   const BenchBestOptions& o_;
   std::map<std::string, Entry> cache_;
 };
-
-// Which of ours and the vendor ran faster than the floor (then it is no floor).
-std::vector<std::string> floor_beaten_by(const std::optional<ReadFloor>& floor, const std::optional<Evaluation>& ours,
-                                         const std::optional<Evaluation>& vendor) {
-  std::vector<std::string> who;
-  if (!floor || floor->timing.median_ms <= 0) return who;
-  if (ours && ours->ok() && ours->timing.median_ms < floor->timing.median_ms) who.push_back("ours");
-  if (vendor && vendor->ok() && vendor->timing.median_ms < floor->timing.median_ms) who.push_back("vendor");
-  return who;
-}
-
-std::string floor_line(const std::optional<ReadFloor>& floor, const std::string& note,
-                       const std::optional<Evaluation>& ours, const std::optional<Evaluation>& vendor) {
-  if (!floor) return "read floor: " + note;
-  std::string line = "read floor " + fmt("%.4f", floor->timing.median_ms) + " ms to read " +
-                     fmt("%.1f", double(floor->bytes.total()) / 1e6) + " MB once (" + fmt("%.0f", floor->gbps) +
-                     " GB/s, " + floor->variant + ")";
-  if (ours && ours->ok())
-    line += "; ours at " + fmt("%.1f%%", percent_of_floor(floor->timing.median_ms, ours->timing.median_ms)) + " of it";
-  if (vendor && vendor->ok())
-    line += ", vendor at " + fmt("%.1f%%", percent_of_floor(floor->timing.median_ms, vendor->timing.median_ms));
-  for (const auto& who : floor_beaten_by(floor, ours, vendor))
-    line += std::string("\n    NOTE: ") + (who == "ours" ? "our kernel" : "the vendor's GEMM") +
-            " ran faster than this read floor, so the floor is not the fastest read (the sweep missed a faster "
-            "way); percentages above 100 say so";
-  return line;
-}
 
 // --config: one config on the flags' problem.
 int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const TemplateLibrary* lib) {
@@ -286,25 +222,6 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   return ours.ok() ? kExitOk : kExitFailed;
 }
 
-struct EntryResult {
-  const BestEntry* entry = nullptr;
-  fs::path file;  // the best_config.json it came from
-  std::string status;  // ok, DRIFT, FAILED, MISMATCH
-  std::vector<std::string> notes;
-  ConfigUpdate update;  // the recorded config brought up to date with the template
-  std::optional<Evaluation> now;
-  std::optional<Evaluation> vendor;
-  std::string vendor_note;
-  std::optional<double> drift;  // now / recorded - 1
-  std::optional<ReadFloor> floor;
-  std::string floor_note;
-};
-
-std::optional<double> metric(const json& m, const char* name) {
-  if (m.contains(name) && m[name].is_number()) return m[name].get<double>();
-  return std::nullopt;
-}
-
 // The steps of bench_best. A step that returns an int wants bench-best to end with that
 // exit code now; std::nullopt means go on.
 
@@ -375,12 +292,6 @@ std::optional<int> read_entries(const BenchBestOptions& o, const std::vector<fs:
   }
   return std::nullopt;
 }
-
-struct Selection {
-  std::vector<const BestEntry*> selected;      // for this device, through the filters
-  std::vector<const BestEntry*> other_device;  // the rest
-  std::size_t slower_left_out = 0;             // --fastest-only: this device's entries not kept
-};
 
 Selection select_entries(const std::vector<BestEntry>& entries, const BenchBestOptions& o,
                          const std::optional<GemmProblem>& problem_filter, const DeviceFacts& device) {
@@ -523,155 +434,6 @@ int exit_code_for(const std::vector<EntryResult>& results, const BenchBestOption
   if (failed || (*drift && o.fail_on_drift)) return kExitFailed;
   if (mismatch) return kExitMismatch;
   return kExitOk;
-}
-
-// Percent of the device's dense peak for the problem's input type; nullopt when unknown.
-std::optional<double> percent_of_peak(const DeviceFacts& device, const GemmProblem& p, const Evaluation& e) {
-  const double peak = device.peak_flops(p.a_type);
-  if (!(peak > 0) || !e.ok()) return std::nullopt;
-  return 100.0 * e.tflops * 1e12 / peak;
-}
-
-json maybe(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-struct Sources {
-  std::vector<fs::path> files;
-  std::vector<std::string> missing;  // problem-set folders without a result yet
-  std::string label() const {
-    return files.size() == 1 ? files.front().string() : std::to_string(files.size()) + " best_config.json files";
-  }
-};
-
-void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceFacts& device, const Selection& sel,
-                const std::vector<EntryResult>& results, int code) {
-  const std::vector<const BestEntry*>& other_device = sel.other_device;
-  const double bandwidth = opened.measured_bandwidth();
-  json files = json::array();
-  for (const auto& f : src.files) files.push_back(f.string());
-  json out{{"best_config", src.files.front().string()},
-           {"best_configs", files},
-           {"not_tuned", src.missing},
-           {"entries", json::array()},
-           {"other_devices", other_device.size()},
-           {"slower_entries_left_out", sel.slower_left_out},
-           {"measured_bandwidth_gbps", bandwidth > 0 ? json(bandwidth / 1e9) : json(nullptr)}};
-  to_json(out["device"], device);
-  for (const auto& r : results) {
-    const GemmProblem& p = r.entry->problem;
-    const double peak = device.peak_flops(p.a_type);
-    json j{{"template", r.entry->template_name},
-           {"problem", p.describe()},
-           {"problem_json", p},
-           {"best_config", r.file.string()},
-           {"config", config_to_json(r.entry->config)},
-           {"status", r.status},
-           {"notes", r.notes},
-           {"recorded", r.entry->metrics},
-           {"drift", r.drift ? json(*r.drift) : json(nullptr)},
-           {"peak_tflops", peak > 0 ? json(peak / 1e12) : json(nullptr)}};
-    if (r.update.changed()) j["config_run"] = config_to_json(r.update.config);
-    if (r.now) {
-      to_json(j["now"], *r.now);
-      j["percent_of_peak"] = maybe(percent_of_peak(device, p, *r.now));
-    }
-    if (r.vendor) {
-      to_json(j["vendor"], *r.vendor);
-      j["vendor_percent_of_peak"] = maybe(percent_of_peak(device, p, *r.vendor));
-    } else {
-      j["vendor_unavailable"] = r.vendor_note;
-    }
-    if (r.floor) {
-      to_json(j["read_floor"], *r.floor);
-      const double f = r.floor->timing.median_ms;
-      j["percent_of_floor"] = r.now && r.now->ok() ? json(percent_of_floor(f, r.now->timing.median_ms)) : json(nullptr);
-      j["vendor_percent_of_floor"] =
-          r.vendor && r.vendor->ok() ? json(percent_of_floor(f, r.vendor->timing.median_ms)) : json(nullptr);
-    } else {
-      j["read_floor_unavailable"] = r.floor_note;
-    }
-    j["floor_beaten_by"] = floor_beaten_by(r.floor, r.now, r.vendor);
-    out["entries"].push_back(j);
-  }
-  out["exit_code"] = code;
-  std::cout << out.dump(2) << "\n";
-}
-
-void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, const Selection& sel,
-                const std::vector<EntryResult>& results, const BenchBestOptions& o, bool drift) {
-  const std::vector<const BestEntry*>& other_device = sel.other_device;
-  std::printf("device   %s (%s) [%s]\n", device.name.c_str(), device.arch.c_str(), device.backend.c_str());
-  std::printf("entries  %zu for this device in %s", results.size(), src.label().c_str());
-  if (!other_device.empty()) std::printf(" (%zu for other devices or filters left out)", other_device.size());
-  if (sel.slower_left_out) std::printf(" (%zu slower ones left out: --fastest-only)", sel.slower_left_out);
-  for (const auto& m : src.missing) std::printf("\nnot tuned %s", m.c_str());
-  std::printf("\ndrift tolerance %.1f%%\n", o.drift_tolerance_pct);
-  std::vector<std::vector<std::string>> table;
-  int i = 0;
-  for (const auto& r : results) {
-    const BestEntry& e = *r.entry;
-    ++i;
-    std::printf("\n[%d] %s %s\n    config  %s\n", i, e.template_name.c_str(), e.problem.describe().c_str(),
-                config_to_json_text(e.config).c_str());
-    if (src.files.size() > 1) std::printf("    from    %s\n", r.file.string().c_str());
-    if (r.update.changed()) std::printf("    run as  %s\n", config_to_json_text(r.update.config).c_str());
-    const auto rec = metric(e.metrics, "median_ms"), rp20 = metric(e.metrics, "p20_ms"), rp80 = metric(e.metrics, "p80_ms"),
-               rtf = metric(e.metrics, "tflops");
-    std::printf("    recorded  %s median %s ms [p20 %s, p80 %s], %s TFLOP/s%s (run %s, row %s, %s)\n",
-                e.metrics.value("source", std::string("")).c_str(), rec ? fmt("%.4f", *rec).c_str() : "?",
-                rp20 ? fmt("%.4f", *rp20).c_str() : "?", rp80 ? fmt("%.4f", *rp80).c_str() : "?",
-                rtf ? fmt("%.2f", *rtf).c_str() : "?",
-                e.vendor_ratio ? (", " + fmt("%.3fx", *e.vendor_ratio) + " vendor").c_str() : "",
-                e.provenance.value("run_id", std::string("?")).c_str(),
-                e.provenance.contains("history_row") ? e.provenance["history_row"].dump().c_str() : "?",
-                e.provenance.value("timestamp", std::string("?")).c_str());
-    if (r.now) {
-      const Evaluation& n = *r.now;
-      if (n.ok()) {
-        std::string spread;
-        if (rp20 && rp80)
-          spread = n.timing.median_ms >= *rp20 && n.timing.median_ms <= *rp80 ? ", within the recorded p20-p80"
-                                                                              : ", outside the recorded p20-p80";
-        const std::string accuracy = n.accuracy.checked ? "max error " + fmt("%.3g", n.accuracy.max_abs_error) +
-                                                              ", rel " + fmt("%.3g", n.accuracy.rel_error_norm)
-                                                        : std::string("accuracy not checked");
-        std::printf("    now       median %.4f ms [p20 %.4f, p80 %.4f], %.2f TFLOP/s, %s; drift %s%s\n",
-                    n.timing.median_ms, n.timing.p20_ms, n.timing.p80_ms, n.tflops, accuracy.c_str(),
-                    r.drift ? fmt("%+.1f%%", *r.drift * 100).c_str() : "?", spread.c_str());
-      } else {
-        std::printf("    now       %s: %s\n", outcome_name(n.outcome), n.message.c_str());
-      }
-    }
-    if (r.vendor)
-      std::printf("    vendor    %s: median %.4f ms, %.2f TFLOP/s%s\n", ev.vendor_name().c_str(), r.vendor->timing.median_ms,
-                  r.vendor->tflops,
-                  r.now && r.now->ok() ? (", ratio now " + fmt("%.3f", r.vendor->timing.median_ms / r.now->timing.median_ms)).c_str() : "");
-    else if (r.now)
-      std::printf("    vendor    %s\n", r.vendor_note.c_str());
-    if (r.now) std::printf("    floor     %s\n", floor_line(r.floor, r.floor_note, r.now, r.vendor).c_str());
-    for (const auto& note : r.notes) std::printf("    note      %s\n", note.c_str());
-    std::printf("    status    %s\n", r.status.c_str());
-    const bool now_ok = r.now && r.now->ok();
-    table.push_back({std::to_string(i), e.template_name, e.problem.describe(), rec ? fmt("%.4f", *rec) : "",
-                     now_ok ? fmt("%.4f", r.now->timing.median_ms) : "",
-                     r.drift ? fmt("%+.1f%%", *r.drift * 100) : "",
-                     r.vendor ? fmt("%.4f", r.vendor->timing.median_ms) : "",
-                     r.vendor && now_ok ? fmt("%.3fx", r.vendor->timing.median_ms / r.now->timing.median_ms) : "",
-                     r.floor ? fmt("%.4f", r.floor->timing.median_ms) : "",
-                     r.floor && now_ok ? fmt("%.1f%%", percent_of_floor(r.floor->timing.median_ms, r.now->timing.median_ms)) +
-                                             (floor_beaten_by(r.floor, r.now, r.vendor).empty() ? "" : "!")
-                                       : "",
-                     r.status});
-  }
-  std::printf("\n%s", format_table({"#", "template", "problem", "recorded_ms", "now_ms", "drift", "vendor_ms",
-                                    "ratio_now", "read_floor_ms", "%_of_floor", "status"},
-                                   table)
-                          .c_str());
-  bool beaten = false;
-  for (const auto& r : results) beaten |= !floor_beaten_by(r.floor, r.now, r.vendor).empty();
-  if (beaten)
-    std::printf("!: a GEMM (ours or the vendor's) ran faster than the read floor measured here: that floor is not the "
-                "fastest read\n");
-  if (drift && !o.fail_on_drift) std::printf("drift beyond %.1f%% is flagged (exit code unaffected; --fail-on-drift makes it 1)\n", o.drift_tolerance_pct);
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+#pragma once
+// bench-best's output: the table of one config (--config) and, over best_config.json
+// files, the per-entry tables or one JSON object. What is measured is bench_best.cpp's;
+// this file only says it.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/bench_best.h"
+#include "cli/evaluator_setup.h"
+#include "runtime/evaluation.h"
+#include "runtime/read_floor.h"
+#include "tuner/records/best_config.h"
+#include "registry/kernel_template.h"
+
+namespace tilesmith::cli {
+
+// One line of the --config table: ours or the vendor.
+struct Row {
+  std::string label;
+  Evaluation e;
+};
+
+// One best_config.json entry measured now, with what it is compared with and its status.
+struct EntryResult {
+  const BestEntry* entry = nullptr;
+  std::filesystem::path file;  // the best_config.json it came from
+  std::string status;  // ok, DRIFT, FAILED, MISMATCH
+  std::vector<std::string> notes;
+  ConfigUpdate update;  // the recorded config brought up to date with the template
+  std::optional<Evaluation> now;
+  std::optional<Evaluation> vendor;
+  std::string vendor_note;
+  std::optional<double> drift;  // now / recorded - 1
+  std::optional<ReadFloor> floor;
+  std::string floor_note;
+};
+
+// The entries of the files, split by whether this device and the filters keep them.
+struct Selection {
+  std::vector<const BestEntry*> selected;      // for this device, through the filters
+  std::vector<const BestEntry*> other_device;  // the rest
+  std::size_t slower_left_out = 0;             // --fastest-only: this device's entries not kept
+};
+
+// The best_config.json files read, and problem-set folders with no result yet.
+struct Sources {
+  std::vector<std::filesystem::path> files;
+  std::vector<std::string> missing;  // problem-set folders without a result yet
+  std::string label() const {
+    return files.size() == 1 ? files.front().string() : std::to_string(files.size()) + " best_config.json files";
+  }
+};
+
+// printf with one number, as a string.
+std::string fmt(const char* f, double v);
+
+// A number of a metrics object; nullopt when absent or not a number.
+std::optional<double> metric(const nlohmann::json& m, const char* name);
+
+// Which of ours and the vendor ran faster than the floor (then it is no floor).
+std::vector<std::string> floor_beaten_by(const std::optional<ReadFloor>& floor, const std::optional<Evaluation>& ours,
+                                         const std::optional<Evaluation>& vendor);
+// One line: the floor, and ours and the vendor as a share of it (a note when one beat it).
+std::string floor_line(const std::optional<ReadFloor>& floor, const std::string& note,
+                       const std::optional<Evaluation>& ours, const std::optional<Evaluation>& vendor);
+
+// bench-best --config: the device, the problem, one line per kernel (ours, the vendor) and the ratio.
+void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p, const std::vector<Row>& rows,
+                 const std::optional<double>& ratio);
+
+// bench-best over best_config.json files: one JSON object (--json).
+void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceFacts& device, const Selection& sel,
+                const std::vector<EntryResult>& results, int code);
+
+// The same as tables for people.
+void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, const Selection& sel,
+                const std::vector<EntryResult>& results, const BenchBestOptions& o, bool drift);
+
+}  // namespace tilesmith::cli
