@@ -82,6 +82,9 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
         (e.compile_log.find("--gpu-architecture") != std::string::npos ||
          e.message.find("--gpu-architecture") != std::string::npos || e.message.find("--offload-arch") != std::string::npos))
       return fail(kExitUsage, "--arch " + opts->arch + ": " + c->version() + " does not compile for this architecture");
+    // A config or problem the template refuses is the user's input: one line on stderr.
+    if (e.outcome == Outcome::kInvalid && !opts->json)
+      return fail(kExitUsage, tmpl->name() + " " + config_to_json_text(config) + ": " + e.message);
     if (e.outcome == Outcome::kOk) {
       if (!opts->ptx_path.empty()) {
         if (cc.compiled.ptx.empty()) return fail(kExitFailed, "--ptx: " + c->version() + " handed back no PTX");

@@ -51,6 +51,10 @@ TEST(CliUsage, HelpExitsZeroAndExplainsTheFlags) {
   EXPECT_EQ(b.exit_code, 0) << b.err;
   for (const char* flag : {"--best-config", "--results", "--drift-tolerance", "--config", "Exit codes"})
     EXPECT_TRUE(contains(b.out, flag)) << flag;
+  // No arguments at all: the help, and exit code 2 (nothing to run).
+  auto none = run_process({autotune_loop_exe().string()}, dir);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(contains(none.out, "Usage")) << none.out;
   auto h = run_process({autotune_loop_exe().string(), "history", "--help"}, dir);
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_TRUE(contains(h.out, "--top"));
@@ -67,108 +71,7 @@ TEST(CliUsage, ListDevicesSaysWhenThereIsNoGpu) {
   }
 }
 
-TEST(CliUsage, BadInputIsExplainedWithExitCodeTwo) {
-  const fs::path dir = fresh_dir("cli_usage");
-  const std::string exe = autotune_loop_exe().string();
-  const std::string set_file = (source_dir() / "data" / "problems" / "llama3_8b_bf16_decode.json").string();
-  const fs::path bad_set = dir / "bad_set.json";
-  std::ofstream(bad_set) << R"({"problems": [{"name": "a", "m": 16, "n": 64, "k": 64, "count": 0}]})";
-  struct Case {
-    std::vector<std::string> args;
-    int code;
-    std::string says;
-  };
-  std::vector<Case> cases = {
-      {{exe}, 2, "Usage"},
-      {{exe, "--results", (dir / "r").string()}, 2, "give the problem"},
-      {{exe, "--m", "128"}, 2, "--m, --n and --k"},
-      {{exe, "--m", "64", "--n", "64", "--k", "64", "--proposer", "sideways"}, 2, "unknown proposer 'sideways'"},
-      {{exe, "--m", "64", "--n", "64", "--k", "64", "--proposer", "llm"}, 2, "--llm-model"},
-      {{exe, "--backend", "replay"}, 2, "--replay-file"},
-      {{exe, "--m", "64", "--n", "64", "--k", "64", "--replay-file", "x.json"}, 2, "--backend replay"},
-      {{exe, "--m", "64", "--n", "64", "--k", "64", "--template", "nope"}, 2, "no template named 'nope'"},
-      {{exe, "--m", "64", "--n", "64", "--k", "64", "--candidates", "0"}, 2, "candidates"},
-      {{exe, "--no-such-flag"}, 2, "no-such-flag"},
-      {{exe, "--m", "64", "--n", "64", "--k", "64", "--c-dtype", "int8"}, 2, "--c-dtype: int8 not in {fp32,fp16,bf16}"},
-      {{exe, "compile", "--template", "gemm_tiled", "--dtype", "bf16", "--arch", "sm_90", "--m", "64", "--n", "64",
-        "--k", "64"},
-       2,
-       "gemm_tiled does not support data type bf16 (supports fp32)"},
-      {{exe, "compile", "--kernels-dir", test_kernels_dir().string(), "--template", "gemm_faulty", "--dtype", "bf16",
-        "--c-dtype", "fp32", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"},
-       2,
-       "gemm_faulty does not support C of type fp32"},
-      {{exe, "compile", "--arch", "gfx90a", "--ptx", (dir / "k.ptx").string()}, 2, "only NVRTC (sm_XX targets) makes PTX"},
-      {{exe, "history", "--results", (dir / "absent").string()}, 2, "does not exist"},
-      {{exe, "--problems", set_file, "--m", "16", "--n", "16", "--k", "16"}, 2, "leave out --m/--n/--k"},
-      {{exe, "--problems", (dir / "absent.json").string()}, 2, "File does not exist"},
-      {{exe, "--problems", set_file, "--backend", "replay", "--replay-file", "x.json", "--kernels-dir", "k"}, 2,
-       "--kernels-dir does not go with --backend replay"},
-      {{exe, "--problems", set_file, "--generations", "3"}, 2, "--generations does not go with --problems"},
-      {{exe, "--problems", bad_set.string()}, 2, "problems[0] ('a'): \"count\" must be a whole number of at least 1"},
-      {{exe, "export", "--results", (dir / "absent").string(), "--out", (dir / "pkg").string()}, 2,
-       "results folder " + (dir / "absent").string() + " does not exist"},
-      {{exe, "export", "--results", dir.string()}, 2, "--out is required"},
-      {{exe, "export", "--results", dir.string(), "--out", dir.string() + "_pkg"}, 2, "holds neither problem_set.json"},
-      {{bench_best_exe().string()}, 2, "give a config"},
-      {{bench_best_exe().string(), "--results", (dir / "absent").string()}, 2, "does not exist"},
-      {{bench_best_exe().string(), "--config", "{\"A\":1}"}, 2, ""},
-  };
-  for (const auto& c : cases) {
-    auto r = run_process(c.args, dir);
-    std::string cmd;
-    for (const auto& a : c.args) cmd += " " + a;
-    EXPECT_EQ(r.exit_code, c.code) << cmd << "\n" << r.out << r.err;
-    if (!c.says.empty()) {
-      EXPECT_TRUE(contains(r.out + r.err, c.says)) << cmd << " should say '" << c.says << "':\n" << r.err;
-    }
-  }
-  // A problem file that is not JSON.
-  {
-    std::ofstream(dir / "p.json") << "{m: 1";
-    auto r = run_process({exe, "--problem-file", (dir / "p.json").string()}, dir);
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_TRUE(contains(r.err, "not valid JSON")) << r.err;
-  }
-}
-
-// The issue this guards against: `export --results D --out D --replace` deleted the run's
-// history.csv and best_config.json. Every such --out is refused with exit 2 before any
-// compiler is needed, and nothing under the folder changes.
-TEST(CliUsage, ExportReplaceRefusesTheResultsFolderAndFoldersItDidNotWrite) {
-  const fs::path cwd = fresh_dir("cli_export_replace");  // where run_process keeps the output
-  const fs::path dir = cwd / "tree";
-  const fs::path results = dir / "runs" / "results";
-  fs::create_directories(results);
-  std::ofstream(results / "history.csv") << "row,config\n1,{}\n";
-  std::ofstream(results / "best_config.json") << R"({"schema": "tilesmith.best_config/1", "entries": []})";
-  fs::create_directories(dir / "mine");
-  std::ofstream(dir / "mine" / "thesis.tex") << "unrelated";
-  fs::create_directory_symlink(results, dir / "link");
-  auto snapshot = [&] {
-    std::map<std::string, std::string> t;
-    for (const auto& e : fs::recursive_directory_iterator(dir))
-      t[e.path().string()] = e.is_symlink() ? "link" : e.is_directory() ? "folder" : slurp(e.path());
-    return t;
-  };
-  const auto before = snapshot();
-  const std::string exe = autotune_loop_exe().string();
-  const std::vector<std::pair<fs::path, std::string>> cases = {
-      {results, "is the results folder"},
-      {dir / "runs", "contains the results folder"},
-      {results / "pkg", "is inside the results folder"},
-      {dir / "link", "is the results folder"},
-      {dir / "mine", "is a folder that is not a package"},
-  };
-  for (const auto& [out, says] : cases) {
-    auto r = run_process({exe, "export", "--results", results.string(), "--out", out.string(), "--replace"}, cwd);
-    EXPECT_EQ(r.exit_code, 2) << out << "\n" << r.out << r.err;
-    EXPECT_TRUE(contains(r.err, "--out " + out.string())) << r.err;
-    EXPECT_TRUE(contains(r.err, says)) << r.err;
-    EXPECT_TRUE(contains(r.err, "choose another --out")) << r.err;
-  }
-  EXPECT_EQ(snapshot(), before) << "a refused export changed something";
-}
+// Bad input, flag by flag and file by file, is tests/cli/bad_input_test.cpp's table.
 
 TEST(CliUsage, GpuBackendWithoutAGpuExitsThree) {
   const fs::path dir = fresh_dir("cli_nogpu");

@@ -96,6 +96,9 @@ class BadInput : public ::testing::Test {
     write(files_ / "bc_noconfig.json", no_config);
     write(files_ / "bc_foreign.json", "{\"BLOCK_M\": 64}");
     fs::create_directories(files_ / "empty_dir");
+    write(files_ / "set_count_zero.json", R"({"problems": [{"name": "a", "m": 16, "n": 64, "k": 64, "count": 0}]})");
+    fs::create_directory_symlink(run_, files_ / "link_to_run");
+    write(files_ / "not_a_run" / "notes.txt", "a folder with no results\n");
   }
   static void TearDownTestSuite() {
     if (!root_.empty()) fs::remove_all(root_);
@@ -108,7 +111,10 @@ class BadInput : public ::testing::Test {
                                                      {"{box}", box_.string()},
                                                      {"{new}", (box_ / "new_results").string()},
                                                      {"{rtx}", recording_},
-                                                     {"{decode}", decode_recording_}};
+                                                     {"{decode}", decode_recording_},
+                                                     {"{set}", (testing::source_dir() / "data" / "problems" /
+                                                                "llama3_8b_bf16_decode.json").string()},
+                                                     {"{test_kernels}", testing::test_kernels_dir().string()}};
     for (const auto& [k, v] : vars)
       for (auto p = s.find(k); p != std::string::npos; p = s.find(k)) s.replace(p, k.size(), v);
     return s;
@@ -132,6 +138,14 @@ std::vector<Case> cases() {
       {"m zero", A, {"--m", "0", "--n", "64", "--k", "64", "--results", "{new}"}, 2, {"--m", "1"}},
       {"m negative", A, {"--m", "-5", "--n", "64", "--k", "64", "--results", "{new}"}, 2, {"--m", "-5"}},
       {"k missing", A, {"--m", "64", "--n", "64", "--results", "{new}"}, 2, {"--k"}},
+      {"no problem", A, {"--results", "{new}"}, 2, {"give the problem"}},
+      {"c-dtype unknown", A, {"--m", "64", "--n", "64", "--k", "64", "--c-dtype", "int8", "--results", "{new}"}, 2, {"--c-dtype", "int8"}},
+      {"llm proposer without a model", A, {"--m", "64", "--n", "64", "--k", "64", "--proposer", "llm", "--results", "{new}"}, 2, {"--llm-model"}},
+      {"replay file without the replay backend", A, {"--m", "64", "--n", "64", "--k", "64", "--replay-file", "{rtx}", "--results", "{new}"}, 2, {"--backend replay"}},
+      {"problem set and a problem", A, {"--problems", "{set}", "--m", "16", "--n", "16", "--k", "16", "--results", "{new}"}, 2, {"leave out --m/--n/--k"}},
+      {"problem set and generations", A, {"--problems", "{set}", "--generations", "3", "--results", "{new}"}, 2, {"--generations does not go with --problems"}},
+      {"problem set with a count of 0", A, {"--problems", "{files}/set_count_zero.json", "--results", "{new}"}, 2, {"\"count\" must be a whole number of at least 1"}},
+      {"problem set on replay with a kernels folder", A, {"--problems", "{set}", "--backend", "replay", "--replay-file", "{rtx}", "--kernels-dir", "{files}", "--results", "{new}"}, 2, {"--kernels-dir does not go with --backend replay"}},
       {"candidates too many", A, with_replay({"--candidates", "5000", "--results", "{new}"}), 2, {"--candidates", "5000", "1000"}},
       {"hours negative", A, with_replay({"--hours", "-1", "--results", "{new}"}), 2, {"--hours", "-1"}},
       {"max-evals not a number", A, with_replay({"--max-evals", "ten", "--results", "{new}"}), 2, {"--max-evals", "ten"}},
@@ -176,7 +190,10 @@ std::vector<Case> cases() {
       {"report of a missing folder", A, {"report", "--results", "{files}/missing_dir"}, 2, {"missing_dir"}},
       {"report not ours", A, {"report", "--results", "{files}/corrupt_history"}, 2, {"history.csv"}},
       {"export over the results", A, {"export", "--results", "{run}", "--out", "{run}", "--replace"}, 2, {"{run}"}},
-      {"export over a parent of the results", A, {"export", "--results", "{run}", "--out", "{box}", "--replace"}, 2, {"{box}"}},
+      {"export over a parent of the results", A, {"export", "--results", "{run}", "--out", "{box}", "--replace"}, 2, {"{box}", "contains the results folder"}},
+      {"export over a link to the results", A, {"export", "--results", "{run}", "--out", "{files}/link_to_run", "--replace"}, 2, {"is the results folder", "choose another --out"}},
+      {"export without --out", A, {"export", "--results", "{run}"}, 2, {"--out"}},
+      {"export of a folder with no results", A, {"export", "--results", "{files}/not_a_run", "--out", "{new}"}, 2, {"not_a_run", "holds neither problem_set.json"}},
       {"export into the results", A, {"export", "--results", "{run}", "--out", "{run}/pkg"}, 2, {"{run}"}},
       {"export over a folder that is no package", A, {"export", "--results", "{run}", "--out", "{files}/not_a_package", "--replace"}, 2, {"not_a_package"}},
       {"export of a missing folder", A, {"export", "--results", "{files}/missing_dir", "--out", "{new}"}, 2, {"missing_dir"}},
@@ -184,7 +201,11 @@ std::vector<Case> cases() {
       {"compile for an unknown arch", A, {"compile", "--arch", "sm_12345"}, 2, {"sm_12345"}},
       {"compile an unknown template", A, {"compile", "--template", "gemm_nosuch", "--arch", "sm_90"}, 2, {"gemm_nosuch"}},
       {"compile a config that is not JSON", A, {"compile", "--config", "{bad", "--arch", "sm_90"}, 2, {"--config"}},
+      {"compile a type the template lacks", A, {"compile", "--template", "gemm_tiled", "--dtype", "bf16", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"}, 2, {"gemm_tiled does not support data type bf16"}},
+      {"compile a C type the template lacks", A, {"compile", "--kernels-dir", "{test_kernels}", "--template", "gemm_faulty", "--dtype", "bf16", "--c-dtype", "fp32", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"}, 2, {"gemm_faulty does not support C of type fp32"}},
+      {"compile PTX for AMD", A, {"compile", "--arch", "gfx90a", "--ptx", "{files}/k.ptx"}, 2, {"only NVRTC"}},
       // bench-best.
+      {"bench-best with nothing to measure", B, {}, 2, {"give a config"}},
       {"bench-best missing folder", B, {"--results", "{files}/missing_dir"}, 2, {"missing_dir"}},
       {"bench-best entry without config", B, {"--best-config", "{files}/bc_noconfig.json"}, 2, {"bc_noconfig.json", "\"config\""}},
       {"bench-best foreign file", B, {"--best-config", "{files}/bc_foreign.json"}, 2, {"bc_foreign.json"}},
