@@ -140,6 +140,25 @@ class FloorCache {
   std::map<std::string, Entry> cache_;
 };
 
+// --epilogue-cost: the plain GEMM timed right after the fused one, ours and the vendor's, so that
+// both pairs see the same clocks.
+EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, const GemmProblem& fused,
+                                   const Config& config, const Evaluation& ours, const std::optional<Evaluation>& vendor,
+                                   VendorCache& vendors) {
+  EpilogueCost c;
+  GemmProblem plain = fused;
+  plain.epilogue = Epilogue::kNone;
+  if (ours.ok()) c.ours_fused_ms = ours.timing.median_ms;
+  const Evaluation ours_plain = ev.evaluate(tmpl, plain, config);
+  if (ours_plain.ok()) c.ours_plain_ms = ours_plain.timing.median_ms;
+  else c.note = "ours without the epilogue: " + std::string(outcome_name(ours_plain.outcome)) + " " + ours_plain.message;
+  if (vendor) c.vendor_fused_ms = vendor->timing.median_ms;
+  std::string note;
+  if (auto v = vendors.get(plain, &note)) c.vendor_plain_ms = v->timing.median_ms;
+  else if (!note.empty()) c.note += (c.note.empty() ? "" : "; ") + ("vendor without the epilogue: " + note);
+  return c;
+}
+
 // --config: one config on the flags' problem.
 int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const TemplateLibrary* lib) {
   if (opened.recordings.size() > 1)
@@ -189,6 +208,8 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (vendor) rows.push_back({ev.vendor_name().substr(0, 34), *vendor});
   std::optional<double> ratio;
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
+  std::optional<EpilogueCost> epilogue_cost;
+  if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, ours, vendor, vendors);
   const double bandwidth = opened.measured_bandwidth();
   FloorCache floors(ev, o);
   std::string floor_note;
@@ -212,12 +233,14 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     if (floor) to_json(j["read_floor"], *floor);
     else j["read_floor_unavailable"] = floor_note;
     j["floor_beaten_by"] = floor_beaten_by(floor, ours, vendor);
+    if (epilogue_cost) j["epilogue_cost"] = to_json(*epilogue_cost);
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("config   %s %s\n", tmpl->name().c_str(), config_to_json_text(config).c_str());
     print_table(ev.device(), bandwidth, problem, rows, ratio);
     if (!vendor_note.empty()) std::printf("vendor library: %s\n", vendor_note.c_str());
     std::printf("%s\n", floor_line(floor, floor_note, ours, vendor).c_str());
+    if (epilogue_cost) std::printf("%s\n", epilogue_cost_line(*epilogue_cost, problem).c_str());
   }
   return ours.ok() ? kExitOk : kExitFailed;
 }
@@ -231,6 +254,9 @@ std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool r
   if (o.config_json.empty() && !from_file)
     return usage("give a config: --config '{...}' with the problem flags, or --best-config FILE, or --results DIR");
   if (!o.config_json.empty() && o.fastest_only) return usage("--fastest-only goes with --best-config/--results");
+  if (o.epilogue_cost && o.config_json.empty()) return usage("--epilogue-cost goes with --config");
+  if (o.epilogue_cost && o.problem.epilogue == "none")
+    return usage("--epilogue-cost needs a fused --epilogue (bias_row, bias_col, relu, leaky_relu or gelu)");
   if (o.drift_tolerance_pct < 0) return usage("--drift-tolerance must not be negative");
   if (replay && !o.kernels_dir.empty()) return usage("--kernels-dir does not go with --backend replay");
   return std::nullopt;

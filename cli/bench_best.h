@@ -1,6 +1,7 @@
 #pragma once
 // bench-best: reproduce tuned kernels on this machine next to the vendor library.
-//  - With --config: one template + config on the problem the flags give.
+//  - With --config: one template + config on the problem the flags give (with --epilogue-cost,
+//    also without its fused epilogue, to show what the epilogue costs ours and the vendor's).
 //  - With --best-config FILE (or --results DIR), each repeatable: every entry of those
 //    best_config.json files recorded on this device (same name and architecture; another
 //    driver is noted), filtered by the problem flags and --template when given (with
@@ -39,6 +40,7 @@ struct BenchBestOptions {
   std::int64_t read_floor_max_m = -1;     // only for problems with M <= this (-1: all)
   std::string kernels_dir;
   std::uint64_t seed = 1;
+  bool epilogue_cost = false;             // --config: also time the plain GEMM, ours and the vendor's
   bool no_vendor = false;
   bool json = false;
   double drift_tolerance_pct = 10;

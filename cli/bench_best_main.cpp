@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
       "'{\"BLOCK_M\":128,\"BLOCK_N\":128,\"BLOCK_K\":8,\"THREAD_M\":8,\"THREAD_N\":8}'\n"
       "  bench-best --backend replay --replay-file gemm_RTX_3090.json.gz --results results   no GPU: recorded data\n"
       "  bench-best --results r/qkv_m16 --results r/down_m16 --fastest-only --json   several folders, one process\n"
+      "  bench-best --m 4096 --n 4096 --k 4096 --dtype fp16 --epilogue gelu --epilogue-cost --template gemm_tma_half "
+      "--config '{...}'\n"
       "Measured in a worker process (tilesmith-worker; --in-process for debugging), the vendor library and each\n"
       "problem's read floor (the fastest way found to read its operands once) in the same process and timed the same\n"
       "way; '% of floor' = floor / kernel time (above 100%: the floor was beaten, so it is no floor: flagged).\n"
@@ -59,6 +61,9 @@ int main(int argc, char** argv) {
       ->check(number_at_least(0))
       ->capture_default_str();
   app.add_flag("--fail-on-drift", o.fail_on_drift, "exit 1 when an entry drifts beyond the tolerance");
+  app.add_flag("--epilogue-cost", o.epilogue_cost,
+               "with --config and a fused --epilogue: also time the same config and the vendor library without it, "
+               "in this process, and print what the epilogue costs each");
   app.add_flag("--no-vendor", o.no_vendor, "skip the vendor library");
   app.add_flag("--json", o.json, "print one JSON object instead of the tables");
   if (auto done = parse_command_line(app, argc, argv, "bench-best")) return *done;

@@ -217,4 +217,38 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
   if (drift && !o.fail_on_drift) std::printf("drift beyond %.1f%% is flagged (exit code unaffected; --fail-on-drift makes it 1)\n", o.drift_tolerance_pct);
 }
 
+namespace {
+std::optional<double> cost_pct(const std::optional<double>& fused, const std::optional<double>& plain) {
+  if (!fused || !plain || *plain <= 0) return std::nullopt;
+  return (*fused / *plain - 1) * 100;
+}
+std::string cost_part(const char* who, const std::optional<double>& fused, const std::optional<double>& plain) {
+  const auto pct = cost_pct(fused, plain);
+  if (!pct) return std::string(who) + " not measured";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%s %+.1f%% (%.4f -> %.4f ms)", who, *pct, *plain, *fused);
+  return buf;
+}
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+}  // namespace
+
+nlohmann::json to_json(const EpilogueCost& c) {
+  nlohmann::json j{{"ours_fused_ms", opt(c.ours_fused_ms)},
+                   {"ours_plain_ms", opt(c.ours_plain_ms)},
+                   {"ours_pct", opt(cost_pct(c.ours_fused_ms, c.ours_plain_ms))},
+                   {"vendor_fused_ms", opt(c.vendor_fused_ms)},
+                   {"vendor_plain_ms", opt(c.vendor_plain_ms)},
+                   {"vendor_pct", opt(cost_pct(c.vendor_fused_ms, c.vendor_plain_ms))}};
+  if (!c.note.empty()) j["note"] = c.note;
+  return j;
+}
+
+std::string epilogue_cost_line(const EpilogueCost& c, const GemmProblem& fused) {
+  std::string line = "epilogue " + std::string(epilogue_name(fused.epilogue)) +
+                     " over the plain GEMM: " + cost_part("ours", c.ours_fused_ms, c.ours_plain_ms) + ", " +
+                     cost_part("vendor", c.vendor_fused_ms, c.vendor_plain_ms);
+  if (!c.note.empty()) line += " (" + c.note + ")";
+  return line;
+}
+
 }  // namespace tilesmith::cli

@@ -69,6 +69,16 @@ std::vector<std::string> floor_beaten_by(const std::optional<ReadFloor>& floor, 
 std::string floor_line(const std::optional<ReadFloor>& floor, const std::string& note,
                        const std::optional<Evaluation>& ours, const std::optional<Evaluation>& vendor);
 
+// --epilogue-cost: the same config and the vendor library timed on the problem without its fused
+// epilogue, beside the fused figures, all in one process.
+struct EpilogueCost {
+  std::optional<double> ours_fused_ms, ours_plain_ms, vendor_fused_ms, vendor_plain_ms;
+  std::string note;  // why a figure is missing
+};
+nlohmann::json to_json(const EpilogueCost& c);
+// "epilogue gelu over the plain GEMM: ours +1.2% (0.1850 -> 0.1872 ms), vendor +7.0% (...)".
+std::string epilogue_cost_line(const EpilogueCost& c, const GemmProblem& fused);
+
 // bench-best --config: the device, the problem, one line per kernel (ours, the vendor) and the ratio.
 void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p, const std::vector<Row>& rows,
                  const std::optional<double>& ratio);

@@ -115,7 +115,7 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
   app.add_option("--alpha", f.alpha, "C = alpha*A*B + beta*C")->check(any_number())->capture_default_str();
   app.add_option("--beta", f.beta, "beta != 0 reads C")->check(any_number())->capture_default_str();
   app.add_option("--epilogue", f.epilogue, "fused into the store")
-      ->check(CLI::IsMember({"none", "bias_row", "bias_col", "relu", "leaky_relu", "gelu"}))
+      ->check(CLI::IsMember({"none", "bias_row", "bias_col", "relu", "leaky_relu", "gelu", "bias_gelu"}))
       ->capture_default_str();
   app.add_option("--leaky-slope", f.slope, "negative slope of leaky_relu")->check(any_number())->capture_default_str();
 }

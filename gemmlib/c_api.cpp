@@ -21,7 +21,8 @@ using namespace tilesmith::gemmlib;
 
 static_assert(int(Path::kExact) == TS_PATH_EXACT && int(Path::kNearest) == TS_PATH_NEAREST &&
               int(Path::kVendor) == TS_PATH_VENDOR && int(Path::kForeignDevice) == TS_PATH_FOREIGN_DEVICE);
-static_assert(int(Epilogue::kGelu) == TS_EPILOGUE_GELU && int(Epilogue::kBiasCol) == TS_EPILOGUE_BIAS_COL);
+static_assert(int(Epilogue::kGelu) == TS_EPILOGUE_GELU && int(Epilogue::kBiasCol) == TS_EPILOGUE_BIAS_COL &&
+              int(Epilogue::kBiasGelu) == TS_EPILOGUE_BIAS_GELU);
 
 thread_local std::string t_last_error;
 
@@ -90,7 +91,7 @@ Result<GemmProblem> to_problem(const ts_gemm_problem* c) {
   TS_ASSIGN_OR_RETURN(p.a_layout, layout(c->a_layout, "a_layout"));
   TS_ASSIGN_OR_RETURN(p.b_layout, layout(c->b_layout, "b_layout"));
   TS_ASSIGN_OR_RETURN(p.c_layout, layout(c->c_layout, "c_layout"));
-  if (int(c->epilogue) < 0 || int(c->epilogue) > int(TS_EPILOGUE_GELU))
+  if (int(c->epilogue) < 0 || int(c->epilogue) > int(TS_EPILOGUE_BIAS_GELU))
     return Status::invalid("problem.epilogue is not a ts_epilogue (" + std::to_string(int(c->epilogue)) + ")");
   p.epilogue = static_cast<Epilogue>(c->epilogue);
   p.alpha = c->alpha;

@@ -69,7 +69,7 @@ Result<std::shared_ptr<const Decision>> GemmHandle::decision(const GemmProblem& 
 
 Status GemmHandle::run(const GemmProblem& problem, const GemmArgs& args) {
   if (!args.a || !args.b || !args.c) return Status::invalid("A, B and C must be device pointers, not NULL");
-  const bool bias = problem.epilogue == Epilogue::kBiasRow || problem.epilogue == Epilogue::kBiasCol;
+  const bool bias = epilogue_has_bias(problem.epilogue);
   if (bias && !args.bias)
     return Status::invalid(std::string("the ") + epilogue_name(problem.epilogue) + " epilogue needs a bias pointer");
   TS_ASSIGN_OR_RETURN(auto d, decision(problem));

@@ -29,10 +29,13 @@
 // Clusters. CLUSTER_M 2 launches pairs of blocks as thread-block clusters (__cluster_dims__)
 // on two tiles stacked along M, which need the same B: each block loads its own A and every
 // other 64-wide box of B, multicast by the TMA unit into both blocks' shared memory (half the
-// L2 -> SM traffic for B). A stage is refilled only once the consumers of both blocks have
-// released it: every consumer warp arrives on the empty barrier of both blocks. The pair
-// walks the same units in step; where M has an odd number of tiles the second block's tile
-// lies below the matrix, loads zeros and stores nothing.
+// L2 -> SM traffic for B). CLUSTER_N 2 is the same for two tiles side by side along N, which
+// share A. A stage is refilled only once the consumers of both blocks have released it: every
+// consumer warp arrives on the empty barrier of both blocks (lane r on block r's, the remote
+// one without a cluster-scope release: that would wait for the warp's earlier stores of C
+// every time, which made the pair 0.6x of one block). The pair walks the same units in step;
+// where the matrix has an odd number of tiles along the pair's direction the second block's
+// tile lies outside it, loads zeros and stores nothing.
 //
 // Ping-pong: PINGPONG 1 (two consumers, persistent) gives each consumer warpgroup whole tiles
 // in turn instead of half of every tile: consumer 0 takes the block's 1st, 3rd, ... unit and
@@ -81,6 +84,9 @@
 #ifndef CLUSTER_M
 #define CLUSTER_M 1
 #endif
+#ifndef CLUSTER_N
+#define CLUSTER_N 1
+#endif
 #ifndef CLUSTER_K
 #define CLUSTER_K 1
 #endif
@@ -114,7 +120,9 @@
 #define TS_TILE_THREADS (CONSUMERS * WARPGROUP_THREADS)
 #define TS_TILE_SYNC() asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * WARPGROUP_THREADS) : "memory")
 
-#define CLUSTER_SIZE (CLUSTER_M * CLUSTER_K)
+// Blocks of a cluster that multicast into each other's stages (a pair along M shares B, along N A).
+#define CLUSTER_PEERS (CLUSTER_M * CLUSTER_N)
+#define CLUSTER_SIZE (CLUSTER_PEERS * CLUSTER_K)
 
 #include "ts_tile.h"
 #include "ts_wgmma_half.h"
@@ -122,13 +130,15 @@
 #include "ts_tma.h"
 
 static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row tiles");
-static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_M == 1 && CLUSTER_K == 1),
+static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_SIZE == 1),
               "ping-pong: two consumers taking turns over a persistent block's tiles, no split or cluster");
 static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
 static_assert(STAGES >= 2, "at least two stages");
 static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && BLOCK_N >= 128),
               "clusters: pairs along M, without split-K, with at least two B boxes to share");
-static_assert(CLUSTER_K == 1 || ((CLUSTER_K == 2 || CLUSTER_K == 4 || CLUSTER_K == 8) && CLUSTER_M == 1 &&
+static_assert(CLUSTER_N == 1 || (CLUSTER_N == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && BLOCK_M >= 128),
+              "clusters along N: pairs, without split-K or a pair along M, with at least two A boxes to share");
+static_assert(CLUSTER_K == 1 || ((CLUSTER_K == 2 || CLUSTER_K == 4 || CLUSTER_K == 8) && CLUSTER_PEERS == 1 &&
                                   SPLIT_K == 1 && PERSISTENT == 0),
               "K clusters: 2, 4 or 8 blocks per tile, one tile per cluster, no other split or cluster");
 static_assert(PRODUCER_REGS * WARPGROUP_THREADS + CONSUMER_REGS * CONSUMERS * WARPGROUP_THREADS <= 65536,
@@ -143,13 +153,16 @@ __device__ __forceinline__ unsigned cluster_rank() {
 }
 
 // A consumer warp's release of a stage: on its own block's empty barrier, and with a cluster on
-// the other block's too (its producer multicasts into this block's stage).
-__device__ __forceinline__ void release_stage(unsigned long long* bar) {
-#if CLUSTER_M > 1
-#pragma unroll
-  for (unsigned r = 0; r < CLUSTER_M; ++r) ts_mbar_arrive_cluster(bar, r);
+// the other block's too (its producer multicasts into this block's stage). Lane r signals block
+// r, so the pair's arrivals leave the warp at once rather than one after the other.
+__device__ __forceinline__ void release_stage(unsigned long long* bar, int lane) {
+#if CLUSTER_PEERS > 1
+  if (lane == (int)cluster_rank())
+    mbar_arrive(bar);
+  else if (lane < CLUSTER_PEERS)
+    ts_mbar_arrive_cluster(bar, (unsigned)lane);
 #else
-  mbar_arrive(bar);
+  if (lane == 0) mbar_arrive(bar);
 #endif
 }
 
@@ -169,10 +182,13 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
   mbar_expect_bytes(full, STAGE_BYTES);
 #pragma unroll
   for (int j = 0; j < BLOCK_M / 64; ++j) {
-    if (A_K_MAJOR)
-      tma_load_box(stage + j * 8192, map_a, k0, block_m + 64 * j, full);
-    else
-      tma_load_box(stage + j * 8192, map_a, block_m + 64 * j, k0, full);
+    const int c0 = A_K_MAJOR ? k0 : block_m + 64 * j, c1 = A_K_MAJOR ? block_m + 64 * j : k0;
+#if CLUSTER_N > 1
+    if (j % CLUSTER_N == (int)rank)
+      tma_load_box_multicast(stage + j * 8192, map_a, c0, c1, full, (1u << CLUSTER_N) - 1);
+#else
+    tma_load_box(stage + j * 8192, map_a, c0, c1, full);
+#endif
   }
 #pragma unroll
   for (int j = 0; j < BLOCK_N / 64; ++j) {
@@ -187,10 +203,11 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
   (void)rank;
 }
 
-// The unit's tile and its share of K. The block's cluster rank picks, with CLUSTER_M, the
-// pair's tile, with CLUSTER_K its share of K (otherwise the share is the unit's SPLIT_K one).
+// The unit's tile and its share of K. The block's cluster rank picks, with CLUSTER_M or
+// CLUSTER_N, the pair's tile, with CLUSTER_K its share of K (otherwise the share is the unit's SPLIT_K one).
 __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsigned rank) {
-  TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, CLUSTER_M > 1 ? (int)rank : 0, CLUSTER_M);
+  TsTile tile = ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K, CLUSTER_PEERS > 1 ? (int)rank : 0, CLUSTER_M,
+                           CLUSTER_N);
 #if CLUSTER_K > 1
   ts_k_share(K, (int)rank, CLUSTER_K, tile.k_begin, tile.k_end);
 #endif
@@ -213,15 +230,25 @@ __device__ __forceinline__ void store_rows_via_smem(const float (&acc)[ACC_N], u
   constexpr int kSz = (int)sizeof(ts_c_t);
 #pragma unroll
   for (int q = 0; q < BLOCK_N / CHUNK_COLS; ++q) {
+    // The chunk's values first, then their shared-memory stores: with the stores in between, the
+    // bias reads of a fused bias epilogue were issued one at a time, each waiting for the last
+    // (a bias_col GEMM at 4096^3 cost +10%); this way they are all in flight at once.
+    float v[CHUNK_COLS / 2];
+#pragma unroll
+    for (int ii = 0; ii < CHUNK_COLS / 4; ++ii) {
+      const int i = q * CHUNK_COLS / 2 + 2 * ii;
+      const int r = lane / 4 + 8 * ((i % 4) / 2);
+      const int gm = first_row + r, gn = first_col + acc_col(lane, i);
+      const bool in = gm < M && gn < N;  // the bias is read only inside C
+      v[2 * ii] = in ? ts_epilogue(alpha * acc[i], gm, gn, bias, slope) : 0.0f;
+      v[2 * ii + 1] = in && gn + 1 < N ? ts_epilogue(alpha * acc[i + 1], gm, gn + 1, bias, slope) : 0.0f;
+    }
 #pragma unroll
     for (int ii = 0; ii < CHUNK_COLS / 4; ++ii) {
       const int i = q * CHUNK_COLS / 2 + 2 * ii;
       const int r = lane / 4 + 8 * ((i % 4) / 2);
       const int col = acc_col(lane, i) - q * CHUNK_COLS;  // even
-      const int gm = first_row + r, gn = first_col + q * CHUNK_COLS + col;
-      const bool in = gm < M && gn < N;  // the bias is read only inside C
-      const float v0 = in ? ts_epilogue(alpha * acc[i], gm, gn, bias, slope) : 0.0f;
-      const float v1 = in && gn + 1 < N ? ts_epilogue(alpha * acc[i + 1], gm, gn + 1, bias, slope) : 0.0f;
+      const float v0 = v[2 * ii], v1 = v[2 * ii + 1];
       const int byte = col * kSz;
       unsigned char* dst = buf + r * 128 + ((((byte >> 4) ^ (r & 7))) << 4) + (byte & 15);
 #if TS_C_DTYPE == 0
@@ -313,8 +340,8 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
 
 #if CLUSTER_K > 1
 #define TS_TMA_CLUSTER __cluster_dims__(CLUSTER_K, 1, 1)
-#elif CLUSTER_M > 1
-#define TS_TMA_CLUSTER __cluster_dims__(CLUSTER_M, 1, 1)
+#elif CLUSTER_PEERS > 1
+#define TS_TMA_CLUSTER __cluster_dims__(CLUSTER_PEERS, 1, 1)
 #else
 #define TS_TMA_CLUSTER
 #endif
@@ -344,7 +371,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(&full_bar[s], 1);                             // the producer's arrival (plus the bytes)
-      mbar_init(&empty_bar[s], ROW_SHARES * 4 * CLUSTER_M);   // one arrival per warp that reads the stage, in the cluster
+      mbar_init(&empty_bar[s], ROW_SHARES * 4 * CLUSTER_PEERS);  // one arrival per warp that reads the stage, in the cluster
     }
 #if PINGPONG
     mbar_init(&loop_done[0], 4);
@@ -354,9 +381,10 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
   }
   cluster_sync();  // every barrier of the cluster initialised before any copy or remote arrival
 
-  // Units: (CLUSTER_M tiles stacked along M, K split) in grouped order; a cluster takes one
+  // Units: (the pair's CLUSTER_M x CLUSTER_N tiles, K split) in grouped order; a cluster takes one
   // unit at a time, each of its blocks one of the tiles.
-  const int tiles = ((M + BLOCK_M * CLUSTER_M - 1) / (BLOCK_M * CLUSTER_M)) * ((N + BLOCK_N - 1) / BLOCK_N);
+  const int tiles =
+      ((M + BLOCK_M * CLUSTER_M - 1) / (BLOCK_M * CLUSTER_M)) * ((N + BLOCK_N * CLUSTER_N - 1) / (BLOCK_N * CLUSTER_N));
   const int units = tiles * SPLIT_K;
   const int first_unit = blockIdx.x / CLUSTER_SIZE, unit_stride = gridDim.x / CLUSTER_SIZE;
 
@@ -376,7 +404,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
         }
       }
     }
-#if CLUSTER_M > 1
+#if CLUSTER_PEERS > 1
     __syncwarp();
     cluster_sync();  // neither block leaves while the other may still write to or arrive in it
 #elif CLUSTER_K > 1
@@ -419,7 +447,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
       multiply_stage(acc, desc_a0 + off, desc_b0 + off);
       wgmma_commit();
       wgmma_wait<1>();  // the previous slice's group is done: its stage can be refilled
-      if (held >= 0 && lane == 0) release_stage(&empty_bar[held]);
+      if (held >= 0) release_stage(&empty_bar[held], lane);
       held = ring.stage;
       ring.next();
     }
@@ -427,7 +455,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
     if (lane == 0) mbar_arrive(&loop_done[c]);  // every full barrier of this tile has been waited on
 #endif
     wgmma_wait_all(acc);
-    if (held >= 0 && lane == 0) release_stage(&empty_bar[held]);
+    if (held >= 0) release_stage(&empty_bar[held], lane);
 #if CLUSTER_K > 1
     reduce_in_cluster(acc, smem, tile, ctid, C, bias, M, N, ldc, alpha, beta, epilogue_slope);
     continue;
@@ -446,7 +474,7 @@ gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c
     wgmma_store_tile(acc, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta,
                      epilogue_slope);
   }
-#if CLUSTER_M > 1
+#if CLUSTER_PEERS > 1
   cluster_sync();
 #endif
 }

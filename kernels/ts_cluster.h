@@ -38,9 +38,12 @@ __device__ __forceinline__ float4 ts_ld_cluster4(const float* local, unsigned ra
   return v;
 }
 
-// An arrival (release, cluster scope) on the mbarrier at bar's offset in block `rank`.
+// An arrival on the mbarrier at bar's offset in block `rank`, for a thread that has only read
+// the shared memory the barrier guards (a consumer whose wgmma reads of a stage are complete):
+// the default release at block scope orders those reads. A release at cluster scope would also
+// wait for the thread's earlier global stores (the previous tile's C) to reach cluster scope,
+// on every stage of every tile.
 __device__ __forceinline__ void ts_mbar_arrive_cluster(unsigned long long* bar, unsigned rank) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(ts_cluster_map(bar, rank))
-               : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ts_cluster_map(bar, rank)) : "memory");
 }
 #endif  // !TS_VENDOR_AMD

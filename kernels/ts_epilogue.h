@@ -4,6 +4,26 @@
 // Where a tile's elements come from (accumulator layouts, split-K) is ts_tile.h's.
 #pragma once
 
+#if TS_EPILOGUE == 5 || TS_EPILOGUE == 6
+// GELU's tanh form, 0.5 v (1 + tanh(u)), u = sqrt(2/pi) (v + 0.044715 v^3), at the cost of one or
+// two special-function instructions: the epilogue of a large tile runs while the tensor cores
+// wait (or beside the other consumer's multiply), and tanhf's full-accuracy path is several
+// times longer. With a 16-bit C the hardware tanh (relative error about 2^-11, below fp16's
+// rounding of the result) is enough; with an fp32 C the identity 0.5 (1 + tanh(u)) =
+// 1 / (1 + exp(-2u)) keeps the error near fp32's (one exp2 and one reciprocal, both approximate
+// to a few ulp). Large negative v gives exp = inf and v / inf = -0, GELU's limit.
+__device__ __forceinline__ float ts_gelu(float v) {
+  const float u = v * (0.7978845608028654f + 0.0356774081363001f * v * v);
+#if TS_C_DTYPE != 0 && !defined(TS_VENDOR_AMD)
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));
+  return 0.5f * v * (1.0f + t);
+#else
+  return __fdividef(v, 1.0f + __expf(-2.0f * u));
+#endif
+}
+#endif
+
 // Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
 // m, n index the bias, which has C's element type.
 __device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {
@@ -16,7 +36,9 @@ __device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t
 #elif TS_EPILOGUE == 4
   v = v > 0.0f ? v : v * slope;
 #elif TS_EPILOGUE == 5
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  v = ts_gelu(v);
+#elif TS_EPILOGUE == 6
+  v = ts_gelu(v + ts_c_to_float(bias[n]));
 #endif
   (void)m;
   (void)n;

@@ -50,17 +50,19 @@ __device__ __forceinline__ int ts_k_steps(const TsTile& t) {
 // split gets whole BLOCK_K steps.
 // ts_tile_at is the same for the pid-th tile and a given split (persistent kernels). With
 // cluster_m > 1 the order is over cluster_m tiles stacked along M (a thread-block cluster's
-// tiles, which share B), and block cluster_rank of the cluster takes the cluster_rank-th.
+// tiles, which share B), and block cluster_rank of the cluster takes the cluster_rank-th; with
+// cluster_n > 1 likewise over tiles side by side along N (which share A).
 __device__ __forceinline__ TsTile ts_tile_at(int pid, int split, int M, int N, int K, int cluster_rank = 0,
-                                             int cluster_m = 1) {
+                                             int cluster_m = 1, int cluster_n = 1) {
   TsTile t;
   const int tiles_m = (M + BLOCK_M * cluster_m - 1) / (BLOCK_M * cluster_m);
   t.tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-  const int group_size = GROUP_M * t.tiles_n;
+  const int groups_n = (N + BLOCK_N * cluster_n - 1) / (BLOCK_N * cluster_n);
+  const int group_size = GROUP_M * groups_n;
   const int first_m = (pid / group_size) * GROUP_M;
   const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-  t.tile_m = (first_m + (pid % group_size) % rows_in_group) * cluster_m + cluster_rank;
-  t.tile_n = (pid % group_size) / rows_in_group;
+  t.tile_m = (first_m + (pid % group_size) % rows_in_group) * cluster_m + (cluster_n > 1 ? 0 : cluster_rank);
+  t.tile_n = (pid % group_size) / rows_in_group * cluster_n + (cluster_n > 1 ? cluster_rank : 0);
   t.block_m = t.tile_m * BLOCK_M;
   t.block_n = t.tile_n * BLOCK_N;
   t.split = split;

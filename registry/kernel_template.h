@@ -10,7 +10,7 @@
 //       int ldc, float alpha, float beta, float epilogue_slope)
 // and reads these macros, besides its parameters: TS_A_ROW_MAJOR, TS_B_ROW_MAJOR,
 // TS_C_ROW_MAJOR (0/1), TS_HAS_BETA (0/1), TS_EPILOGUE (0 none, 1 bias_row, 2 bias_col,
-// 3 relu, 4 leaky_relu, 5 gelu), TS_AB_DTYPE and TS_C_DTYPE (0 fp32, 1 fp16, 2 bf16; the
+// 3 relu, 4 leaky_relu, 5 gelu, 6 bias_gelu), TS_AB_DTYPE and TS_C_DTYPE (0 fp32, 1 fp16, 2 bf16; the
 // element types ts_ab_t and ts_c_t of kernels/ts_dtype.h), TS_WARP_SIZE, TS_VENDOR_NVIDIA
 // or TS_VENDOR_AMD. A template may ask for tensor maps of its operands (registry/tensor_map.h),
 // passed after these parameters. A template lists the input types it serves in "supports.dtypes" and the

@@ -15,16 +15,22 @@ const char* epilogue_name(Epilogue e) {
     case Epilogue::kRelu: return "relu";
     case Epilogue::kLeakyRelu: return "leaky_relu";
     case Epilogue::kGelu: return "gelu";
+    case Epilogue::kBiasGelu: return "bias_gelu";
   }
   return "?";
 }
 
+bool epilogue_has_bias(Epilogue e) {
+  return e == Epilogue::kBiasRow || e == Epilogue::kBiasCol || e == Epilogue::kBiasGelu;
+}
+bool epilogue_bias_per_column(Epilogue e) { return e == Epilogue::kBiasCol || e == Epilogue::kBiasGelu; }
+
 Result<Epilogue> parse_epilogue(const std::string& s) {
   for (Epilogue e : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kRelu,
-                     Epilogue::kLeakyRelu, Epilogue::kGelu})
+                     Epilogue::kLeakyRelu, Epilogue::kGelu, Epilogue::kBiasGelu})
     if (s == epilogue_name(e)) return e;
   return Status::invalid("unknown epilogue '" + s +
-                         "' (expected none, bias_row, bias_col, relu, leaky_relu or gelu)");
+                         "' (expected none, bias_row, bias_col, relu, leaky_relu, gelu or bias_gelu)");
 }
 
 std::string GemmProblem::layout_code() const {

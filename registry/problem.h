@@ -14,9 +14,15 @@
 namespace tilesmith {
 
 enum class Layout { kRowMajor, kColMajor };
-enum class Epilogue { kNone, kBiasRow, kBiasCol, kRelu, kLeakyRelu, kGelu };
+// kBiasGelu: GELU(v + bias[n]), a Linear layer's bias (one per output column) and its activation.
+// New kinds go at the end: the numbers are the C API's TS_EPILOGUE_* and the kernels' TS_EPILOGUE.
+enum class Epilogue { kNone, kBiasRow, kBiasCol, kRelu, kLeakyRelu, kGelu, kBiasGelu };
 
 const char* epilogue_name(Epilogue e);  // "none", "bias_row", ...
+// Whether the epilogue reads a bias vector, and whether that has one entry per column of C (N
+// entries) rather than per row (M).
+bool epilogue_has_bias(Epilogue e);
+bool epilogue_bias_per_column(Epilogue e);
 Result<Epilogue> parse_epilogue(const std::string& s);
 
 struct GemmProblem {

@@ -37,10 +37,15 @@ ProblemData make_problem_data(const GemmProblem& p, std::uint64_t seed) {
   fill(d.a, std::size_t(p.m) * p.k, seed * 4 + 1, p.a_type);
   fill(d.b, std::size_t(p.k) * p.n, seed * 4 + 2, p.b_type);
   if (p.beta != 0.0) fill(d.c0, std::size_t(p.m) * p.n, seed * 4 + 3, p.c_type);
-  if (p.epilogue == Epilogue::kBiasRow) fill(d.bias, std::size_t(p.m), seed * 4 + 4, p.c_type);
-  if (p.epilogue == Epilogue::kBiasCol) fill(d.bias, std::size_t(p.n), seed * 4 + 4, p.c_type);
+  if (epilogue_has_bias(p.epilogue))
+    fill(d.bias, std::size_t(epilogue_bias_per_column(p.epilogue) ? p.n : p.m), seed * 4 + 4, p.c_type);
   return d;
 }
+
+namespace {
+// GELU's tanh form, as cuBLASLt's GELU epilogues compute it.
+double gelu(double v) { return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
+}  // namespace
 
 double apply_epilogue(const GemmProblem& p, const std::vector<float>& bias, double v, std::int64_t m,
                       std::int64_t n) {
@@ -50,7 +55,8 @@ double apply_epilogue(const GemmProblem& p, const std::vector<float>& bias, doub
     case Epilogue::kBiasCol: return v + bias[n];
     case Epilogue::kRelu: return v > 0 ? v : 0;
     case Epilogue::kLeakyRelu: return v > 0 ? v : v * p.epilogue_slope;
-    case Epilogue::kGelu: return 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case Epilogue::kGelu: return gelu(v);
+    case Epilogue::kBiasGelu: return gelu(v + bias[n]);
   }
   return v;
 }
@@ -92,7 +98,7 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
       const std::size_t i = c_row ? std::size_t(m) * p.n + n : std::size_t(n) * p.m + m;
       const double pre = r.value[i];
       double mag = magnitude[i];
-      if (!d.bias.empty()) mag += std::fabs(d.bias[p.epilogue == Epilogue::kBiasRow ? m : n]);
+      if (!d.bias.empty()) mag += std::fabs(d.bias[epilogue_bias_per_column(p.epilogue) ? n : m]);
       const double out = apply_epilogue(p, d.bias, pre, m, n);
       r.value[i] = out;
       // GELU's slope stays below 1.13, the others' below 1: the pre-epilogue bound carries over.

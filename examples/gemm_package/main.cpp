@@ -92,8 +92,8 @@ float load(ts_dtype t, const unsigned char* p) {
 // ---- problems from tuned.json ----
 ts_dtype parse_dtype(const std::string& s) { return s == "fp16" ? TS_DTYPE_FP16 : s == "bf16" ? TS_DTYPE_BF16 : TS_DTYPE_FP32; }
 ts_epilogue parse_epilogue(const std::string& s) {
-  const char* names[] = {"none", "bias_row", "bias_col", "relu", "leaky_relu", "gelu"};
-  for (int i = 0; i < 6; ++i)
+  const char* names[] = {"none", "bias_row", "bias_col", "relu", "leaky_relu", "gelu", "bias_gelu"};
+  for (int i = 0; i < int(sizeof names / sizeof names[0]); ++i)
     if (s == names[i]) return static_cast<ts_epilogue>(i);
   return TS_EPILOGUE_NONE;
 }
@@ -130,15 +130,23 @@ Matrix fill(std::size_t count, ts_dtype t, std::uint64_t seed) {
   return m;
 }
 
+// GELU's tanh form, the one the library and cuBLASLt compute.
+double gelu(double v) { return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
+
 double epilogue(const ts_gemm_problem& p, double v, double bias) {
   switch (p.epilogue) {
     case TS_EPILOGUE_BIAS_ROW:
     case TS_EPILOGUE_BIAS_COL: return v + bias;
     case TS_EPILOGUE_RELU: return v > 0 ? v : 0;
     case TS_EPILOGUE_LEAKY_RELU: return v > 0 ? v : v * p.epilogue_slope;
-    case TS_EPILOGUE_GELU: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case TS_EPILOGUE_GELU: return gelu(v);
+    case TS_EPILOGUE_BIAS_GELU: return gelu(v + bias);
     default: return v;
   }
+}
+
+bool bias_per_column(const ts_gemm_problem& p) {
+  return p.epilogue == TS_EPILOGUE_BIAS_COL || p.epilogue == TS_EPILOGUE_BIAS_GELU;
 }
 
 struct Check {
@@ -174,7 +182,7 @@ Check check(const ts_gemm_problem& p, const Matrix& a, const Matrix& b, const Ma
       }
       const std::int64_t ci = p.c_layout == TS_ROW_MAJOR ? i * p.n + j : j * p.m + i;
       const double c_in = p.beta != 0 ? c0.values[ci] : 0.0;
-      const double bv = p.epilogue == TS_EPILOGUE_BIAS_ROW ? bias.values[i] : p.epilogue == TS_EPILOGUE_BIAS_COL ? bias.values[j] : 0.0;
+      const double bv = p.epilogue == TS_EPILOGUE_BIAS_ROW ? bias.values[i] : bias_per_column(p) ? bias.values[j] : 0.0;
       const double pre = p.alpha * dot + p.beta * c_in;
       const double ref = epilogue(p, pre, bv);
       const double got = load(p.c_dtype, &c_bytes[std::size_t(ci) * dtype_bytes(p.c_dtype)]);
@@ -242,8 +250,8 @@ bool run(tilesmith::Gemm& gemm, const ts_gemm_problem& p, cudaStream_t stream, c
   row.decision = ts_path_string(why.path);
   Matrix a = fill(std::size_t(p.m * p.k), p.dtype, 1), b = fill(std::size_t(p.k * p.n), p.dtype, 2);
   Matrix c0 = p.beta != 0 ? fill(std::size_t(p.m * p.n), p.c_dtype, 3) : Matrix{};
-  const bool has_bias = p.epilogue == TS_EPILOGUE_BIAS_ROW || p.epilogue == TS_EPILOGUE_BIAS_COL;
-  Matrix bias = has_bias ? fill(std::size_t(p.epilogue == TS_EPILOGUE_BIAS_ROW ? p.m : p.n), p.c_dtype, 4) : Matrix{};
+  const bool has_bias = p.epilogue == TS_EPILOGUE_BIAS_ROW || bias_per_column(p);
+  Matrix bias = has_bias ? fill(std::size_t(bias_per_column(p) ? p.n : p.m), p.c_dtype, 4) : Matrix{};
   const std::size_t c_size = std::size_t(p.m * p.n) * dtype_bytes(p.c_dtype);
   void *da = device_copy(a.bytes), *db = device_copy(b.bytes), *dbias = device_copy(bias.bytes), *dc = nullptr;
   CUDA_CHECK(cudaMalloc(&dc, c_size));

@@ -51,7 +51,8 @@ typedef enum ts_epilogue {
   TS_EPILOGUE_BIAS_COL = 2, /* bias has N entries, added to each column */
   TS_EPILOGUE_RELU = 3,
   TS_EPILOGUE_LEAKY_RELU = 4, /* slope: epilogue_slope */
-  TS_EPILOGUE_GELU = 5
+  TS_EPILOGUE_GELU = 5,
+  TS_EPILOGUE_BIAS_GELU = 6 /* bias has N entries, added to each column, then GELU (a Linear layer's) */
 } ts_epilogue;
 
 /* C = epilogue(alpha * op(A) * op(B) + beta * C): A is M x K, B is K x N, C is M x N, each

@@ -202,7 +202,7 @@ Status LtGemm::choose_algorithm(Entry& e) {
 
 Status LtGemm::run(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias,
                    CUstream stream) {
-  const bool wants_bias = p.epilogue == Epilogue::kBiasRow || p.epilogue == Epilogue::kBiasCol;
+  const bool wants_bias = epilogue_has_bias(p.epilogue);
   if (wants_bias && bias == 0)
     return Status::invalid(std::string(epilogue_name(p.epilogue)) + " without a bias buffer");
   Entry& e = entry_for(p, bias);

@@ -35,6 +35,8 @@ Result<cublasLtEpilogue_t> lt_epilogue(Epilogue e) {
     // cuBLASLt's GELU is the tanh approximation, the same formula as our reference.
     case Epilogue::kGelu:
       return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::kBiasGelu:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
     case Epilogue::kLeakyRelu:
       break;
   }
@@ -51,6 +53,8 @@ const char* epilogue_text(cublasLtEpilogue_t e) {
       return "RELU";
     case CUBLASLT_EPILOGUE_GELU:
       return "GELU";
+    case CUBLASLT_EPILOGUE_GELU_BIAS:
+      return "GELU_BIAS";
     default:
       return "other";
   }
@@ -106,11 +110,11 @@ Result<LtPlan> plan_cublaslt(const GemmProblem& p) {
 
   LtPlan plan;
   plan.epilogue = epilogue;
-  plan.has_bias = p.epilogue == Epilogue::kBiasRow || p.epilogue == Epilogue::kBiasCol;
+  plan.has_bias = epilogue_has_bias(p.epilogue);
   plan.bias_type = cuda_data_type(p.c_type);
   // D's rows carry the bias; otherwise make D column-major in memory.
   plan.swap_operands =
-      plan.has_bias ? p.epilogue == Epilogue::kBiasCol : p.c_layout == Layout::kRowMajor;
+      plan.has_bias ? epilogue_bias_per_column(p.epilogue) : p.c_layout == Layout::kRowMajor;
 
   const LtMatrix a = column_view(p.a_type, p.m, p.k, p.a_layout, p.lda());
   const LtMatrix b = column_view(p.b_type, p.k, p.n, p.b_layout, p.ldb());

@@ -213,6 +213,9 @@ std::vector<Case> cases() {
       {"bench-best negative drift tolerance", B, {"--results", "{run}", "--drift-tolerance", "-1"}, 2, {"--drift-tolerance"}},
       {"bench-best m not a number", B, {"--m", "x", "--n", "64", "--k", "64", "--config", "{}"}, 2, {"--m", "x"}},
       {"bench-best config and results", B, {"--results", "{run}", "--config", "{}"}, 2, {"--config"}},
+      {"bench-best epilogue cost without config", B, {"--results", "{run}", "--epilogue-cost"}, 2, {"--epilogue-cost"}},
+      {"bench-best epilogue cost, no epilogue", B, {"--m", "64", "--n", "64", "--k", "64", "--config", "{}", "--epilogue-cost"}, 2,
+       {"--epilogue-cost", "--epilogue"}},
       {"bench-best without a GPU", B, {"--results", "{run}"}, 3, {"--backend replay", "--replay-file"}},
   };
 }

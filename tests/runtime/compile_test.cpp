@@ -261,7 +261,20 @@ TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   auto r = t.render(p, c, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
-  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_N", 64}});
+  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_N", 64}, {"CLUSTER_N", 2}});
+
+  // Pairs along N share A: the same grid, and no pair along both or with one A box to share.
+  c["CLUSTER_M"] = 1;
+  c["CLUSTER_N"] = 2;
+  expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+  r = t.render(p, c, dev);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
+  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_M", 64}, {"CLUSTER_M", 2}, {"PINGPONG", 1}});
+
+  // A config from before CLUSTER_N existed means CLUSTER_N 1.
+  c.erase("CLUSTER_N");
+  EXPECT_TRUE(t.space().validate(c, t.context(p, &dev)).ok());
 }
 
 // gemm_tma_half's K clusters (split-K summed through distributed shared memory) compile under

@@ -69,7 +69,8 @@ TEST(CpuReference, InputsAreSeededNonZeroAndDeterministic) {
 TEST(CpuReference, MatchesATripleLoopInEveryLayoutWithBetaAndEpilogues) {
   for (const char* layout : {"NN", "NT", "TN", "TT"})
     for (Layout cl : {Layout::kRowMajor, Layout::kColMajor})
-      for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kLeakyRelu}) {
+      for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kLeakyRelu,
+                           Epilogue::kBiasGelu}) {
         GemmProblem p = make(19, 23, 37, layout);
         p.c_layout = cl;
         p.alpha = 1.5;
@@ -84,6 +85,24 @@ TEST(CpuReference, MatchesATripleLoopInEveryLayoutWithBetaAndEpilogues) {
                                         << " worst ratio " << s.worst_tolerance_ratio;
         EXPECT_LT(s.worst_tolerance_ratio, 0.2) << "the tolerance should have a wide margin over honest fp32";
       }
+}
+
+// bias_gelu is GELU of the bias_col result: the bias has N entries, one per column, added first.
+TEST(CpuReference, BiasGeluIsGeluOfTheColumnBias) {
+  GemmProblem p = make(7, 9, 16, "NT");
+  p.epilogue = Epilogue::kBiasCol;
+  const auto d = make_problem_data(p, 4);
+  const Reference biased = compute_reference(p, d);
+  p.epilogue = Epilogue::kBiasGelu;
+  const auto dg = make_problem_data(p, 4);
+  ASSERT_EQ(dg.bias.size(), std::size_t(p.n));
+  ASSERT_EQ(dg.bias, d.bias);
+  const Reference fused = compute_reference(p, dg);
+  ASSERT_EQ(fused.value.size(), biased.value.size());
+  for (std::size_t i = 0; i < fused.value.size(); ++i) {
+    const double v = biased.value[i];
+    EXPECT_NEAR(fused.value[i], 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))), 1e-12) << i;
+  }
 }
 
 TEST(CpuReference, ToleranceCatchesTf32SkippedTilesAndUnwrittenOutput) {

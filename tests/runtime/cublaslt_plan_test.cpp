@@ -185,6 +185,12 @@ TEST(CublasLtPlan, Epilogues) {
   ASSERT_TRUE(gelu.ok());
   EXPECT_EQ(gelu->epilogue, CUBLASLT_EPILOGUE_GELU);
   EXPECT_EQ(gelu->d.order, CUBLASLT_ORDER_COL);
+  // bias + GELU: the bias per column of C, so D is C transposed, as for bias_col.
+  auto bias_gelu = plan_cublaslt(problem("NT", Layout::kRowMajor, Epilogue::kBiasGelu));
+  ASSERT_TRUE(bias_gelu.ok());
+  EXPECT_EQ(bias_gelu->epilogue, CUBLASLT_EPILOGUE_GELU_BIAS);
+  EXPECT_TRUE(bias_gelu->has_bias);
+  EXPECT_EQ(bias_gelu->swap_operands, plan_cublaslt(problem("NT", Layout::kRowMajor, Epilogue::kBiasCol))->swap_operands);
 
   auto leaky = plan_cublaslt(problem("NN", Layout::kRowMajor, Epilogue::kLeakyRelu));
   ASSERT_FALSE(leaky.ok());

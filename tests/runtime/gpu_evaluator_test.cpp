@@ -140,7 +140,7 @@ TEST_F(GpuEvaluatorTest, TiledKernelPassesInEveryLayoutAndOddShape) {
 
 TEST_F(GpuEvaluatorTest, BetaColumnMajorCAndEpiloguesValidate) {
   for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kRelu, Epilogue::kLeakyRelu,
-                       Epilogue::kGelu}) {
+                       Epilogue::kGelu, Epilogue::kBiasGelu}) {
     GemmProblem p = make(257, 129, 300, "NT");
     p.alpha = 0.75;
     p.beta = epi == Epilogue::kNone ? 1.25 : 0.0;
@@ -335,7 +335,7 @@ void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int
   ASSERT_NE(t, nullptr) << name;
   std::mt19937_64 rng(7);
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol,
-                                Epilogue::kRelu, Epilogue::kLeakyRelu, Epilogue::kGelu};
+                                Epilogue::kRelu, Epilogue::kLeakyRelu, Epilogue::kGelu, Epilogue::kBiasGelu};
   const DType c_types[] = {DType::kF32, DType::kF16, DType::kBF16};
   int ok = 0, tried = 0, served = 0, refused = 0, i = 0;
   for (DType in : {DType::kF16, DType::kBF16})
@@ -439,14 +439,17 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate& t = *lib.find("gemm_tma_half");
   struct Tile {
-    int block_m, block_n, consumers, stages, persistent, split_k, regs, cluster;
+    int block_m, block_n, consumers, stages, persistent, split_k, regs, cluster, cluster_n = 1;
   };
-  // The cluster pairs run on 520 rows (5 tiles of 128: the second block of the last pair lies
-  // below the matrix) and on 1000 (8 tiles), with B boxes split 2 + 2, 1 + 1 and 2 + 1.
-  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232, 1}, {128, 256, 2, 3, 0, 1, 232, 1}, {128, 128, 2, 6, 1, 1, 232, 1},
-                        {128, 192, 2, 4, 1, 1, 216, 1}, {64, 256, 1, 4, 1, 1, 240, 1},  {256, 128, 2, 4, 1, 1, 232, 1},
-                        {128, 128, 1, 5, 1, 2, 240, 1}, {64, 128, 1, 4, 0, 4, 232, 1},  {128, 256, 2, 4, 1, 1, 232, 2},
-                        {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2}};
+  // The cluster pairs along M run on 520 rows (5 tiles of 128: the second block of the last pair
+  // lies below the matrix) and on 1000 (8 tiles), with B boxes split 2 + 2, 1 + 1 and 2 + 1; the
+  // pairs along N on 776 columns (7 tiles of 128, 5 of 192: the last pair's second block lies
+  // right of the matrix) and 1000, with A's boxes split 1 + 1 and 2 + 2.
+  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232, 1}, {128, 256, 2, 3, 0, 1, 232, 1},    {128, 128, 2, 6, 1, 1, 232, 1},
+                        {128, 192, 2, 4, 1, 1, 216, 1}, {64, 256, 1, 4, 1, 1, 240, 1},     {256, 128, 2, 4, 1, 1, 232, 1},
+                        {128, 128, 1, 5, 1, 2, 240, 1}, {64, 128, 1, 4, 0, 4, 232, 1},     {128, 256, 2, 4, 1, 1, 232, 2},
+                        {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2},     {128, 256, 2, 4, 1, 1, 232, 1, 2},
+                        {128, 128, 2, 5, 1, 1, 232, 1, 2}, {128, 192, 2, 4, 0, 1, 216, 1, 2}, {256, 128, 2, 4, 1, 1, 232, 1, 2}};
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
@@ -459,7 +462,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
                                  {"PERSISTENT", tile.persistent},
                                  {"SPLIT_K", tile.split_k},
                                  {"CONSUMER_REGS", tile.regs},
-                                 {"CLUSTER_M", tile.cluster}});
+                                 {"CLUSTER_M", tile.cluster},
+                                 {"CLUSTER_N", tile.cluster_n}});
       // The shared-memory epilogue where it applies, on three of every four; the register one elsewhere.
       c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && tile.split_k == 1 && i % 4 != 1;
       Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
@@ -511,7 +515,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
   };
   const Tile tiles[] = {{64, 256, 1, 4, 8}, {128, 256, 2, 4, 4}, {64, 128, 1, 6, 2}, {128, 128, 2, 3, 8}, {64, 64, 1, 5, 4}};
   const std::int64_t ms[] = {16, 100, 128, 200};
-  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kGelu};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kGelu,
+                                Epilogue::kBiasGelu};
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
@@ -582,13 +587,13 @@ TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
 }
 
 // The vendor line in half precision: every layout, C in each type, and the epilogues it
-// fuses (bias, ReLU, GELU) or, for LeakyReLU, the plain GEMM with the reason.
+// fuses (bias, ReLU, GELU, bias + GELU) or, for LeakyReLU, the plain GEMM with the reason.
 TEST_F(GpuEvaluatorTest, VendorBaselineInHalfPrecisionValidatesFusedAndPlain) {
   int i = 0;
   for (DType in : {DType::kF16, DType::kBF16})
     for (const char* layout : {"NN", "NT", "TN", "TT"})
       for (Epilogue epi : {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kRelu, Epilogue::kGelu,
-                           Epilogue::kLeakyRelu}) {
+                           Epilogue::kLeakyRelu, Epilogue::kBiasGelu}) {
         GemmProblem p = make(300, 260 + 8 * (i % 2), 1001, layout);
         p.a_type = p.b_type = in;
         p.c_type = i % 3 == 0 ? DType::kF32 : in;
