@@ -64,9 +64,7 @@ __device__ __forceinline__ void load_stage(float* __restrict__ As, float* __rest
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-gemm_async(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-           const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-           int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_async(TS_GEMM_PARAMS(float, float)) {
   extern __shared__ __attribute__((aligned(16))) float smem[];
   const int tid = threadIdx.x;
   const TsTile tile = ts_tile(M, N, K);

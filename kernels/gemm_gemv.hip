@@ -326,9 +326,7 @@ __device__ __forceinline__ void ts_gemv(const ts_ab_t* __restrict__ A, const ts_
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-gemm_gemv(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
-          const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-          int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_gemv(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   extern __shared__ float ts_gemv_shared[];
   // LARGE is k-contiguous when it is a column-major B (M <= N) or a row-major A (M > N).
   if (M <= N) {

@@ -246,9 +246,7 @@ __device__ __forceinline__ void mma_frags(float (&acc)[TILES_M][TILES_N][4], con
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-gemm_hmma(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
-          const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-          int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_hmma(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   extern __shared__ __attribute__((aligned(128))) unsigned char smem_raw[];
   ts_ab_t* smem = reinterpret_cast<ts_ab_t*>(smem_raw);
   const int tid = threadIdx.x;

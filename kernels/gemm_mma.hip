@@ -188,9 +188,7 @@ __device__ __forceinline__ void multiply_stage(const float* __restrict__ As, con
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-gemm_mma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-         const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-         int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_mma(TS_GEMM_PARAMS(float, float)) {
   extern __shared__ __attribute__((aligned(16))) float smem[];
   const int tid = threadIdx.x;
   const int warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;

@@ -27,9 +27,7 @@
 #define TS_PAD 1
 
 extern "C" __global__ void __launch_bounds__(TS_THREADS)
-gemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-           const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K,
-           int lda, int ldb, int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_tiled(TS_GEMM_PARAMS(float, float)) {
   (void)workspace;
   __shared__ float As[BLOCK_K][BLOCK_M + TS_PAD];
   __shared__ float Bs[BLOCK_K][BLOCK_N + TS_PAD];

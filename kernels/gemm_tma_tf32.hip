@@ -159,9 +159,7 @@ __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K) {
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_tma_tf32(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-              const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-              int ldc, float alpha, float beta, float epilogue_slope, const __grid_constant__ TsTensorMap map_a,
+gemm_tma_tf32(TS_GEMM_PARAMS(float, float), const __grid_constant__ TsTensorMap map_a,
               const __grid_constant__ TsTensorMap map_b) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full_bar[STAGES], ready_bar[STAGES], empty_bar[STAGES];

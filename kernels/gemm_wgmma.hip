@@ -235,9 +235,7 @@ __device__ __forceinline__ void multiply_stage(const char* stage, int n0, int la
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-gemm_wgmma(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
-           const float* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-           int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_wgmma(TS_GEMM_PARAMS(float, float)) {
   extern __shared__ __attribute__((aligned(16))) char smem_raw[];
 #if defined(TS_VENDOR_AMD)
   char* smem = smem_raw;  // the swizzle is the kernel's own layout there: any alignment

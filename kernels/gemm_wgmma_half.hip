@@ -216,9 +216,7 @@ __device__ __forceinline__ void multiply_stage(const unsigned char* stage, int m
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-gemm_wgmma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
-                const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-                int ldc, float alpha, float beta, float epilogue_slope) {
+gemm_wgmma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
 #if defined(TS_VENDOR_AMD)
   unsigned char* smem = smem_raw;  // the swizzle is the kernel's own layout there: any alignment

@@ -24,3 +24,11 @@
 #endif
 #include "ts_dtype.h"
 #include "ts_epilogue.h"
+
+// The arguments every GEMM kernel takes, in the order the runtime passes them (the kernel ABI of
+// registry/kernel_template.h; a template with tensor maps adds its own after these): A and B of
+// type AB, C and the bias of type CT.
+#define TS_GEMM_PARAMS(AB, CT)                                                                            \
+  const AB* __restrict__ A, const AB* __restrict__ B, CT* __restrict__ C, const CT* __restrict__ bias,      \
+      float* __restrict__ workspace, int M, int N, int K, int lda, int ldb, int ldc, float alpha, float beta, \
+      float epilogue_slope

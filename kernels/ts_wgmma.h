@@ -19,6 +19,24 @@
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
 
+// The first 32, 64, 96 or 128 operands of an asm statement as a register list: the
+// accumulators of a wgmma form (N / 2 a thread, written first), "{" TS_REGS_32 "}" for N = 64.
+#define TS_REGS_32 \
+  "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" \
+  ",%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define TS_REGS_64 \
+  TS_REGS_32 \
+  ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47" \
+  ",%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+#define TS_REGS_96 \
+  TS_REGS_64 \
+  ",%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79" \
+  ",%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
+#define TS_REGS_128 \
+  TS_REGS_96 \
+  ",%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111" \
+  ",%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int pending>
@@ -61,6 +79,16 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
 #define TS_WGMMA_TYPE "bf16"
 #endif
 
+// The text of wgmma_k16's asm for m64nNNk16: REGS the accumulators (%0 .. N/2 - 1), then
+// operands DA, DB (descriptors), P (accumulate), TA, TB (transpose bits).
+#define TS_WGMMA_K16_ASM(NN, REGS, DA, DB, P, TA, TB)                                                    \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "                 \
+  "{" REGS "}, "                                                                                       \
+  "%" #DA ", %" #DB ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"
+// 32 accumulator registers as read-write asm operands.
+#define TS_F32(d, i) TS_F8(d, i), TS_F8(d, i + 8), TS_F8(d, i + 16), TS_F8(d, i + 24)
+
 // d = (accumulate ? d : 0) + A B for a 64 x N x 16 step of 16-bit inputs, both operands from
 // shared memory (desc_a, desc_b); trans_a / trans_b: wgmma's transpose bits, 0 reads the
 // operand K-major, 1 MN-major.
@@ -68,61 +96,22 @@ template <int N, int trans_a, int trans_b>
 __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                           int accumulate) {
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma_k16: N must be 64, 128, 192 or 256");
-  if constexpr (N == 64) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "
-        "%32, %33, p, 1, 1, %35, %36;\n}\n"
-        : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24)
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  } else if constexpr (N == 128) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "
-        "%64, %65, p, 1, 1, %67, %68;\n}\n"
-        : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24),
-          TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48), TS_F8(d, 56)
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  } else if constexpr (N == 192) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
-        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
-        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, "
-        "%96, %97, p, 1, 1, %99, %100;\n}\n"
-        : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24),
-          TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48), TS_F8(d, 56),
-          TS_F8(d, 64), TS_F8(d, 72), TS_F8(d, 80), TS_F8(d, 88)
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  } else if constexpr (N == 256) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
-        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
-        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
-        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
-        "%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
-        "%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
-        "%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
-        "%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, "
-        "%128, %129, p, 1, 1, %131, %132;\n}\n"
-        : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24),
-          TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48), TS_F8(d, 56),
-          TS_F8(d, 64), TS_F8(d, 72), TS_F8(d, 80), TS_F8(d, 88),
-          TS_F8(d, 96), TS_F8(d, 104), TS_F8(d, 112), TS_F8(d, 120)
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  }
+  if constexpr (N == 64)
+    asm volatile(TS_WGMMA_K16_ASM(64, TS_REGS_32, 32, 33, 34, 35, 36)
+                 : TS_F32(d, 0)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 128)
+    asm volatile(TS_WGMMA_K16_ASM(128, TS_REGS_64, 64, 65, 66, 67, 68)
+                 : TS_F32(d, 0), TS_F32(d, 32)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 192)
+    asm volatile(TS_WGMMA_K16_ASM(192, TS_REGS_96, 96, 97, 98, 99, 100)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else
+    asm volatile(TS_WGMMA_K16_ASM(256, TS_REGS_128, 128, 129, 130, 131, 132)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F32(d, 96)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
 }
 
 // d = (accumulate ? d : 0) + a B for a 64 x N x 8 step of TF32 inputs: a, the 64 x 8 fragment,
@@ -135,17 +124,14 @@ __device__ __forceinline__ void wgmma_k8_tf32(float (&d)[N / 2], const unsigned 
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
-        "%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"
+        "{" TS_REGS_32 "}, {%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"
         : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
   } else if constexpr (N == 128) {
     asm volatile(
         "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,"
-        "%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,"
-        "%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
+        "{" TS_REGS_64 "}, {%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"
         : TS_F8(d, 0), TS_F8(d, 8), TS_F8(d, 16), TS_F8(d, 24), TS_F8(d, 32), TS_F8(d, 40), TS_F8(d, 48),
           TS_F8(d, 56)
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
