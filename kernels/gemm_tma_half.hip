@@ -347,9 +347,7 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) TS_TMA_CLUSTER
-gemm_tma_half(const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, ts_c_t* __restrict__ C,
-              const ts_c_t* __restrict__ bias, float* __restrict__ workspace, int M, int N, int K, int lda, int ldb,
-              int ldc, float alpha, float beta, float epilogue_slope, const __grid_constant__ TsTensorMap map_a,
+gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorMap map_a,
               const __grid_constant__ TsTensorMap map_b) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
