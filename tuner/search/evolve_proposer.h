@@ -157,11 +157,14 @@ struct EvolveOptions {
   bool local_by_ei = false;
   // Rows each model is fitted on, at most (0: every row); past the bound, the best
   // training_best_share of it, the most recent training_recent_share and the rest spread
-  // over the history (detail/training_rows.h). A forest on 500 rows fits in about 20 ms
-  // and a Gaussian process in about 15 on 2 cores; both grow faster than the rows
+  // over the history (detail/training_rows.h). Both fits grow faster than the rows (a
+  // forest as rows x log rows, a Gaussian process's factorisation as rows cubed), and
+  // the process's prediction at every candidate costs rows x candidates: the largest
+  // part of a generation on a space of 17,956 points. 300 process rows keep every call
+  // of a 300-evaluation run (the search benchmark's) exactly as it was
   // (docs/search.md, "Proposal cost").
   size_t max_forest_rows = 500;
-  size_t max_process_rows = 500;
+  size_t max_process_rows = 300;
   double training_best_share = 0.4;
   double training_recent_share = 0.2;
 };
