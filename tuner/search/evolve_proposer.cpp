@@ -172,10 +172,9 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
     if (best == cand.size()) break;
     picked[best] = 1;
     account(cand.features(best));
-    batch.proposals.push_back(
-        {request.space->to_config(cand.point(best)),
-         "initial design: space-filling sample " +
-             std::to_string(history.size() + batch.proposals.size() + 1)});
+    batch.proposals.push_back({request.space->to_config(cand.point(best)),
+                               "initial design: space-filling sample " +
+                                   std::to_string(history.size() + batch.proposals.size() + 1)});
   }
   if (batch.proposals.empty() && want > 0)
     batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
@@ -245,16 +244,19 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   Forest forest;
   proposers::detail::GaussianProcess process;
   if (want_process) {  // on the parameters' ranks, the first features
-    const auto rows = proposers::detail::training_rows(history.size(), ok_order, bound(options_.max_process_rows));
+    const auto rows = proposers::detail::training_rows(history.size(), ok_order,
+                                                       bound(options_.max_process_rows));
     profile_.process_rows = rows.size();
     process.fit(features_of(rows), nf, static_cast<int>(view.active().size()),
                 targets(rows, options_.gp_clip_quantile), options_.gaussian_process);
   }
   profile_.process_fit_ms = lap_ms(&clock);
   if (want_forest) {
-    const auto rows = proposers::detail::training_rows(history.size(), ok_order, bound(options_.max_forest_rows));
+    const auto rows =
+        proposers::detail::training_rows(history.size(), ok_order, bound(options_.max_forest_rows));
     profile_.forest_rows = rows.size();
-    forest.fit(features_of(rows), nf, targets(rows, options_.clip_quantile), options_.forest, rng());
+    forest.fit(features_of(rows), nf, targets(rows, options_.clip_quantile), options_.forest,
+               rng());
   }
   profile_.forest_fit_ms = lap_ms(&clock);
 
@@ -395,9 +397,9 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   std::vector<char> no_effect;
   bool masking = false;
   if (options_.no_effect_pairs > 0 && !(stalled && options_.no_effect_until_stall)) {
-    no_effect = proposers::detail::no_effect_mask(
-        history.effects(),
-        options_.no_effect_pairs, options_.no_effect_tolerance, options_.no_effect_max);
+    no_effect =
+        proposers::detail::no_effect_mask(history.effects(), options_.no_effect_pairs,
+                                          options_.no_effect_tolerance, options_.no_effect_max);
     masking = std::find(no_effect.begin(), no_effect.end(), 1) != no_effect.end();
   }
   std::vector<std::uint64_t> projection;

@@ -171,13 +171,13 @@ struct EvolveOptions {
 
 // Where one propose() call's time went (milliseconds), and the sizes behind it.
 struct EvolveProfile {
-  double view_ms = 0;           // the space's view (built once per space)
-  double history_ms = 0;        // bringing the mapped history up to date
-  double process_fit_ms = 0;    // the Gaussian process
-  double forest_fit_ms = 0;     // the forest
-  double candidates_ms = 0;     // gathering the candidates
-  double score_ms = 0;          // both models' predictions at every candidate
-  double picks_ms = 0;          // the batch's picks (and the convergence estimate)
+  double view_ms = 0;         // the space's view (built once per space)
+  double history_ms = 0;      // bringing the mapped history up to date
+  double process_fit_ms = 0;  // the Gaussian process
+  double forest_fit_ms = 0;   // the forest
+  double candidates_ms = 0;   // gathering the candidates
+  double score_ms = 0;        // both models' predictions at every candidate
+  double picks_ms = 0;        // the batch's picks (and the convergence estimate)
   size_t history_rows = 0, absorbed_rows = 0, forest_rows = 0, process_rows = 0, candidates = 0;
 };
 

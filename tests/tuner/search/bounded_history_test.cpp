@@ -22,8 +22,8 @@ using proposers::detail::EffectsTracker;
 using proposers::detail::HistoryIndex;
 using proposers::detail::Observation;
 using proposers::detail::SpaceView;
-using proposers::detail::TrainingBound;
 using proposers::detail::training_rows;
+using proposers::detail::TrainingBound;
 
 ParamSpace grid_space() {
   auto s = ParamSpace::from_json(nlohmann::json::parse(R"js({
@@ -41,8 +41,8 @@ ParamSpace grid_space() {
 // Smooth in the tile sizes, flat in G (a parameter with no effect).
 double fake_ms(const Config& c) {
   auto l = [&](const char* k) { return std::log2(double(c.at(k))); };
-  return 1.0 + std::pow(l("BM") - 6, 2) + 0.7 * std::pow(l("BN") - 5, 2) + 0.4 * std::pow(l("TM") - 2, 2) +
-         0.3 * std::abs(l("TN") - 1) + 0.2 * std::abs(l("K") - 4);
+  return 1.0 + std::pow(l("BM") - 6, 2) + 0.7 * std::pow(l("BN") - 5, 2) +
+         0.4 * std::pow(l("TM") - 2, 2) + 0.3 * std::abs(l("TN") - 1) + 0.2 * std::abs(l("K") - 4);
 }
 
 // A history of `rows` rows: valid points in a seeded order, every seventh a failure.
@@ -82,14 +82,16 @@ TEST(TrainingRows, BestRecentAndASpreadOfTheRest) {
   EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()));
   EXPECT_EQ(std::set<size_t>(rows.begin(), rows.end()).size(), rows.size()) << "distinct";
   const std::set<size_t> chosen(rows.begin(), rows.end());
-  for (size_t k = 0; k < 40; ++k) EXPECT_TRUE(chosen.count(best[k])) << "the 40 fastest, " << best[k];
+  for (size_t k = 0; k < 40; ++k)
+    EXPECT_TRUE(chosen.count(best[k])) << "the 40 fastest, " << best[k];
   // The best are the even rows from 920 up; the 20 most recent not among them are the
   // odd rows from 961 up.
   for (size_t r = 961; r < 1000; r += 2) EXPECT_TRUE(chosen.count(r)) << "recent " << r;
   EXPECT_FALSE(chosen.count(959)) << "not among the 20 most recent";
   // The other 40 spread over rows 0..918: some early, some in the middle.
   EXPECT_EQ(rows.front(), 0u);
-  EXPECT_GT(std::count_if(rows.begin(), rows.end(), [](size_t r) { return r >= 400 && r < 600; }), 5);
+  EXPECT_GT(std::count_if(rows.begin(), rows.end(), [](size_t r) { return r >= 400 && r < 600; }),
+            5);
   // Same inputs, same rows.
   EXPECT_EQ(training_rows(1000, best, bound), rows);
 }
@@ -158,12 +160,14 @@ TEST(HistoryIndex, KeepsWhatItMappedAndStartsOverOnAnotherHistory) {
   for (size_t i = 0; i < fresh.size(); ++i) {
     ASSERT_EQ(fresh.observations()[i].point, index.observations()[i].point);
     EXPECT_EQ(fresh.space_index(i), index.space_index(i));
-    EXPECT_TRUE(std::equal(fresh.features(i), fresh.features(i) + view->feature_count(), index.features(i)));
+    EXPECT_TRUE(std::equal(fresh.features(i), fresh.features(i) + view->feature_count(),
+                           index.features(i)));
   }
   // Fastest first, equal times in history order.
   const auto& order = index.best_first();
   for (size_t k = 1; k < order.size(); ++k) {
-    const double a = index.observations()[order[k - 1]].time_ms, b = index.observations()[order[k]].time_ms;
+    const double a = index.observations()[order[k - 1]].time_ms,
+                 b = index.observations()[order[k]].time_ms;
     EXPECT_TRUE(a < b || (a == b && order[k - 1] < order[k]));
   }
 
@@ -180,7 +184,8 @@ TEST(HistoryIndex, KeepsWhatItMappedAndStartsOverOnAnotherHistory) {
   EXPECT_EQ(index.size(), 0u);
 }
 
-ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& history, std::uint64_t seed) {
+ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& history,
+                        std::uint64_t seed) {
   ProposalRequest r;
   r.space = &space;
   r.history = &history;
@@ -205,7 +210,8 @@ TEST(EvolveProposer, KeepingTheHistoryNeverChangesAProposal) {
     ASSERT_TRUE(warm.status.ok()) << warm.status.to_string();
     ASSERT_EQ(warm.proposals.size(), cold.proposals.size());
     for (size_t i = 0; i < warm.proposals.size(); ++i) {
-      EXPECT_EQ(warm.proposals[i].config, cold.proposals[i].config) << "generation " << gen << ", pick " << i;
+      EXPECT_EQ(warm.proposals[i].config, cold.proposals[i].config)
+          << "generation " << gen << ", pick " << i;
       EXPECT_EQ(warm.proposals[i].rationale, cold.proposals[i].rationale);
     }
     EXPECT_EQ(kept.last_profile().history_rows, history.size());

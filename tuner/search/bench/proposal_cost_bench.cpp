@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 0.95));
   app.add_option("--seed", seed, "seed of the history and the proposals");
   app.add_option("--proposer", proposer_name, "offline proposer (evolve, random, exhaustive)");
-  app.add_option("--spaces-dir", spaces_dir, "folder of space files (default: the shipped data/spaces)");
+  app.add_option("--spaces-dir", spaces_dir,
+                 "folder of space files (default: the shipped data/spaces)");
   CLI11_PARSE(app, argc, argv);
 
   replay::RecordingOptions rec_options;
@@ -74,10 +75,13 @@ int main(int argc, char** argv) {
   }
   const replay::Recording& r = **rec;
   std::printf("# Proposal cost: %s, %s\n", proposer_name.c_str(), r.describe().c_str());
-  std::printf("batch %d, %d generations timed per size after a first call, %.0f%% of the history failures, seed %llu\n\n",
-              batch, generations, failures * 100, static_cast<unsigned long long>(seed));
   std::printf(
-      "| rows | ok / failed | first call (ms) | median per generation (ms) | min | max | median / first size's "
+      "batch %d, %d generations timed per size after a first call, %.0f%% of the history failures, "
+      "seed %llu\n\n",
+      batch, generations, failures * 100, static_cast<unsigned long long>(seed));
+  std::printf(
+      "| rows | ok / failed | first call (ms) | median per generation (ms) | min | max | median / "
+      "first size's "
       "| median generation: history / process fit / forest fit / candidates / scores / picks (ms) "
       "| rows fitted: forest / process | candidates | digest |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -121,7 +125,8 @@ int main(int argc, char** argv) {
       ProposalBatch out = (*proposer)->propose(req);
       const double ms = ms_since(t0);
       if (!out.status.ok()) {
-        std::fprintf(stderr, "%zu rows, generation %d: %s\n", rows, g, out.status.to_string().c_str());
+        std::fprintf(stderr, "%zu rows, generation %d: %s\n", rows, g,
+                     out.status.to_string().c_str());
         exit_code = 1;
         break;
       }
@@ -148,16 +153,17 @@ int main(int argc, char** argv) {
         if (std::abs(times[i] - med) < std::abs(times[at] - med)) at = i;
       const EvolveProfile& p = profiles[at];
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.1f / %.1f / %.1f / %.1f", p.history_ms, p.process_fit_ms,
-                    p.forest_fit_ms, p.candidates_ms, p.score_ms, p.picks_ms);
+      std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.1f / %.1f / %.1f / %.1f", p.history_ms,
+                    p.process_fit_ms, p.forest_fit_ms, p.candidates_ms, p.score_ms, p.picks_ms);
       phases = buf;
       fitted = std::to_string(p.forest_rows) + " / " + std::to_string(p.process_rows);
       candidates = std::to_string(p.candidates);
     }
-    std::printf("| %zu | %zu / %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %s | %s | %s |\n", rows, ok, rows - ok,
-                first, med, *std::min_element(times.begin(), times.end()),
-                *std::max_element(times.begin(), times.end()), first_median > 0 ? med / first_median : 0.0,
-                phases.c_str(), fitted.c_str(), candidates.c_str(), digest.hex().substr(0, 12).c_str());
+    std::printf("| %zu | %zu / %zu | %.1f | %.1f | %.1f | %.1f | %.2f | %s | %s | %s | %s |\n",
+                rows, ok, rows - ok, first, med, *std::min_element(times.begin(), times.end()),
+                *std::max_element(times.begin(), times.end()),
+                first_median > 0 ? med / first_median : 0.0, phases.c_str(), fitted.c_str(),
+                candidates.c_str(), digest.hex().substr(0, 12).c_str());
     std::fflush(stdout);
   }
   return exit_code;

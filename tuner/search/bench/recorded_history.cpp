@@ -30,9 +30,10 @@ Result<std::vector<Trial>> recorded_history(const replay::Recording& recording,
   const size_t successes = options.rows - std::min(failures, options.rows);
   if (successes > recording.size())
     return Status::invalid("a history of " + std::to_string(options.rows) + " rows with " +
-                                    std::to_string(successes) + " measurements needs that many recorded "
-                                    "configurations; " + recording.name() + " has " +
-                                    std::to_string(recording.size()));
+                           std::to_string(successes) +
+                           " measurements needs that many recorded "
+                           "configurations; " +
+                           recording.name() + " has " + std::to_string(recording.size()));
   std::mt19937_64 rng(options.seed);
   std::vector<size_t> order(recording.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -44,7 +45,8 @@ Result<std::vector<Trial>> recorded_history(const replay::Recording& recording,
   for (const auto& p : space.parameters()) domains.push_back(p.values);
   std::vector<PointValues> invalid;
   std::set<PointValues> drawn;
-  for (std::uint64_t tries = 0; invalid.size() < failures && tries < 200 * failures + 1000; ++tries) {
+  for (std::uint64_t tries = 0; invalid.size() < failures && tries < 200 * failures + 1000;
+       ++tries) {
     PointValues p(domains.size());
     for (size_t d = 0; d < domains.size(); ++d)
       p[d] = domains[d][std::uniform_int_distribution<size_t>(0, domains[d].size() - 1)(rng)];
@@ -53,7 +55,7 @@ Result<std::vector<Trial>> recorded_history(const replay::Recording& recording,
   }
   if (invalid.size() < failures)
     return Status::invalid("could not draw " + std::to_string(failures) +
-                                    " distinct invalid configurations of " + recording.name());
+                           " distinct invalid configurations of " + recording.name());
 
   // Interleave: row i is a failure when the failures' running share falls behind.
   std::vector<Trial> rows;
@@ -63,7 +65,8 @@ Result<std::vector<Trial>> recorded_history(const replay::Recording& recording,
     const bool failure = next_bad < failures &&
                          (next_ok >= successes || next_bad * options.rows < failures * (i + 1));
     if (failure) {
-      rows.push_back(replay_trial(recording, evaluator, space.to_config(invalid[next_bad++]), "history"));
+      rows.push_back(
+          replay_trial(recording, evaluator, space.to_config(invalid[next_bad++]), "history"));
     } else {
       const auto& rec = recording.records()[order[next_ok++]];
       rows.push_back(replay_trial(recording, evaluator, space.to_config(rec.point), "history"));

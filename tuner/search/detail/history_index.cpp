@@ -35,7 +35,8 @@ void HistoryIndex::reset(const std::shared_ptr<const SpaceView>& view) {
 // mapped row: exactly the space's parameters with the point's values, which is what
 // ParamSpace::from_config accepted).
 bool HistoryIndex::same_row(size_t row, const Trial& t) const {
-  if (row_outcome_[row] != t.outcome || row_time_[row] != (t.time_ms ? *t.time_ms : -1.0)) return false;
+  if (row_outcome_[row] != t.outcome || row_time_[row] != (t.time_ms ? *t.time_ms : -1.0))
+    return false;
   const std::int64_t o = row_observation_[row];
   if (o < 0) return unmapped_[static_cast<size_t>(-o - 1)] == t.config;
   const PointValues& p = observations_[static_cast<size_t>(o)].point;
@@ -73,8 +74,9 @@ void HistoryIndex::absorb(const Trial& t) {
   if (o.ok) {
     ++ok_count_;
     // After every equal time: the order std::stable_sort by time gives.
-    auto at = std::upper_bound(best_first_.begin(), best_first_.end(), o.time_ms,
-                               [&](double t_ms, size_t j) { return t_ms < observations_[j].time_ms; });
+    auto at =
+        std::upper_bound(best_first_.begin(), best_first_.end(), o.time_ms,
+                         [&](double t_ms, size_t j) { return t_ms < observations_[j].time_ms; });
     best_first_.insert(at, i);
     if (o.time_ms < run_best_) {
       if (o.time_ms < run_best_ * (1 - stall_gain_)) last_gain_ = i + 1;
@@ -85,7 +87,8 @@ void HistoryIndex::absorb(const Trial& t) {
   observations_.push_back(std::move(o));
 }
 
-void HistoryIndex::update(const std::shared_ptr<const SpaceView>& view, const std::vector<Trial>* history) {
+void HistoryIndex::update(const std::shared_ptr<const SpaceView>& view,
+                          const std::vector<Trial>* history) {
   const size_t rows = history ? history->size() : 0;
   const size_t kept = row_outcome_.size();
   bool keep = view_ == view && kept <= rows;
@@ -94,7 +97,8 @@ void HistoryIndex::update(const std::shared_ptr<const SpaceView>& view, const st
   // a caller reorders (the loop sorts a generation's rows as they arrive), and kSpotSpread
   // rows spread over the rest catch a different history at a fixed cost.
   constexpr size_t kSpotTail = 64, kSpotSpread = 64;
-  for (size_t r = kept > kSpotTail ? kept - kSpotTail : 0; keep && r < kept; ++r) keep = same_row(r, (*history)[r]);
+  for (size_t r = kept > kSpotTail ? kept - kSpotTail : 0; keep && r < kept; ++r)
+    keep = same_row(r, (*history)[r]);
   const size_t head = kept > kSpotTail ? kept - kSpotTail : 0;
   for (size_t k = 0; keep && head > 0 && k < kSpotSpread; ++k) {
     const size_t r = k * head / kSpotSpread;

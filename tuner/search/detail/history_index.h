@@ -41,7 +41,9 @@ class HistoryIndex {
   // Every point tried, whatever its outcome.
   const PointSet& tried() const { return tried_; }
   // SpaceView::encode() of observations()[i]: feature_count() floats.
-  const float* features(size_t i) const { return features_.data() + i * static_cast<size_t>(feature_count_); }
+  const float* features(size_t i) const {
+    return features_.data() + i * static_cast<size_t>(feature_count_);
+  }
   // The first SpaceView::active().size() features of observations()[i] (the parameters'
   // normalised ranks), kept contiguous for scans over every observation.
   const float* ranks(size_t i) const { return ranks_.data() + i * rank_count_; }

@@ -22,7 +22,8 @@ std::vector<size_t> training_rows(size_t rows, const std::vector<size_t>& best_f
     out.push_back(i);
   };
   const auto share = [&](double s) {
-    return std::min(max_rows, static_cast<size_t>(std::llround(std::clamp(s, 0.0, 1.0) * double(max_rows))));
+    return std::min(max_rows,
+                    static_cast<size_t>(std::llround(std::clamp(s, 0.0, 1.0) * double(max_rows))));
   };
   const size_t best = share(bound.best_share);
   for (size_t k = 0; k < best_first.size() && out.size() < best; ++k) choose(best_first[k]);
