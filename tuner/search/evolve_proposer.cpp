@@ -1,6 +1,7 @@
 #include "tuner/search/evolve_proposer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <deque>
@@ -11,12 +12,13 @@
 
 #include "tuner/search/detail/convergence.h"
 #include "tuner/search/detail/effects.h"
+#include "tuner/search/detail/training_rows.h"
 #include "tuner/search/request_check.h"
 
 namespace tilesmith {
 
 using proposers::detail::Forest;
-using proposers::detail::MappedHistory;
+using proposers::detail::HistoryIndex;
 using proposers::detail::Observation;
 using proposers::detail::PointSet;
 using proposers::detail::SpaceView;
@@ -45,13 +47,12 @@ double expected_improvement(double best, double mean, double sd, double xi) {
 // others are owned.
 class Candidates {
  public:
-  Candidates(const SpaceView& view, const PointSet& tried) : view_(view), tried_(tried) {
+  Candidates(const SpaceView& view, const HistoryIndex& history)
+      : view_(view), tried_(history.tried()) {
     if (view.enumerated()) {
       taken_.assign(view.points().size(), 0);
-      for (const auto& p : tried) {
-        std::int64_t i = view.index_of(p);
-        if (i >= 0) taken_[static_cast<size_t>(i)] = 1;
-      }
+      for (size_t i = 0; i < history.size(); ++i)
+        if (history.space_index(i) >= 0) taken_[static_cast<size_t>(history.space_index(i))] = 1;
     }
   }
 
@@ -113,16 +114,28 @@ class Candidates {
   std::vector<float> buffer_;
 };
 
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds since *t, and *t moved to now: one phase of EvolveProfile.
+double lap_ms(Clock::time_point* t) {
+  const auto now = Clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(now - *t).count();
+  *t = now;
+  return ms;
+}
+
 }  // namespace
 
-EvolveProposer::EvolveProposer(EvolveOptions options) : options_(options) {}
+EvolveProposer::EvolveProposer(EvolveOptions options)
+    : options_(options), history_(options.stall_gain) {}
 
 ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, const SpaceView& view,
-                                             const MappedHistory& history, std::mt19937_64& rng) {
+                                             std::mt19937_64& rng) {
+  const HistoryIndex& history = history_;
   ProposalBatch batch;
   batch.proposer = name();
   const size_t want = static_cast<size_t>(request.count);
-  Candidates cand(view, history.tried);
+  Candidates cand(view, history);
   constexpr size_t kPool = 4000;
   if (view.enumerated()) {
     std::vector<size_t> order(view.points().size());
@@ -150,11 +163,7 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
       nearest[i] = std::min(nearest[i], d);
     }
   };
-  std::vector<float> f(static_cast<size_t>(view.feature_count()));
-  for (const auto& o : history.observations) {
-    view.encode(o.point, f.data());
-    account(f.data());
-  }
+  for (size_t i = 0; i < history.size(); ++i) account(history.features(i));
   std::vector<char> picked(cand.size(), 0);
   while (batch.proposals.size() < want) {
     size_t best = cand.size();
@@ -163,10 +172,9 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
     if (best == cand.size()) break;
     picked[best] = 1;
     account(cand.features(best));
-    batch.proposals.push_back(
-        {request.space->to_config(cand.point(best)),
-         "initial design: space-filling sample " +
-             std::to_string(history.observations.size() + batch.proposals.size() + 1)});
+    batch.proposals.push_back({request.space->to_config(cand.point(best)),
+                               "initial design: space-filling sample " +
+                                   std::to_string(history.size() + batch.proposals.size() + 1)});
   }
   if (batch.proposals.empty() && want > 0)
     batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
@@ -181,36 +189,52 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     return batch;
   }
   const size_t want = static_cast<size_t>(request.count);
+  profile_ = {};
+  auto clock = Clock::now();
   auto view_ptr = views_.get(*request.space, request.context);
   const SpaceView& view = *view_ptr;
-  const MappedHistory history = proposers::detail::map_history(view, request.history);
-  std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history.observations.size()));
+  profile_.view_ms = lap_ms(&clock);
+  history_.update(view_ptr, request.history);
+  const HistoryIndex& history = history_;
+  const auto& observations = history.observations();
+  profile_.history_ms = lap_ms(&clock);
+  profile_.history_rows = history.size();
+  profile_.absorbed_rows = history.absorbed_last();
+  std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history.size()));
 
-  if (history.observations.size() < static_cast<size_t>(options_.initial_design) ||
-      history.ok_count < 2)
-    return initial_design(request, view, history, rng);
+  if (history.size() < static_cast<size_t>(options_.initial_design) || history.ok_count() < 2)
+    return initial_design(request, view, rng);
 
   // ---- Surrogate ---------------------------------------------------------------------
   const int nf = view.feature_count();
-  std::vector<const Observation*> ok_obs;
-  for (const auto& o : history.observations)
-    if (o.ok) ok_obs.push_back(&o);
-  std::stable_sort(ok_obs.begin(), ok_obs.end(),
-                   [](auto* a, auto* b) { return a->time_ms < b->time_ms; });
-  const double best_ok = std::log(ok_obs.front()->time_ms);
-  std::vector<float> x(history.observations.size() * static_cast<size_t>(nf));
-  for (size_t i = 0; i < history.observations.size(); ++i)
-    view.encode(history.observations[i].point, x.data() + i * static_cast<size_t>(nf));
-  // Targets: log(time) of every success, clipped at a quantile of them (1: the slowest);
-  // failures failure_penalty above the clip.
-  auto targets = [&](double clip_quantile) {
+  const std::vector<size_t>& ok_order = history.best_first();  // fastest first
+  const double best_ok = std::log(observations[ok_order.front()].time_ms);
+  // Each model is fitted on a bounded subset of the history (detail/training_rows.h):
+  // every row while there are few, so short runs fit what they always did.
+  auto bound = [&](size_t max_rows) {
+    return proposers::detail::TrainingBound{max_rows, options_.training_best_share,
+                                            options_.training_recent_share};
+  };
+  // Features of the chosen rows, row-major (nf per row).
+  auto features_of = [&](const std::vector<size_t>& rows) {
+    std::vector<float> x(rows.size() * static_cast<size_t>(nf));
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::copy_n(history.features(rows[r]), nf, x.data() + r * static_cast<size_t>(nf));
+    return x;
+  };
+  // Targets: log(time) of every success, clipped at a quantile of all the successes (1:
+  // the slowest); failures failure_penalty above the clip.
+  auto targets = [&](const std::vector<size_t>& rows, double clip_quantile) {
     const size_t k = clip_quantile < 1.0
-                         ? static_cast<size_t>(clip_quantile * double(ok_obs.size() - 1))
-                         : ok_obs.size() - 1;
-    const double clip = std::log(ok_obs[k]->time_ms);
+                         ? static_cast<size_t>(clip_quantile * double(ok_order.size() - 1))
+                         : ok_order.size() - 1;
+    const double clip = std::log(observations[ok_order[k]].time_ms);
     std::vector<double> y;
-    for (const auto& o : history.observations)
+    y.reserve(rows.size());
+    for (size_t i : rows) {
+      const Observation& o = observations[i];
       y.push_back(o.ok ? std::min(std::log(o.time_ms), clip) : clip + options_.failure_penalty);
+    }
     return y;
   };
   const bool gp = options_.surrogate == Surrogate::kGaussianProcess;
@@ -219,30 +243,42 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const bool want_process = gp || options_.second_picks > 0;
   Forest forest;
   proposers::detail::GaussianProcess process;
-  if (want_process)  // on the parameters' ranks, the first features
-    process.fit(x, nf, static_cast<int>(view.active().size()), targets(options_.gp_clip_quantile),
-                options_.gaussian_process);
-  if (want_forest) forest.fit(x, nf, targets(options_.clip_quantile), options_.forest, rng());
+  if (want_process) {  // on the parameters' ranks, the first features
+    const auto rows = proposers::detail::training_rows(history.size(), ok_order,
+                                                       bound(options_.max_process_rows));
+    profile_.process_rows = rows.size();
+    process.fit(features_of(rows), nf, static_cast<int>(view.active().size()),
+                targets(rows, options_.gp_clip_quantile), options_.gaussian_process);
+  }
+  profile_.process_fit_ms = lap_ms(&clock);
+  if (want_forest) {
+    const auto rows =
+        proposers::detail::training_rows(history.size(), ok_order, bound(options_.max_forest_rows));
+    profile_.forest_rows = rows.size();
+    forest.fit(features_of(rows), nf, targets(rows, options_.clip_quantile), options_.forest,
+               rng());
+  }
+  profile_.forest_fit_ms = lap_ms(&clock);
 
   std::vector<PointValues> elite;  // best distinct successful points, best first
   {
     PointSet seen;
-    for (auto* o : ok_obs) {
+    for (size_t i : ok_order) {
       if (elite.size() >= static_cast<size_t>(std::max(options_.elite, options_.local_elites)))
         break;
-      if (seen.insert(o->point).second) elite.push_back(o->point);
+      if (seen.insert(observations[i].point).second) elite.push_back(observations[i].point);
     }
   }
 
   // ---- Candidates --------------------------------------------------------------------
-  Candidates cand(view, history.tried);
+  Candidates cand(view, history);
   std::vector<PointValues> scratch;
   for (const auto& e : elite) {
     scratch.clear();
     view.neighbours(e, /*adjacent_only=*/false, &scratch);
     for (const auto& p : scratch) cand.add(p);
   }
-  if (view.enumerated() && view.points().size() <= options_.max_scored + history.tried.size()) {
+  if (view.enumerated() && view.points().size() <= options_.max_scored + history.tried().size()) {
     for (size_t i = 0; i < view.points().size(); ++i) cand.add_index(i);
   } else if (view.enumerated()) {
     std::uniform_int_distribution<size_t> pick(0, view.points().size() - 1);
@@ -275,6 +311,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   }
   cand.finish();
   const size_t n = cand.size();
+  profile_.candidates = n;
+  profile_.candidates_ms = lap_ms(&clock);
   if (n == 0) {
     if (want > 0)
       batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");
@@ -341,23 +379,15 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     }
     score[i] = expected_improvement(best_ok, mu[i], sigma[i], options_.exploration);
   }
+  profile_.score_ms = lap_ms(&clock);
+
   std::vector<size_t> by_mean(n);
   std::iota(by_mean.begin(), by_mean.end(), size_t{0});
   std::stable_sort(by_mean.begin(), by_mean.end(),
                    [&](size_t a, size_t b) { return mu[a] < mu[b]; });
 
   // Has the search stalled? Evaluations since the best improved by at least stall_gain.
-  size_t last_gain = 0;
-  {
-    double run_best = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < history.observations.size(); ++i) {
-      const Observation& o = history.observations[i];
-      if (!o.ok || !(o.time_ms < run_best)) continue;
-      if (o.time_ms < run_best * (1 - options_.stall_gain)) last_gain = i + 1;
-      run_best = o.time_ms;
-    }
-  }
-  const size_t since_gain = history.observations.size() - last_gain;
+  const size_t since_gain = history.size() - history.last_gain();
   const bool stalled = options_.stall_generations > 0 &&
                        since_gain >= static_cast<size_t>(options_.stall_generations) * want;
   // ---- Parameters with no measured effect -------------------------------------------
@@ -367,9 +397,9 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   std::vector<char> no_effect;
   bool masking = false;
   if (options_.no_effect_pairs > 0 && !(stalled && options_.no_effect_until_stall)) {
-    no_effect = proposers::detail::no_effect_mask(
-        proposers::detail::one_parameter_effects(view, history.observations),
-        options_.no_effect_pairs, options_.no_effect_tolerance, options_.no_effect_max);
+    no_effect =
+        proposers::detail::no_effect_mask(history.effects(), options_.no_effect_pairs,
+                                          options_.no_effect_tolerance, options_.no_effect_max);
     masking = std::find(no_effect.begin(), no_effect.end(), 1) != no_effect.end();
   }
   std::vector<std::uint64_t> projection;
@@ -378,7 +408,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     projection.resize(n);
     for (size_t i = 0; i < n; ++i)
       projection[i] = proposers::detail::projection_hash(cand.point(i), no_effect);
-    for (const auto& o : history.observations)
+    for (const auto& o : observations)
       known_projections.insert(proposers::detail::projection_hash(o.point, no_effect));
   }
   auto dist = [&](const PointValues& a, const PointValues& b) {
@@ -418,7 +448,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     ci.stddev = &sigma;
     ci.threshold = best_ok - std::log1p(*request.convergence_margin);
     ci.spread_scale = options_.convergence_spread;
-    const double untried = double(view.points().size()) - double(history.tried.size());
+    const double untried = double(view.points().size()) - double(history.tried().size());
     ci.coverage = std::max(1.0, untried / double(n));
     // The model alone is too sure early on, before its picks have had a chance to find
     // what it does not know (docs/search.md, "Convergence estimate"): it is weighed by
@@ -430,12 +460,13 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   // Distinct basins: the best configurations found, each at least basin_distance
   // parameters away from every better one kept, best first.
   std::vector<PointValues> basins;
-  for (auto* o : ok_obs) {
+  for (size_t i : ok_order) {
     if (basins.size() >= static_cast<size_t>(std::max(1, options_.basins))) break;
+    const PointValues& p = observations[i].point;
     bool distinct = true;
     for (const auto& b : basins)
-      if (dist(o->point, b) < options_.basin_distance) distinct = false;
-    if (distinct) basins.push_back(o->point);
+      if (dist(p, b) < options_.basin_distance) distinct = false;
+    if (distinct) basins.push_back(p);
   }
 
   for (size_t k = 0, taken = 0; k < n && taken < static_cast<size_t>(options_.exploit_per_batch) &&
@@ -482,7 +513,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
                    "within " + std::to_string(options_.stall_radius) + " parameters of the best (the search stalled)"))
       continue;
     if (stalled && basins.size() > 1) {
-      const size_t b = 1 + (static_cast<size_t>(l) + history.observations.size() / want) % (basins.size() - 1);
+      const size_t b = 1 + (static_cast<size_t>(l) + history.size() / want) % (basins.size() - 1);
       if (local_pick(basins[b], 1, "neighbour of basin " + std::to_string(b + 1) + " (the search stalled)")) continue;
     }
     if (options_.local_elites > 1) {
@@ -517,15 +548,16 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   // the model has one bad sample of is predicted at the clip and never wins expected
   // improvement; this measures it anyway.
   if (stalled && options_.far_per_batch > 0) {
+    // Distances to everything tried (the first nr features: the parameters' ranks),
+    // most recent first: a candidate near the search's latest points drops out soonest.
+    // The order changes no result: a candidate with any tried point within the best
+    // distance so far loses whichever it meets first.
     const size_t nr = view.active().size();
-    std::vector<float> tried_f;
-    std::vector<float> f(static_cast<size_t>(nf));
-    for (const auto& o : history.observations) {
-      view.encode(o.point, f.data());
-      tried_f.insert(tried_f.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(nr));
-    }
+    std::vector<const float*> tried_f;
+    tried_f.reserve(history.size() + want);
     for (size_t i = 0; i < n; ++i)  // this batch's picks so far count as tried
-      if (picked[i]) tried_f.insert(tried_f.end(), cand.features(i), cand.features(i) + nr);
+      if (picked[i]) tried_f.push_back(cand.features(i));
+    for (size_t i = history.size(); i > 0; --i) tried_f.push_back(history.ranks(i - 1));
     const size_t pool = std::max<size_t>(1, static_cast<size_t>(options_.far_quantile * double(n)));
     for (int r = 0; r < options_.far_per_batch && batch.proposals.size() < want; ++r) {
       size_t best_i = n;
@@ -535,9 +567,10 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
         if (blocked(i)) continue;
         const float* g = cand.features(i);
         double nearest = std::numeric_limits<double>::infinity();
-        for (size_t t = 0; t + nr <= tried_f.size() && nearest > best_d; t += nr) {
+        for (size_t t = 0; t < tried_f.size() && nearest > best_d; ++t) {
+          const float* h = tried_f[t];
           double d = 0;
-          for (size_t q = 0; q < nr; ++q) d += std::fabs(g[q] - tried_f[t + q]);
+          for (size_t q = 0; q < nr; ++q) d += std::fabs(g[q] - h[q]);
           nearest = std::min(nearest, d);
         }
         if (nearest > best_d) {
@@ -547,7 +580,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       }
       if (best_i == n) break;
       take(best_i, "least sampled of the promising (the search stalled)");
-      tried_f.insert(tried_f.end(), cand.features(best_i), cand.features(best_i) + nr);
+      tried_f.insert(tried_f.begin(), cand.features(best_i));
     }
   }
   // Restart: once stalled, the best predicted candidates far from every basin found.
@@ -646,6 +679,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   // Only copies of known times are left: they are still untried configurations.
   for (size_t k = 0; k < n && batch.proposals.size() < want; ++k)
     if (!picked[by_mean[k]]) take(by_mean[k], "surrogate's best prediction (no other is left)");
+  profile_.picks_ms = lap_ms(&clock);
   return batch;
 }
 

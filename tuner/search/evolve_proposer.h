@@ -46,19 +46,28 @@
 //     between configurations (neighbourhoods, basins, diversity) leave those parameters
 //     out.
 //
+// Cost (docs/search.md, "Proposal cost"): the history is mapped onto the space once per
+// row and kept between calls (detail/history_index.h), and each model is fitted on at
+// most max_forest_rows / max_process_rows rows (detail/training_rows.h: the best, the
+// most recent and a spread of the rest; every row below the bound), so a generation
+// costs about the same at 20,000 rows as at 500. last_profile() says where the last
+// call's time went.
+//
 // With request.convergence_margin it also estimates how likely the best found is within
 // that margin of the space's best (tuner/search/detail/convergence.h), on enumerated
 // spaces.
 //
 // Generic: it sees only the space, the context, the history and the seed. Deterministic
-// for a given seed and history. Keeps a cached view of the last space between calls;
-// not thread-safe (one propose() at a time).
+// for a given seed and history: what it keeps between calls (the view of the last space,
+// the mapped history) never changes a result, only its cost. Not thread-safe (one
+// propose() at a time).
 
 #include <cstddef>
 
 #include "tuner/search/proposer.h"
 #include "tuner/search/detail/forest.h"
 #include "tuner/search/detail/gaussian_process.h"
+#include "tuner/search/detail/history_index.h"
 #include "tuner/search/detail/view_cache.h"
 
 namespace tilesmith {
@@ -146,6 +155,30 @@ struct EvolveOptions {
   bool no_effect_max = false;
   // Local picks by expected improvement instead of predicted time.
   bool local_by_ei = false;
+  // Rows each model is fitted on, at most (0: every row); past the bound, the best
+  // training_best_share of it, the most recent training_recent_share and the rest spread
+  // over the history (detail/training_rows.h). Both fits grow faster than the rows (a
+  // forest as rows x log rows, a Gaussian process's factorisation as rows cubed), and
+  // the process's prediction at every candidate costs rows x candidates: the largest
+  // part of a generation on a space of 17,956 points. 300 process rows keep every call
+  // of a 300-evaluation run (the search benchmark's) exactly as it was
+  // (docs/search.md, "Proposal cost").
+  size_t max_forest_rows = 500;
+  size_t max_process_rows = 300;
+  double training_best_share = 0.4;
+  double training_recent_share = 0.2;
+};
+
+// Where one propose() call's time went (milliseconds), and the sizes behind it.
+struct EvolveProfile {
+  double view_ms = 0;         // the space's view (built once per space)
+  double history_ms = 0;      // bringing the mapped history up to date
+  double process_fit_ms = 0;  // the Gaussian process
+  double forest_fit_ms = 0;   // the forest
+  double candidates_ms = 0;   // gathering the candidates
+  double score_ms = 0;        // both models' predictions at every candidate
+  double picks_ms = 0;        // the batch's picks (and the convergence estimate)
+  size_t history_rows = 0, absorbed_rows = 0, forest_rows = 0, process_rows = 0, candidates = 0;
 };
 
 class EvolveProposer final : public Proposer {
@@ -155,14 +188,17 @@ class EvolveProposer final : public Proposer {
   // Fewer than request.count only when fewer untried valid configurations remain;
   // status failed_precondition when none remain.
   ProposalBatch propose(const ProposalRequest& request) override;
+  // The last propose() call's profile (all zero before the first, and phases a call
+  // did not reach, such as the models during the initial design).
+  const EvolveProfile& last_profile() const { return profile_; }
 
  private:
   ProposalBatch initial_design(const ProposalRequest& request,
-                               const proposers::detail::SpaceView& view,
-                               const proposers::detail::MappedHistory& history,
-                               std::mt19937_64& rng);
+                               const proposers::detail::SpaceView& view, std::mt19937_64& rng);
   EvolveOptions options_;
   proposers::detail::ViewCache views_;
+  proposers::detail::HistoryIndex history_;
+  EvolveProfile profile_;
 };
 
 }  // namespace tilesmith

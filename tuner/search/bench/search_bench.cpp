@@ -154,6 +154,14 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       o->gaussian_process.max_fit_rows = static_cast<int>(v);
     else if (key == "gp_length")
       o->gaussian_process.initial_length = v;
+    else if (key == "forest_rows")
+      o->max_forest_rows = static_cast<size_t>(v);
+    else if (key == "process_rows")
+      o->max_process_rows = static_cast<size_t>(v);
+    else if (key == "best_share")
+      o->training_best_share = v;
+    else if (key == "recent_share")
+      o->training_recent_share = v;
     else
       return false;
   }

@@ -7,52 +7,85 @@
 
 namespace tilesmith::proposers::detail {
 
+namespace {
+
+// A hash of p with parameter `skip` left out: equal for points that differ only there.
+std::uint64_t hash_without(const PointValues& p, size_t skip) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const std::uint64_t v = i == skip ? 0x5bd1e995ULL : static_cast<std::uint64_t>(p[i]);
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ULL;
+  }
+  return h ^ (h >> 31);
+}
+
+bool equal_without(const PointValues& a, const PointValues& b, size_t skip) {
+  for (size_t i = 0; i < a.size(); ++i)
+    if (i != skip && a[i] != b[i]) return false;
+  return true;
+}
+
+}  // namespace
+
+void EffectsTracker::reset(size_t dims, const std::vector<size_t>& active) {
+  active_ = active;
+  index_.clear();
+  points_.clear();
+  sum_.clear();
+  count_.clear();
+  groups_.assign(active.size(), {});
+  total_.assign(dims, 0.0);
+  effects_.pairs.assign(dims, 0);
+  effects_.mean_abs_log.assign(dims, 0.0);
+  effects_.max_abs_log.assign(dims, 0.0);
+}
+
+void EffectsTracker::pair_up(size_t id) {
+  const PointValues& p = points_[id];
+  const double mean = sum_[id] / count_[id];
+  for (size_t a = 0; a < active_.size(); ++a) {
+    const size_t d = active_[a];
+    std::vector<size_t>& group = groups_[a][hash_without(p, d)];
+    for (size_t other : group) {
+      if (!equal_without(points_[other], p, d)) continue;  // a hash collision
+      const double diff = std::fabs(mean - sum_[other] / count_[other]);
+      total_[d] += diff;
+      effects_.max_abs_log[d] = std::max(effects_.max_abs_log[d], diff);
+      ++effects_.pairs[d];
+    }
+    group.push_back(id);
+    effects_.mean_abs_log[d] = effects_.pairs[d] > 0 ? total_[d] / effects_.pairs[d] : 0.0;
+  }
+}
+
+void EffectsTracker::add(const PointValues& p, double log_time) {
+  auto [it, fresh] = index_.emplace(p, points_.size());
+  if (fresh) {
+    points_.push_back(p);
+    sum_.push_back(log_time);
+    count_.push_back(1);
+    pair_up(points_.size() - 1);
+    return;
+  }
+  sum_[it->second] += log_time;
+  ++count_[it->second];
+  // The point's mean moved: count every pair again, in first-seen order.
+  for (auto& g : groups_) g.clear();
+  std::fill(total_.begin(), total_.end(), 0.0);
+  std::fill(effects_.pairs.begin(), effects_.pairs.end(), 0);
+  std::fill(effects_.mean_abs_log.begin(), effects_.mean_abs_log.end(), 0.0);
+  std::fill(effects_.max_abs_log.begin(), effects_.max_abs_log.end(), 0.0);
+  for (size_t id = 0; id < points_.size(); ++id) pair_up(id);
+}
+
 ParameterEffects one_parameter_effects(const SpaceView& view,
                                        const std::vector<Observation>& observations) {
-  ParameterEffects out;
-  out.pairs.assign(view.dims(), 0);
-  out.mean_abs_log.assign(view.dims(), 0.0);
-  out.max_abs_log.assign(view.dims(), 0.0);
-  // Distinct successful points with their mean log-time, in first-seen order.
-  std::unordered_map<PointValues, size_t, PointHash> index;
-  std::vector<PointValues> points;
-  std::vector<double> sum;
-  std::vector<int> count;
-  for (const Observation& o : observations) {
-    if (!o.ok) continue;
-    auto [it, fresh] = index.emplace(o.point, points.size());
-    if (fresh) {
-      points.push_back(o.point);
-      sum.push_back(0);
-      count.push_back(0);
-    }
-    sum[it->second] += std::log(o.time_ms);
-    ++count[it->second];
-  }
-  for (size_t d : view.active()) {
-    // Group the points by every other parameter; within a group they differ in d alone.
-    std::unordered_map<PointValues, std::vector<size_t>, PointHash> groups;
-    for (size_t i = 0; i < points.size(); ++i) {
-      PointValues key = points[i];
-      key[d] = 0;
-      groups[key].push_back(i);
-    }
-    double total = 0, largest = 0;
-    int pairs = 0;
-    for (const auto& [key, members] : groups)
-      for (size_t a = 0; a < members.size(); ++a)
-        for (size_t b = a + 1; b < members.size(); ++b) {
-          const size_t i = members[a], j = members[b];
-          const double diff = std::fabs(sum[i] / count[i] - sum[j] / count[j]);
-          total += diff;
-          largest = std::max(largest, diff);
-          ++pairs;
-        }
-    out.pairs[d] = pairs;
-    out.mean_abs_log[d] = pairs > 0 ? total / pairs : 0.0;
-    out.max_abs_log[d] = largest;
-  }
-  return out;
+  EffectsTracker tracker;
+  tracker.reset(view.dims(), view.active());
+  for (const Observation& o : observations)
+    if (o.ok) tracker.add(o.point, std::log(o.time_ms));
+  return tracker.effects();
 }
 
 std::vector<char> no_effect_mask(const ParameterEffects& effects, int min_pairs, double tolerance,

@@ -8,6 +8,7 @@
 // Generic: nothing here knows any parameter's name or meaning.
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "tuner/search/detail/space_view.h"
@@ -21,6 +22,32 @@ struct ParameterEffects {
   std::vector<int> pairs;
   std::vector<double> mean_abs_log;
   std::vector<double> max_abs_log;
+};
+
+// The same effects kept up to date one measurement at a time, so a search that asks
+// every generation pays for its new measurements only. A repeated measurement of a
+// point changes that point's mean and every pair it is in: the pairs are then counted
+// again from the distinct points (rare: proposers do not propose tried points). The
+// result depends only on the sequence of add() calls.
+class EffectsTracker {
+ public:
+  // dims: the space's parameters; active: those with more than one value.
+  void reset(size_t dims, const std::vector<size_t>& active);
+  // One successful measurement of p, its log-time.
+  void add(const PointValues& p, double log_time);
+  const ParameterEffects& effects() const { return effects_; }
+
+ private:
+  void pair_up(size_t id);  // counts the pairs of point `id` with the points before it
+  std::vector<size_t> active_;
+  std::unordered_map<PointValues, size_t, PointHash> index_;
+  std::vector<PointValues> points_;  // distinct, first-seen order
+  std::vector<double> sum_;
+  std::vector<int> count_;
+  // Per active parameter (active_ order): the points by a hash of every other parameter.
+  std::vector<std::unordered_map<std::uint64_t, std::vector<size_t>>> groups_;
+  std::vector<double> total_;  // per parameter: the sum of the pairs' differences
+  ParameterEffects effects_;
 };
 
 // Repeated measurements of one point are averaged (in log) first.

@@ -18,7 +18,9 @@ constexpr int kMaxBins = 256;
 
 struct Binned {
   int rows = 0, features = 0;
-  std::vector<std::uint8_t> bin;          // rows * features
+  // Column-major (features * rows): a node's split search reads one feature of its rows
+  // at a time, so a feature's bins sit together in cache.
+  std::vector<std::uint8_t> bin;
   std::vector<std::vector<float>> upper;  // per feature: the largest value in each bin
   std::vector<char> exact;                // per feature: one bin per distinct value
 };
@@ -48,7 +50,7 @@ Binned bin_features(const std::vector<float>& x, int features, int rows) {
     }
     for (int r = 0; r < rows; ++r) {
       const float v = x[static_cast<size_t>(r) * features + f];
-      b.bin[static_cast<size_t>(r) * features + f] =
+      b.bin[static_cast<size_t>(f) * rows + r] =
           static_cast<std::uint8_t>(std::lower_bound(up.begin(), up.end(), v) - up.begin());
     }
   }
@@ -63,8 +65,9 @@ struct Builder {
   std::vector<int> feature_order;
   double count[kMaxBins];
   double sum[kMaxBins];
+  std::vector<double> node_y;  // y of rows[lo, hi) at node_y[lo, hi), gathered once per node
 
-  int bin(int row, int f) const { return data.bin[static_cast<size_t>(row) * data.features + f]; }
+  int bin(int row, int f) const { return data.bin[static_cast<size_t>(f) * data.rows + row]; }
 
   // Builds the subtree for rows[lo, hi) and returns its node index.
   template <typename Tree>
@@ -72,8 +75,9 @@ struct Builder {
     const int n = hi - lo;
     double total = 0, total_sq = 0;
     for (int i = lo; i < hi; ++i) {
-      total += y[rows[i]];
-      total_sq += y[rows[i]] * y[rows[i]];
+      node_y[i] = y[rows[i]];
+      total += node_y[i];
+      total_sq += node_y[i] * node_y[i];
     }
     const int index = static_cast<int>(tree.size());
     tree.emplace_back();
@@ -98,7 +102,7 @@ struct Builder {
       for (int i = lo; i < hi; ++i) {
         const int b = bin(rows[i], f);
         count[b] += 1;
-        sum[b] += y[rows[i]];
+        sum[b] += node_y[i];
         lo_bin = std::min(lo_bin, b);
         hi_bin = std::max(hi_bin, b);
       }
@@ -152,7 +156,7 @@ void Forest::fit(const std::vector<float>& x, int features, const std::vector<do
   if (n == 0) return;
   std::mt19937_64 rng(seed);
   const Binned data = bin_features(x, features, n);
-  Builder b{data, y, options, rng, {}, {}, {}};
+  Builder b{data, y, options, rng, {}, {}, {}, std::vector<double>(static_cast<size_t>(n))};
   b.feature_order.resize(static_cast<size_t>(features));
   std::iota(b.feature_order.begin(), b.feature_order.end(), 0);
   std::uniform_int_distribution<int> pick(0, n - 1);
