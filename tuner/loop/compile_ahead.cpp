@@ -86,11 +86,36 @@ std::optional<Evaluation> CompileAhead::take(std::size_t ticket, double* waited_
   return out;
 }
 
-bool CompileAhead::ready(std::size_t ticket) {
-  std::lock_guard lock(mutex_);
+bool CompileAhead::ready_locked(std::size_t ticket) const {
   if (threads_.empty() || ticket >= jobs_.size()) return true;
   const State st = jobs_[ticket]->state;
   return st == State::kDone || st == State::kCancelled;
+}
+
+bool CompileAhead::ready(std::size_t ticket) {
+  std::lock_guard lock(mutex_);
+  return ready_locked(ticket);
+}
+
+bool CompileAhead::wait_ready(std::size_t ticket, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return finished_.wait_for(lock, timeout, [&] { return ready_locked(ticket); });
+}
+
+std::size_t CompileAhead::wait_any(const std::vector<std::size_t>& tickets) {
+  std::size_t found = tickets.empty() ? 0 : tickets.front();
+  {
+    std::unique_lock lock(mutex_);
+    finished_.wait(lock, [&] {
+      for (std::size_t t : tickets)
+        if (ready_locked(t)) {
+          found = t;
+          return true;
+        }
+      return tickets.empty();
+    });
+  }
+  return found;
 }
 
 void CompileAhead::cancel_pending() {

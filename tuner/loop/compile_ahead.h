@@ -2,12 +2,15 @@
 // Compile-ahead: a few threads call Evaluator::prepare() (render + compile into the
 // cache, no GPU work) for the candidates queued behind the one being measured, so the
 // GPU does not wait for the compiler. Jobs start in submission order, the order the loop
-// evaluates them in.
+// measures them in, except that a compile the idle devices have waited on for a moment is
+// passed over for one that is done (wait_any), so one slow compile does not hold up the
+// finished ones behind it.
 //
 // Thread safety: submit(), take() and cancel_pending() are called from the loop's thread;
 // the workers call only Evaluator::prepare (thread-safe by contract) and the marker
 // callback (which must be thread-safe).
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -46,6 +49,11 @@ class CompileAhead {
   // True when take(ticket) would not wait: the job is done or cancelled (with no
   // threads, always: take() then compiles on the caller's thread).
   bool ready(std::size_t ticket);
+  // Waits up to `timeout` for take(ticket) not to wait; returns whether it would not.
+  bool wait_ready(std::size_t ticket, std::chrono::milliseconds timeout);
+  // Blocks until one of `tickets` would not wait in take() and returns the first such, in
+  // the order given (with no threads: the first).
+  std::size_t wait_any(const std::vector<std::size_t>& tickets);
   // Drops the jobs that have not started (their take() gives nullopt).
   void cancel_pending();
 
@@ -59,6 +67,7 @@ class CompileAhead {
     Evaluation result;
   };
   void work();
+  bool ready_locked(std::size_t ticket) const;
   Evaluation run(Job& job);
 
   Evaluator& evaluator_;

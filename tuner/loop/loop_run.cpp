@@ -20,6 +20,13 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace loop_detail;  // Clock, kMaxEmptyGenerations, seconds_since
 
+namespace {
+// How long idle devices wait for the next compile in plan order before a finished one behind
+// it goes first: longer than a typical compile's jitter (so fast compiles keep the order),
+// far shorter than a slow one (a large Hopper config: seconds).
+constexpr std::chrono::milliseconds kPassOverSlowCompileAfter{200};
+}  // namespace
+
 const std::string& GenerationLoop::Runner::template_hash(const std::string& template_name) const {
   static const std::string none;
   const TargetState* t = s_.target(template_name);
@@ -128,11 +135,16 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
 
   // Compiled candidates go to the runner in plan order, a few more than it measures at
   // once so no device waits for the loop; results come back in completion order and
-  // each becomes its row at once. Nothing is handed over while a budget or a stop says
-  // so; what is in flight then is finished and recorded.
+  // each becomes its row at once. A compile that keeps the devices idle for more than a
+  // moment is passed over for the first one behind it that is done: one slow compile (a
+  // large Hopper config takes seconds) does not hold up the binaries that are ready, while
+  // fast compiles keep the plan's order (and a run's rows the same from run to run). Nothing
+  // is handed over while a budget or a stop says so; what is in flight then is finished
+  // and recorded.
   std::vector<Evaluation> compiled(items.size());
   const std::size_t depth = runner.depth();
-  std::size_t next = 0;
+  std::vector<std::size_t> unfed(items.size());  // plan positions not yet handed over, in order
+  for (std::size_t i = 0; i < items.size(); ++i) unfed[i] = i;
   bool feeding = true;
   auto stop_feeding = [&] {
     if (!feeding) return;
@@ -154,7 +166,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
   } drain{runner};
   auto last_idle = Clock::now();
   for (;;) {
-    while (feeding && next < items.size() && runner.outstanding() < depth) {
+    while (feeding && !unfed.empty() && runner.outstanding() < depth) {
       if (check_budgets(/*between_generations=*/false) || s_.journal_failed.load()) {
         stop_feeding();
         break;
@@ -163,10 +175,18 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
       const std::int64_t max_evals = s_.options.budget.max_evals;
       if (max_evals > 0 && s_.evaluated_count + static_cast<std::int64_t>(runner.outstanding()) >= max_evals) break;
       const bool idle = runner.outstanding() == 0;
-      if (!idle && !ahead.ready(tickets[next])) break;  // results may come in meanwhile
-      double waited_ms = 0;
-      std::optional<Evaluation> prepared = ahead.take(tickets[next], &waited_ms);
-      if (idle) s_.report.compile_wait_s += waited_ms / 1000;
+      if (!idle && !ahead.ready(tickets[unfed.front()])) break;  // results may come in meanwhile
+      const auto wait_start = Clock::now();
+      std::size_t pick = 0;  // position in unfed
+      if (idle && !ahead.wait_ready(tickets[unfed.front()], kPassOverSlowCompileAfter)) {
+        std::vector<std::size_t> waiting;
+        for (std::size_t i : unfed) waiting.push_back(tickets[i]);
+        const std::size_t t = ahead.wait_any(waiting);
+        while (tickets[unfed[pick]] != t) ++pick;
+      }
+      const std::size_t i = unfed[pick];
+      std::optional<Evaluation> prepared = ahead.take(tickets[i]);  // without compile threads it compiles here
+      if (idle) s_.report.compile_wait_s += seconds_since(wait_start);
       if (!prepared) {
         stop_feeding();
         break;
@@ -176,7 +196,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
         stop_feeding();
         break;
       }
-      const std::size_t i = next++;
+      unfed.erase(unfed.begin() + static_cast<std::ptrdiff_t>(pick));
       const PlanItem& item = *items[i];
       if (!prepared->ok()) {
         // The compile step decided it (a compile error, or a compiler that crashed or
@@ -203,8 +223,8 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
                       note_journal(s_.journal.append(m));
                     });
     }
-    if (runner.outstanding() == 0 && (!feeding || next >= items.size())) break;
-    const bool compile_pending = feeding && next < items.size() && runner.outstanding() < depth;
+    if (runner.outstanding() == 0 && (!feeding || unfed.empty())) break;
+    const bool compile_pending = feeding && !unfed.empty() && runner.outstanding() < depth;
     std::optional<RunnerResult> r = runner.next(std::chrono::milliseconds(compile_pending ? 20 : 250));
     if (r) {
       const std::size_t i = static_cast<std::size_t>(r->tag);

@@ -3,14 +3,17 @@
 // by the real ReplayEvaluator, an evaluator that counts, an observer, a scripted
 // proposer and the fixture that wires them into a GenerationLoop.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -75,12 +78,27 @@ class CountingEvaluator final : public Evaluator {
       : inner_(inner), compile_ms_(compile_ms), measure_ms_(measure_ms) {}
   const DeviceFacts& device() const override { return inner_.device(); }
   Evaluation prepare(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(compile_ms_));
+    {
+      std::lock_guard lock(mutex_);
+      prepare_order_.push_back(config_hash(c));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(compile_ms_for_ ? compile_ms_for_(c) : compile_ms_));
     {
       std::lock_guard lock(mutex_);
       compiled_.insert(config_hash(c));
     }
     return inner_.prepare(t, p, c);
+  }
+  // A compile time per config (instead of one for all), e.g. a few slow ones.
+  void set_compile_ms(std::function<int(const Config&)> f) { compile_ms_for_ = std::move(f); }
+  // The configs (hashes) in the order their compiles started, and in the order measured.
+  std::vector<std::string> prepare_order() const {
+    std::lock_guard lock(mutex_);
+    return prepare_order_;
+  }
+  std::vector<std::string> evaluate_order() const {
+    std::lock_guard lock(mutex_);
+    return evaluate_order_;
   }
   Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
     bool compiled;
@@ -88,6 +106,7 @@ class CountingEvaluator final : public Evaluator {
       std::lock_guard lock(mutex_);
       compiled = compiled_.count(config_hash(c)) > 0;
       ++evaluations_[config_hash(c)];
+      evaluate_order_.push_back(config_hash(c));
     }
     if (!compiled) std::this_thread::sleep_for(std::chrono::milliseconds(compile_ms_));
     std::this_thread::sleep_for(std::chrono::milliseconds(measure_ms_));
@@ -106,6 +125,8 @@ class CountingEvaluator final : public Evaluator {
   mutable std::mutex mutex_;
   std::set<std::string> compiled_;
   std::map<std::string, int> evaluations_;
+  std::function<int(const Config&)> compile_ms_for_;
+  std::vector<std::string> prepare_order_, evaluate_order_;
 };
 
 class Observer final : public LoopObserver {

@@ -161,6 +161,35 @@ TEST(Loop, CompileAheadKeepsTheMeasuringBusy) {
   EXPECT_GT(ahead.candidate_measure_s / ahead.wall_s, serial.candidate_measure_s / serial.wall_s);
 }
 
+// A slow compile does not hold up the candidates behind it whose compiles are done: they are
+// measured first, and every candidate is still measured exactly once.
+TEST(Loop, SlowCompileDoesNotHoldUpFinishedOnes) {
+  Fixture f;
+  CountingEvaluator ev(f.replay, 0, /*measure_ms=*/15);
+  ev.set_compile_ms([](const Config& c) { return c.at("C") == 2 ? 400 : 5; });
+  auto proposer = make_offline_proposer("random");
+  LoopOptions o = f.options(fresh_dir("loop_slow_compile"), 24);
+  o.compile_threads = 3;
+  o.retime_top = 0;
+  auto loop = GenerationLoop::open(ev, {{&f.tmpl, proposer->get()}}, o);
+  ASSERT_TRUE(loop.ok());
+  Observer obs;
+  auto report = (*loop)->run(obs, nullptr, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  for (const auto& [hash, n] : ev.evaluations()) EXPECT_EQ(n, 1) << hash;
+  const auto started = ev.prepare_order(), measured = ev.evaluate_order();
+  ASSERT_GE(measured.size(), 20u);  // 24 evaluations, a few of them compile errors
+  auto position = [](const std::vector<std::string>& v, const std::string& h) {
+    return std::find(v.begin(), v.end(), h) - v.begin();
+  };
+  // Some config whose compile started after a slow one's was measured before it.
+  int overtaken = 0;
+  for (const auto& a : measured)
+    for (const auto& b : measured)
+      if (position(started, a) < position(started, b) && position(measured, b) < position(measured, a)) ++overtaken;
+  EXPECT_GT(overtaken, 0) << "candidates were measured strictly in the order their compiles started";
+}
+
 TEST(Loop, RejectionsBecomeRowsAndKnownConfigsAreDropped) {
   Fixture f;
   const fs::path dir = fresh_dir("loop_rejections");
