@@ -87,11 +87,6 @@ Result<ParamSpace> ParamSpace::from_json(const nlohmann::json& j) {
       if (!d->is_string()) return Status::invalid(where + ": \"description\" must be a string");
       p.description = d->get<std::string>();
     }
-    if (auto a = pj.find("if_absent"); a != pj.end()) {
-      if (!a->is_number_integer() || !seen.count(a->get<std::int64_t>()))
-        return Status::invalid(where + ": \"if_absent\" must be one of its values, got " + a->dump());
-      p.if_absent = a->get<std::int64_t>();
-    }
     impl->vars.add(p.name);
     impl->params.push_back(std::move(p));
   }
@@ -235,7 +230,6 @@ nlohmann::json ParamSpace::to_json() const {
   for (const Parameter& p : impl_->params) {
     json pj = {{"name", p.name}, {"values", p.values}};
     if (!p.description.empty()) pj["description"] = p.description;
-    if (p.if_absent) pj["if_absent"] = *p.if_absent;
     params.push_back(std::move(pj));
   }
   json derived = json::array();
@@ -289,10 +283,7 @@ Result<PointValues> ParamSpace::from_config(const Config& config) const {
     const Parameter& param = impl_->params[p];
     auto it = config.find(param.name);
     if (it == config.end()) {
-      if (param.if_absent)
-        point[p] = *param.if_absent;  // a config from before the parameter existed
-      else
-        problems.push_back("missing parameter '" + param.name + "'");
+      problems.push_back("missing parameter '" + param.name + "'");
       continue;
     }
     if (impl_->domain_index(p, it->second) < 0)

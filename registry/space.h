@@ -41,10 +41,6 @@ struct Parameter {
   std::string name;
   std::vector<std::int64_t> values;  // the domain, in declared order, no duplicates
   std::string description;
-  // For a parameter added to a template after configs were recorded without it: the value such a
-  // config means (the kernel's behaviour before the parameter existed), so best_config.json,
-  // history.csv, packages and warm starts from an earlier version keep working. JSON "if_absent".
-  std::optional<std::int64_t> if_absent;
 };
 
 // Constants the expressions may read (problem sizes, WARP_SIZE, ...), plus the device

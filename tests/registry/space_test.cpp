@@ -117,8 +117,6 @@ TEST(Space, RejectsMalformedSpaces) {
        "not defined before"},
       {R"js({"parameters": [{"name": "A", "values": [1]}], "derived": [{"name": "X", "expr": "X + 1"}]})js",
        "not defined before"},
-      {R"js({"parameters": [{"name": "A", "values": [1, 2], "if_absent": 3}]})js", "one of its values"},
-      {R"js({"parameters": [{"name": "A", "values": [1, 2], "if_absent": "1"}]})js", "one of its values"},
   };
   for (const Case& c : cases) {
     auto s = ParamSpace::from_json(json::parse(c.text));
@@ -242,23 +240,6 @@ TEST(Space, ForEachValidStopsEarly) {
     return first.size() < 5;
   });
   EXPECT_EQ(first, std::vector<PointValues>(all.begin(), all.begin() + 5));
-}
-
-// A parameter added after configs were recorded: a config without it means its if_absent value;
-// one without a parameter that has none is still refused.
-TEST(Space, ConfigsFromBeforeAParameterExisted) {
-  auto s = ParamSpace::from_json(json::parse(R"js({"parameters": [{"name": "A", "values": [1, 2]},
-      {"name": "NEW", "values": [2, 1], "if_absent": 1}], "constraints": ["A * NEW <= 2"]})js"));
-  ASSERT_TRUE(s.ok()) << s.status().to_string();
-  auto p = s->from_config(Config{{"A", 2}});
-  ASSERT_TRUE(p.ok()) << p.status().to_string();
-  EXPECT_EQ(*p, (PointValues{2, 1}));
-  EXPECT_TRUE(s->validate(Config{{"A", 2}}, SpaceContext{}).ok());
-  Status st = s->validate(Config{{"NEW", 2}}, SpaceContext{});
-  EXPECT_NE(st.message().find("missing parameter 'A'"), std::string::npos) << st.message();
-  auto again = ParamSpace::from_json(s->to_json());
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(*again->from_config(Config{{"A", 1}}), (PointValues{1, 1}));
 }
 
 TEST(Space, ConfigConversions) {

@@ -272,9 +272,12 @@ TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
   expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_M", 64}, {"CLUSTER_M", 2}, {"PINGPONG", 1}});
 
-  // A config from before CLUSTER_N existed means CLUSTER_N 1.
+  // A config recorded before CLUSTER_N existed is brought up to date with its default, 1: the
+  // pairs along M it may name behave as they did.
   c.erase("CLUSTER_N");
-  EXPECT_TRUE(t.space().validate(c, t.context(p, &dev)).ok());
+  const ConfigUpdate u = t.update_config(c);
+  EXPECT_EQ(u.filled, (Config{{"CLUSTER_N", 1}}));
+  EXPECT_TRUE(t.space().validate(u.config, t.context(p, &dev)).ok());
 }
 
 // gemm_tma_half's K clusters (split-K summed through distributed shared memory) compile under
