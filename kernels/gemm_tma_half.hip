@@ -230,25 +230,15 @@ __device__ __forceinline__ void store_rows_via_smem(const float (&acc)[ACC_N], u
   constexpr int kSz = (int)sizeof(ts_c_t);
 #pragma unroll
   for (int q = 0; q < BLOCK_N / CHUNK_COLS; ++q) {
-    // The chunk's values first, then their shared-memory stores: with the stores in between, the
-    // bias reads of a fused bias epilogue were issued one at a time, each waiting for the last
-    // (a bias_col GEMM at 4096^3 cost +10%); this way they are all in flight at once.
-    float v[CHUNK_COLS / 2];
-#pragma unroll
-    for (int ii = 0; ii < CHUNK_COLS / 4; ++ii) {
-      const int i = q * CHUNK_COLS / 2 + 2 * ii;
-      const int r = lane / 4 + 8 * ((i % 4) / 2);
-      const int gm = first_row + r, gn = first_col + acc_col(lane, i);
-      const bool in = gm < M && gn < N;  // the bias is read only inside C
-      v[2 * ii] = in ? ts_epilogue(alpha * acc[i], gm, gn, bias, slope) : 0.0f;
-      v[2 * ii + 1] = in && gn + 1 < N ? ts_epilogue(alpha * acc[i + 1], gm, gn + 1, bias, slope) : 0.0f;
-    }
 #pragma unroll
     for (int ii = 0; ii < CHUNK_COLS / 4; ++ii) {
       const int i = q * CHUNK_COLS / 2 + 2 * ii;
       const int r = lane / 4 + 8 * ((i % 4) / 2);
       const int col = acc_col(lane, i) - q * CHUNK_COLS;  // even
-      const float v0 = v[2 * ii], v1 = v[2 * ii + 1];
+      const int gm = first_row + r, gn = first_col + q * CHUNK_COLS + col;
+      const bool in = gm < M && gn < N;  // the bias is read only inside C
+      const float v0 = in ? ts_epilogue(alpha * acc[i], gm, gn, bias, slope) : 0.0f;
+      const float v1 = in && gn + 1 < N ? ts_epilogue(alpha * acc[i + 1], gm, gn + 1, bias, slope) : 0.0f;
       const int byte = col * kSz;
       unsigned char* dst = buf + r * 128 + ((((byte >> 4) ^ (r & 7))) << 4) + (byte & 15);
 #if TS_C_DTYPE == 0
