@@ -72,6 +72,31 @@ std::string without_gpu_hint(const BenchBestOptions& o, const std::vector<BestEn
          "--backend replay --replay-file FILE" + sources;
 }
 
+// One figure per problem, measured once each: the value, or a note saying why there is none.
+template <typename T>
+class OncePerProblem {
+ public:
+  // measure(value, note) fills one of them the first time a problem is asked for.
+  template <typename Measure>
+  std::optional<T> get(const GemmProblem& p, std::string* note, Measure measure) {
+    auto it = cache_.find(p.key());
+    if (it == cache_.end()) {
+      Entry e;
+      measure(e.value, e.note);
+      it = cache_.emplace(p.key(), std::move(e)).first;
+    }
+    *note = it->second.note;
+    return it->second.value;
+  }
+
+ private:
+  struct Entry {
+    std::optional<T> value;
+    std::string note;
+  };
+  std::map<std::string, Entry> cache_;
+};
+
 // Vendor figures per problem, measured once each.
 class VendorCache {
  public:
@@ -82,26 +107,17 @@ class VendorCache {
       *note = "skipped (--no-vendor)";
       return std::nullopt;
     }
-    auto it = cache_.find(p.key());
-    if (it == cache_.end()) {
+    return once_.get(p, note, [&](std::optional<Evaluation>& eval, std::string& why) {
       auto v = ev_.vendor_baseline(p);
-      Entry e;
-      if (v.ok() && v->ok()) e.eval = *v;
-      else e.note = v.ok() ? std::string(outcome_name(v->outcome)) + ": " + v->message : v.status().message();
-      it = cache_.emplace(p.key(), e).first;
-    }
-    *note = it->second.note;
-    return it->second.eval;
+      if (v.ok() && v->ok()) eval = *v;
+      else why = v.ok() ? std::string(outcome_name(v->outcome)) + ": " + v->message : v.status().message();
+    });
   }
 
  private:
-  struct Entry {
-    std::optional<Evaluation> eval;
-    std::string note;
-  };
   Evaluator& ev_;
   bool skip_;
-  std::map<std::string, Entry> cache_;
+  OncePerProblem<Evaluation> once_;
 };
 
 // Read floors per problem, measured once each (runtime/read_floor.h).
@@ -118,26 +134,17 @@ class FloorCache {
       *note = "not measured (M > --read-floor-max-m " + std::to_string(o_.read_floor_max_m) + ")";
       return std::nullopt;
     }
-    auto it = cache_.find(p.key());
-    if (it == cache_.end()) {
+    return once_.get(p, note, [&](std::optional<ReadFloor>& floor, std::string& why) {
       auto f = ev_.read_floor(p);
-      Entry e;
-      if (f.ok()) e.floor = *f;
-      else e.note = f.status().message();
-      it = cache_.emplace(p.key(), e).first;
-    }
-    *note = it->second.note;
-    return it->second.floor;
+      if (f.ok()) floor = *f;
+      else why = f.status().message();
+    });
   }
 
  private:
-  struct Entry {
-    std::optional<ReadFloor> floor;
-    std::string note;
-  };
   Evaluator& ev_;
   const BenchBestOptions& o_;
-  std::map<std::string, Entry> cache_;
+  OncePerProblem<ReadFloor> once_;
 };
 
 // --epilogue-cost: the plain GEMM and the fused one timed in turn, ours (plain, fused, plain; the
