@@ -63,107 +63,62 @@ std::vector<std::filesystem::path> cache_files(const std::vector<std::string>& p
 
 // Applies "key=value,key=value" to EvolveOptions, for exploring the proposer's settings.
 bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
+  using Setter = void (*)(EvolveOptions&, double);
+  static const std::map<std::string, Setter> kSetters = {
+      {"initial_design", [](EvolveOptions& o, double v) { o.initial_design = static_cast<int>(v); }},
+      {"trees", [](EvolveOptions& o, double v) { o.forest.trees = static_cast<int>(v); }},
+      {"min_leaf", [](EvolveOptions& o, double v) { o.forest.min_leaf = static_cast<int>(v); }},
+      {"feature_fraction", [](EvolveOptions& o, double v) { o.forest.feature_fraction = v; }},
+      {"bootstrap", [](EvolveOptions& o, double v) { o.forest.bootstrap = v != 0; }},
+      {"failure_penalty", [](EvolveOptions& o, double v) { o.failure_penalty = v; }},
+      {"exploit", [](EvolveOptions& o, double v) { o.exploit_per_batch = static_cast<int>(v); }},
+      {"local", [](EvolveOptions& o, double v) { o.local_per_batch = static_cast<int>(v); }},
+      {"diversity", [](EvolveOptions& o, double v) { o.diversity_penalty = v; }},
+      {"exploration", [](EvolveOptions& o, double v) { o.exploration = v; }},
+      {"elite", [](EvolveOptions& o, double v) { o.elite = static_cast<int>(v); }},
+      {"local_elites", [](EvolveOptions& o, double v) { o.local_elites = static_cast<int>(v); }},
+      {"ei_quantile", [](EvolveOptions& o, double v) { o.ei_quantile = v; }},
+      {"thompson", [](EvolveOptions& o, double v) { o.acquisition = v != 0 ? Acquisition::kThompson : Acquisition::kExpectedImprovement; }},
+      {"thompson_trees", [](EvolveOptions& o, double v) { o.thompson_trees = v; }},
+      {"clip_quantile", [](EvolveOptions& o, double v) { o.clip_quantile = v; }},
+      {"region_radius", [](EvolveOptions& o, double v) { o.region_radius = static_cast<int>(v); }},
+      {"convergence_stood", [](EvolveOptions& o, double v) { o.convergence_stood = v; }},
+      {"convergence_spread", [](EvolveOptions& o, double v) { o.convergence_spread = v; }},
+      {"stall_generations", [](EvolveOptions& o, double v) { o.stall_generations = static_cast<int>(v); }},
+      {"stall_gain", [](EvolveOptions& o, double v) { o.stall_gain = v; }},
+      {"basins", [](EvolveOptions& o, double v) { o.basins = static_cast<int>(v); }},
+      {"basin_distance", [](EvolveOptions& o, double v) { o.basin_distance = static_cast<int>(v); }},
+      {"restart", [](EvolveOptions& o, double v) { o.restart_per_batch = static_cast<int>(v); }},
+      {"restart_distance", [](EvolveOptions& o, double v) { o.restart_distance = static_cast<int>(v); }},
+      {"far", [](EvolveOptions& o, double v) { o.far_per_batch = static_cast<int>(v); }},
+      {"far_quantile", [](EvolveOptions& o, double v) { o.far_quantile = v; }},
+      {"stall_radius", [](EvolveOptions& o, double v) { o.stall_radius = static_cast<int>(v); }},
+      {"explore", [](EvolveOptions& o, double v) { o.explore_per_batch = static_cast<int>(v); }},
+      {"explore_quantile", [](EvolveOptions& o, double v) { o.explore_quantile = v; }},
+      {"no_effect_pairs", [](EvolveOptions& o, double v) { o.no_effect_pairs = static_cast<int>(v); }},
+      {"no_effect_tolerance", [](EvolveOptions& o, double v) { o.no_effect_tolerance = v; }},
+      {"no_effect_until_stall", [](EvolveOptions& o, double v) { o.no_effect_until_stall = v != 0; }},
+      {"no_effect_max", [](EvolveOptions& o, double v) { o.no_effect_max = v != 0; }},
+      {"stall_neighbours_first", [](EvolveOptions& o, double v) { o.stall_neighbours_first = v != 0; }},
+      {"local_by_ei", [](EvolveOptions& o, double v) { o.local_by_ei = v != 0; }},
+      {"gp", [](EvolveOptions& o, double v) { o.surrogate = v != 0 ? Surrogate::kGaussianProcess : Surrogate::kForest; }},
+      {"second", [](EvolveOptions& o, double v) { o.second_picks = static_cast<int>(v); }},
+      {"second_exploit", [](EvolveOptions& o, double v) { o.second_exploit = static_cast<int>(v); }},
+      {"gp_clip_quantile", [](EvolveOptions& o, double v) { o.gp_clip_quantile = v; }},
+      {"gp_iterations", [](EvolveOptions& o, double v) { o.gaussian_process.max_iterations = static_cast<int>(v); }},
+      {"gp_fit_rows", [](EvolveOptions& o, double v) { o.gaussian_process.max_fit_rows = static_cast<int>(v); }},
+      {"gp_length", [](EvolveOptions& o, double v) { o.gaussian_process.initial_length = v; }},
+      {"forest_rows", [](EvolveOptions& o, double v) { o.max_forest_rows = static_cast<size_t>(v); }},
+      {"process_rows", [](EvolveOptions& o, double v) { o.max_process_rows = static_cast<size_t>(v); }},
+      {"best_share", [](EvolveOptions& o, double v) { o.training_best_share = v; }},
+      {"recent_share", [](EvolveOptions& o, double v) { o.training_recent_share = v; }},
+  };
   for (const auto& item : split(text)) {
     auto eq = item.find('=');
     if (eq == std::string::npos) return false;
-    const std::string key = item.substr(0, eq);
-    const double v = std::stod(item.substr(eq + 1));
-    if (key == "initial_design")
-      o->initial_design = static_cast<int>(v);
-    else if (key == "trees")
-      o->forest.trees = static_cast<int>(v);
-    else if (key == "min_leaf")
-      o->forest.min_leaf = static_cast<int>(v);
-    else if (key == "feature_fraction")
-      o->forest.feature_fraction = v;
-    else if (key == "bootstrap")
-      o->forest.bootstrap = v != 0;
-    else if (key == "failure_penalty")
-      o->failure_penalty = v;
-    else if (key == "exploit")
-      o->exploit_per_batch = static_cast<int>(v);
-    else if (key == "local")
-      o->local_per_batch = static_cast<int>(v);
-    else if (key == "diversity")
-      o->diversity_penalty = v;
-    else if (key == "exploration")
-      o->exploration = v;
-    else if (key == "elite")
-      o->elite = static_cast<int>(v);
-    else if (key == "local_elites")
-      o->local_elites = static_cast<int>(v);
-    else if (key == "ei_quantile")
-      o->ei_quantile = v;
-    else if (key == "thompson")
-      o->acquisition = v != 0 ? Acquisition::kThompson : Acquisition::kExpectedImprovement;
-    else if (key == "thompson_trees")
-      o->thompson_trees = v;
-    else if (key == "clip_quantile")
-      o->clip_quantile = v;
-    else if (key == "region_radius")
-      o->region_radius = static_cast<int>(v);
-    else if (key == "convergence_stood")
-      o->convergence_stood = v;
-    else if (key == "convergence_spread")
-      o->convergence_spread = v;
-    else if (key == "stall_generations")
-      o->stall_generations = static_cast<int>(v);
-    else if (key == "stall_gain")
-      o->stall_gain = v;
-    else if (key == "basins")
-      o->basins = static_cast<int>(v);
-    else if (key == "basin_distance")
-      o->basin_distance = static_cast<int>(v);
-    else if (key == "restart")
-      o->restart_per_batch = static_cast<int>(v);
-    else if (key == "restart_distance")
-      o->restart_distance = static_cast<int>(v);
-    else if (key == "far")
-      o->far_per_batch = static_cast<int>(v);
-    else if (key == "far_quantile")
-      o->far_quantile = v;
-    else if (key == "stall_radius")
-      o->stall_radius = static_cast<int>(v);
-    else if (key == "explore")
-      o->explore_per_batch = static_cast<int>(v);
-    else if (key == "explore_quantile")
-      o->explore_quantile = v;
-    else if (key == "no_effect_pairs")
-      o->no_effect_pairs = static_cast<int>(v);
-    else if (key == "no_effect_tolerance")
-      o->no_effect_tolerance = v;
-    else if (key == "no_effect_until_stall")
-      o->no_effect_until_stall = v != 0;
-    else if (key == "no_effect_max")
-      o->no_effect_max = v != 0;
-    else if (key == "stall_neighbours_first")
-      o->stall_neighbours_first = v != 0;
-    else if (key == "local_by_ei")
-      o->local_by_ei = v != 0;
-    else if (key == "gp")
-      o->surrogate = v != 0 ? Surrogate::kGaussianProcess : Surrogate::kForest;
-    else if (key == "second")
-      o->second_picks = static_cast<int>(v);
-    else if (key == "second_exploit")
-      o->second_exploit = static_cast<int>(v);
-    else if (key == "gp_clip_quantile")
-      o->gp_clip_quantile = v;
-    else if (key == "gp_iterations")
-      o->gaussian_process.max_iterations = static_cast<int>(v);
-    else if (key == "gp_fit_rows")
-      o->gaussian_process.max_fit_rows = static_cast<int>(v);
-    else if (key == "gp_length")
-      o->gaussian_process.initial_length = v;
-    else if (key == "forest_rows")
-      o->max_forest_rows = static_cast<size_t>(v);
-    else if (key == "process_rows")
-      o->max_process_rows = static_cast<size_t>(v);
-    else if (key == "best_share")
-      o->training_best_share = v;
-    else if (key == "recent_share")
-      o->training_recent_share = v;
-    else
-      return false;
+    auto setter = kSetters.find(item.substr(0, eq));
+    if (setter == kSetters.end()) return false;
+    setter->second(*o, std::stod(item.substr(eq + 1)));
   }
   return true;
 }
