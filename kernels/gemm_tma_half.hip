@@ -56,9 +56,9 @@
 // (deterministic), and stores it: no workspace, no single block summing the whole tile.
 //
 // Epilogue: with EPILOGUE_SMEM (row-major C, beta 0, no split-K) each consumer warp passes its
-// 16 rows through 2 KiB of its own shared memory, one 128-byte-wide column chunk at a time,
-// so that C is written in whole 128-byte lines by 16-byte stores instead of 4- or 8-byte
-// pieces of eight rows at once; otherwise from the accumulator registers (ts_wgmma_half.h).
+// 16 rows through 2 KiB of its own shared memory, 32 fp32 columns at a time, and finishes them
+// from there in one rolled loop (alpha, bias, activation, rounding), storing C in 16-byte pieces;
+// otherwise from the accumulator registers (ts_wgmma_half.h).
 // Split-K partials are summed in a fixed order by the last block of a tile (deterministic).
 #ifndef BLOCK_M
 #define BLOCK_M 128
@@ -155,7 +155,7 @@ __device__ __forceinline__ unsigned cluster_rank() {
 // A consumer warp's release of a stage: on its own block's empty barrier, and with a cluster on
 // the other block's too (its producer multicasts into this block's stage). Lane r signals block
 // r, so the pair's arrivals leave the warp at once rather than one after the other.
-__device__ __forceinline__ void release_stage(unsigned long long* bar, int lane) {
+__device__ __forceinline__ void release_stage(unsigned bar, int lane) {
 #if CLUSTER_PEERS > 1
   if (lane == (int)cluster_rank())
     mbar_arrive(bar);
@@ -174,20 +174,19 @@ __device__ __forceinline__ void cluster_sync() {
 #endif
 }
 
-// The copies of one K slice (at k0) of the tile at (block_m, block_n) into a stage; with a
-// cluster, this block's share of B's boxes goes to both blocks.
-__device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorMap* map_a, const TsTensorMap* map_b,
-                                           int block_m, int block_n, int k0, unsigned long long* full,
-                                           unsigned rank) {
+// The copies of one K slice (at k0) of the tile at (block_m, block_n) into a stage (shared-window
+// address); with a cluster, this block's share of B's boxes goes to both blocks.
+__device__ __forceinline__ void load_slice(unsigned stage, const TsTensorMap* map_a, const TsTensorMap* map_b,
+                                           int block_m, int block_n, int k0, unsigned full, unsigned rank) {
   mbar_expect_bytes(full, STAGE_BYTES);
 #pragma unroll
   for (int j = 0; j < BLOCK_M / 64; ++j) {
     const int c0 = A_K_MAJOR ? k0 : block_m + 64 * j, c1 = A_K_MAJOR ? block_m + 64 * j : k0;
 #if CLUSTER_N > 1
     if (j % CLUSTER_N == (int)rank)
-      tma_load_box_multicast(stage + j * 8192, map_a, c0, c1, full, (1u << CLUSTER_N) - 1);
+      tma_load_box_multicast(stage + j * 8192u, map_a, c0, c1, full, (1u << CLUSTER_N) - 1);
 #else
-    tma_load_box(stage + j * 8192, map_a, c0, c1, full);
+    tma_load_box(stage + j * 8192u, map_a, c0, c1, full);
 #endif
   }
 #pragma unroll
@@ -195,9 +194,9 @@ __device__ __forceinline__ void load_slice(unsigned char* stage, const TsTensorM
     const int c0 = B_K_MAJOR ? k0 : block_n + 64 * j, c1 = B_K_MAJOR ? block_n + 64 * j : k0;
 #if CLUSTER_M > 1
     if (j % CLUSTER_M == (int)rank)
-      tma_load_box_multicast(stage + A_TILE_BYTES + j * 8192, map_b, c0, c1, full, (1u << CLUSTER_M) - 1);
+      tma_load_box_multicast(stage + A_TILE_BYTES + j * 8192u, map_b, c0, c1, full, (1u << CLUSTER_M) - 1);
 #else
-    tma_load_box(stage + A_TILE_BYTES + j * 8192, map_b, c0, c1, full);
+    tma_load_box(stage + A_TILE_BYTES + j * 8192u, map_b, c0, c1, full);
 #endif
   }
   (void)rank;
@@ -216,60 +215,137 @@ __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsig
 
 #define SMEM_EPILOGUE (EPILOGUE_SMEM && SPLIT_K == 1 && CLUSTER_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
 #if SMEM_EPILOGUE
-#define CHUNK_COLS (128 / (int)sizeof(ts_c_t))  // columns of C in one 128-byte line
+// The shared-memory epilogue runs in chunks: a chunk is 32 columns (one 128-byte line of fp32) of
+// the warp's 16 rows of one 64-row accumulator tile, so a consumer warp's tile is EPI_CHUNKS of them.
+// The accumulators are registers, indexed at compile time, so putting a chunk into shared memory is
+// one short unrolled copy per chunk; everything after that (alpha, bias, activation, rounding, the
+// stores) is one copy of the code in a loop over chunks. Unrolled over the whole tile it was
+// 128 values' worth of epilogue code in each of two paths (the kernel's code grew from 115 to
+// 183 KB with bias + GELU), and the consumers ran it between K loops at the cost of the next loop's
+// instruction fetches.
+#define CHUNK_COLS 32
+#define CHUNKS_PER_TILE (BLOCK_N / CHUNK_COLS)
+#define EPI_CHUNKS (WG_M_TILES * CHUNKS_PER_TILE)
+#define PIECE_VALS (16 / (int)sizeof(ts_c_t))      // values of C in one 16-byte store
+#define PIECES_PER_ROW (CHUNK_COLS / PIECE_VALS)  // 4 (16-bit C) or 8 (fp32 C)
+#define ROWS_PER_PASS (TS_WARP_SIZE / PIECES_PER_ROW)
 static_assert(BLOCK_N % CHUNK_COLS == 0, "whole chunks per tile");
 
-// Writes this warp's 16 rows (first_row..) of a 64-row accumulator tile to C through buf
-// (2 KiB, this warp's own). Chunk q is columns q * CHUNK_COLS.. of the tile: first every lane
-// puts its finished values there (16-byte pieces of row r swizzled by r % 8: no bank
-// conflicts), then every lane stores 16-byte pieces, 8 lanes per 128-byte row.
-__device__ __forceinline__ void store_rows_via_smem(const float (&acc)[ACC_N], unsigned char* buf, int first_row,
-                                                    int first_col, int lane, ts_c_t* __restrict__ C,
-                                                    const ts_c_t* __restrict__ bias, int M, int N, int ldc,
-                                                    float alpha, float slope) {
-  constexpr int kSz = (int)sizeof(ts_c_t);
+// Where the 16-byte granule g (0..7) of row r lies in the warp's 2 KiB buffer (16 rows of 128 bytes),
+// swizzled so that neither stage_chunk's 8-byte writes nor finish_chunk's 16-byte reads conflict on
+// banks: a half-warp writes two neighbouring granules of rows r..r+3, which XOR with 2 (r % 4) puts in
+// four different pairs of granules; a quarter-warp reads every other granule of rows r and r + 1, and
+// the low bit r % 2 puts those into the odd granules for one row and the even ones for the other.
+__device__ __forceinline__ int epi_granule_offset(int r, int g) {
+  return r * 128 + ((g ^ (((r & 3) << 1) | (r & 1))) << 4);
+}
+
+// Puts chunk ch of this lane's accumulators into buf (epi_granule_offset's layout). Chunk ch is 64-row tile ch / CHUNKS_PER_TILE, columns q * 32.. with
+// q = ch % CHUNKS_PER_TILE: accumulators 16 q .. 16 q + 15 of that tile, in pairs of neighbouring columns.
+__device__ __forceinline__ void stage_chunk(const float (&acc)[WG_M_TILES][ACC_N], int ch, unsigned char* buf,
+                                            int lane) {
 #pragma unroll
-  for (int q = 0; q < BLOCK_N / CHUNK_COLS; ++q) {
+  for (int cc = 0; cc < EPI_CHUNKS; ++cc) {
+    if (cc != ch) continue;
+    const int t = cc / CHUNKS_PER_TILE, q = cc % CHUNKS_PER_TILE;
 #pragma unroll
     for (int ii = 0; ii < CHUNK_COLS / 4; ++ii) {
-      const int i = q * CHUNK_COLS / 2 + 2 * ii;
+      const int i = q * (CHUNK_COLS / 2) + 2 * ii;
       const int r = lane / 4 + 8 * ((i % 4) / 2);
-      const int col = acc_col(lane, i) - q * CHUNK_COLS;  // even
-      const int gm = first_row + r, gn = first_col + q * CHUNK_COLS + col;
-      const bool in = gm < M && gn < N;  // the bias is read only inside C
-      const float v0 = in ? ts_epilogue(alpha * acc[i], gm, gn, bias, slope) : 0.0f;
-      const float v1 = in && gn + 1 < N ? ts_epilogue(alpha * acc[i + 1], gm, gn + 1, bias, slope) : 0.0f;
-      const int byte = col * kSz;
-      unsigned char* dst = buf + r * 128 + ((((byte >> 4) ^ (r & 7))) << 4) + (byte & 15);
+      const int byte = (acc_col(lane, i) - q * CHUNK_COLS) * 4;  // 8-byte aligned
+      *reinterpret_cast<float2*>(buf + epi_granule_offset(r, byte >> 4) + (byte & 15)) =
+          make_float2(acc[t][i], acc[t][i + 1]);
+    }
+  }
+}
+
+// The bias values of C[m, n .. n + PIECE_VALS - 1], in one 16-byte read where the bias allows.
+__device__ __forceinline__ void bias_piece(float (&b)[PIECE_VALS], int m, int n, int N, const ts_c_t* __restrict__ bias) {
+#if TS_BIAS_PER_COLUMN
+  const ts_c_t* p = bias + n;
+  if (n + PIECE_VALS <= N && reinterpret_cast<unsigned long long>(p) % 16 == 0) {
+    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+    const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int j = 0; j < PIECE_VALS; ++j) {
 #if TS_C_DTYPE == 0
-      *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+      b[j] = __uint_as_float(words[j]);
 #else
-      *reinterpret_cast<unsigned*>(dst) = (unsigned)ts_c_from_float(v0) | ((unsigned)ts_c_from_float(v1) << 16);
+      b[j] = ts_c_to_float((ts_c_t)(words[j / 2] >> (16 * (j % 2))));
 #endif
     }
-    __syncwarp();
-#pragma unroll
-    for (int it = 0; it < 4; ++it) {
-      const int r = lane / 8 + 4 * it, piece = lane % 8;
-      const int gm = first_row + r, gn = first_col + q * CHUNK_COLS + piece * (16 / kSz);
-      const uint4 v = *reinterpret_cast<const uint4*>(buf + r * 128 + ((piece ^ (r & 7)) << 4));
-      if (gm >= M || gn >= N) continue;
-      ts_c_t* out = C + (long long)gm * ldc + gn;
-      if (gn + 16 / kSz <= N) {
-        *reinterpret_cast<uint4*>(out) = v;
-      } else {
-        const unsigned words[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-        for (int j = 0; j < 16 / kSz; ++j) {
-#if TS_C_DTYPE == 0
-          if (gn + j < N) out[j] = __uint_as_float(words[j]);
-#else
-          if (gn + j < N) out[j] = (ts_c_t)(words[j / 2] >> (16 * (j % 2)));
+    return;
+  }
 #endif
-        }
+#pragma unroll
+  for (int j = 0; j < PIECE_VALS; ++j) b[j] = n + j < N ? ts_bias_at(m, n + j, bias) : 0.0f;
+}
+
+// Stores the chunk in buf (stage_chunk's layout) to C's rows row0.. and columns col0..: each lane
+// takes 16-byte pieces, PIECE_VALS values, applies alpha and the epilogue in fp32, rounds once and
+// stores them with one 16-byte store where C's rows are 16-byte aligned (vec_ok), else value by value.
+__device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0, int col0, int lane, bool vec_ok,
+                                             ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias, int M, int N,
+                                             int ldc, float alpha, float slope) {
+  const int piece = lane % PIECES_PER_ROW;
+#pragma unroll
+  for (int pass = 0; pass < 16 / ROWS_PER_PASS; ++pass) {
+    const int r = pass * ROWS_PER_PASS + lane / PIECES_PER_ROW;
+    const int gm = row0 + r, gn = col0 + piece * PIECE_VALS;
+    if (gm >= M || gn >= N) continue;
+    float v[PIECE_VALS], b[PIECE_VALS];
+#pragma unroll
+    for (int g = 0; g < PIECE_VALS / 4; ++g) {
+      const int granule = piece * (PIECE_VALS / 4) + g;
+      const float4 x = *reinterpret_cast<const float4*>(buf + epi_granule_offset(r, granule));
+      v[4 * g] = x.x;
+      v[4 * g + 1] = x.y;
+      v[4 * g + 2] = x.z;
+      v[4 * g + 3] = x.w;
+    }
+    bias_piece(b, gm, gn, N, bias);
+    unsigned words[4];
+#pragma unroll
+    for (int j = 0; j < PIECE_VALS; ++j) v[j] = ts_epilogue_with(alpha * v[j], b[j], slope);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+#if TS_C_DTYPE == 0
+      words[k] = __float_as_uint(v[k]);
+#else
+      words[k] = (unsigned)ts_c_from_float(v[2 * k]) | ((unsigned)ts_c_from_float(v[2 * k + 1]) << 16);
+#endif
+    }
+    ts_c_t* out = C + (long long)gm * ldc + gn;
+    if (vec_ok && gn + PIECE_VALS <= N) {
+      *reinterpret_cast<uint4*>(out) = make_uint4(words[0], words[1], words[2], words[3]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < PIECE_VALS; ++j) {
+#if TS_C_DTYPE == 0
+        if (gn + j < N) out[j] = __uint_as_float(words[j]);
+#else
+        if (gn + j < N) out[j] = (ts_c_t)(words[j / 2] >> (16 * (j % 2)));
+#endif
       }
     }
+  }
+}
+
+// A consumer warp's whole share of the tile (its 16 rows of each of its 64-row tiles) to C through
+// buf, chunk by chunk.
+__device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILES][ACC_N], unsigned char* buf,
+                                                    int row0, int col0, int lane, ts_c_t* __restrict__ C,
+                                                    const ts_c_t* __restrict__ bias, int M, int N, int ldc,
+                                                    float alpha, float slope) {
+  const bool vec_ok =
+      (ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0;
+#pragma unroll 1
+  for (int ch = 0; ch < EPI_CHUNKS; ++ch) {
+    stage_chunk(acc, ch, buf, lane);
     __syncwarp();
+    finish_chunk(buf, row0 + (ch / CHUNKS_PER_TILE) * 64, col0 + (ch % CHUNKS_PER_TILE) * CHUNK_COLS, lane, vec_ok,
+                 C, bias, M, N, ldc, alpha, slope);
+    __syncwarp();  // buf is read before the next chunk overwrites it
   }
 }
 #define EPILOGUE_BYTES (CONSUMERS * 4 * 2048)
@@ -347,13 +423,20 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
   // The 128-byte swizzle is anchored to 1024-byte boundaries (SHARED_BYTES has the slack).
   const unsigned raw_addr = smem_addr(smem_raw);
   unsigned char* smem = smem_raw + (((raw_addr + 1023u) & ~1023u) - raw_addr);
+  // Shared-window addresses of the stages and the barriers, taken once: the loops address them
+  // by offset instead of converting a pointer (which reads the block's cluster id) every time.
+  const unsigned stages_addr = (raw_addr + 1023u) & ~1023u;
+  const unsigned full_addr = smem_addr(full_bar), empty_addr = smem_addr(empty_bar);
   (void)A;
   (void)B;
   (void)lda;
   (void)ldb;
 
   const int tid = threadIdx.x;
-  const int wg = tid / WARPGROUP_THREADS;  // 0: producer, 1..CONSUMERS: consumers
+  // 0: producer, 1..CONSUMERS: consumers. Read from lane 0 so that the compiler knows it is the
+  // same across the warp and keeps what derives from it (the wgmma descriptors, the barriers'
+  // addresses) in uniform registers, instead of moving them there before every wgmma.
+  const int wg = __shfl_sync(0xffffffffu, tid / WARPGROUP_THREADS, 0);
   const int lane = tid % TS_WARP_SIZE;
   const unsigned rank = cluster_rank();
   if (tid == 0) {
@@ -385,9 +468,9 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
       for (int unit = first_unit; unit < units; unit += unit_stride) {
         const TsTile tile = unit_tile(unit, M, N, K, rank);
         for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
-          mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
-          load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
-                     &full_bar[ring.stage], rank);
+          mbar_wait(empty_addr + 8u * ring.stage, ring.phase ^ 1u);  // the first lap finds every slot free
+          load_slice(stages_addr + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
+                     full_addr + 8u * ring.stage, rank);
           ring.next();
         }
       }
@@ -407,8 +490,9 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
   const int c = wg - 1;                          // consumer index
   const int ctid = tid - WARPGROUP_THREADS;      // among the consumers' threads
   const int w = (tid / TS_WARP_SIZE) % 4;        // warp inside the warpgroup
-  const unsigned long long desc_a0 = smem_descriptor(smem + WG_FIRST_TILE(c) * 8192, DESC_LBO(A_K_MAJOR), DESC_SBO);
-  const unsigned long long desc_b0 = smem_descriptor(smem + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
+  const unsigned long long desc_a0 =
+      smem_descriptor(stages_addr + WG_FIRST_TILE(c) * 8192, DESC_LBO(A_K_MAJOR), DESC_SBO);
+  const unsigned long long desc_b0 = smem_descriptor(stages_addr + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
   Ring ring;
   float acc[WG_M_TILES][ACC_N];
   int turn = 0;  // the block's units in order (PINGPONG: consumer c takes every other one)
@@ -429,13 +513,13 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
       for (int i = 0; i < ACC_N; ++i) acc[t][i] = 0.0f;
     int held = -1;  // the stage whose wgmma group is still in flight
     for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
-      mbar_wait(&full_bar[ring.stage], ring.phase);
+      mbar_wait(full_addr + 8u * ring.stage, ring.phase);
       wgmma_fence();
       const unsigned long long off = (unsigned long long)(ring.stage * (STAGE_BYTES >> 4));
       multiply_stage(acc, desc_a0 + off, desc_b0 + off);
       wgmma_commit();
       wgmma_wait<1>();  // the previous slice's group is done: its stage can be refilled
-      if (held >= 0) release_stage(&empty_bar[held], lane);
+      if (held >= 0) release_stage(empty_addr + 8u * held, lane);
       held = ring.stage;
       ring.next();
     }
@@ -443,24 +527,19 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     if (lane == 0) mbar_arrive(&loop_done[c]);  // every full barrier of this tile has been waited on
 #endif
     wgmma_wait_all(acc);
-    if (held >= 0) release_stage(&empty_bar[held], lane);
+    if (held >= 0) release_stage(empty_addr + 8u * held, lane);
 #if CLUSTER_K > 1
     reduce_in_cluster(acc, smem, tile, ctid, C, bias, M, N, ldc, alpha, beta, epilogue_slope);
     continue;
 #endif
 #if SMEM_EPILOGUE
-    // 16-byte stores need C's rows 16-byte aligned; otherwise the register path below.
-    if ((ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0) {
-      unsigned char* buf = smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048;
-#pragma unroll
-      for (int t = 0; t < WG_M_TILES; ++t)
-        store_rows_via_smem(acc[t], buf, tile.block_m + (WG_FIRST_TILE(c) + t) * 64 + 16 * w, tile.block_n, lane, C,
-                            bias, M, N, ldc, alpha, epilogue_slope);
-      continue;
-    }
-#endif
+    store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048,
+                        tile.block_m + WG_FIRST_TILE(c) * 64 + 16 * w, tile.block_n, lane, C, bias, M, N, ldc, alpha,
+                        epilogue_slope);
+#else
     wgmma_store_tile(acc, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta,
                      epilogue_slope);
+#endif
   }
 #if CLUSTER_PEERS > 1
   cluster_sync();

@@ -20,11 +20,14 @@ __device__ __forceinline__ unsigned ts_cluster_rank() {
   return r;
 }
 
-// The shared::cluster address of `local`'s offset in block `rank` of the cluster.
-__device__ __forceinline__ unsigned ts_cluster_map(const void* local, unsigned rank) {
+// The shared::cluster address of the shared-window address `local` in block `rank` of the cluster.
+__device__ __forceinline__ unsigned ts_cluster_map(unsigned local, unsigned rank) {
   unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(local)), "r"(rank));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(local), "r"(rank));
   return remote;
+}
+__device__ __forceinline__ unsigned ts_cluster_map(const void* local, unsigned rank) {
+  return ts_cluster_map(smem_addr(local), rank);
 }
 
 // 16 bytes at the same shared-memory offset as `local`, in block `rank` of the cluster.
@@ -43,7 +46,7 @@ __device__ __forceinline__ float4 ts_ld_cluster4(const float* local, unsigned ra
 // the default release at block scope orders those reads. A release at cluster scope would also
 // wait for the thread's earlier global stores (the previous tile's C) to reach cluster scope,
 // on every stage of every tile.
-__device__ __forceinline__ void ts_mbar_arrive_cluster(unsigned long long* bar, unsigned rank) {
+__device__ __forceinline__ void ts_mbar_arrive_cluster(unsigned bar, unsigned rank) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(ts_cluster_map(bar, rank)) : "memory");
 }
 #endif  // !TS_VENDOR_AMD

@@ -24,13 +24,30 @@ __device__ __forceinline__ float ts_gelu(float v) {
 }
 #endif
 
-// Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
-// m, n index the bias, which has C's element type.
-__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {
-#if TS_EPILOGUE == 1
-  v += ts_c_to_float(bias[m]);
-#elif TS_EPILOGUE == 2
-  v += ts_c_to_float(bias[n]);
+// Which bias the epilogue adds: one value per row of C (bias_row) or per column (bias_col, bias_gelu).
+#define TS_BIAS_PER_ROW (TS_EPILOGUE == 1)
+#define TS_BIAS_PER_COLUMN (TS_EPILOGUE == 2 || TS_EPILOGUE == 6)
+
+// The bias value of C[m, n] in fp32 (0 where the epilogue has none). m, n index the bias, which has
+// C's element type.
+__device__ __forceinline__ float ts_bias_at(int m, int n, const ts_c_t* __restrict__ bias) {
+#if TS_BIAS_PER_ROW
+  return ts_c_to_float(bias[m]);
+#elif TS_BIAS_PER_COLUMN
+  return ts_c_to_float(bias[n]);
+#else
+  (void)m;
+  (void)n;
+  (void)bias;
+  return 0.0f;
+#endif
+}
+
+// The fused epilogue applied in fp32 to v = alpha*AB + beta*C, with the element's bias value b
+// already read (ts_bias_at): a template that reads a row's biases in one piece calls this.
+__device__ __forceinline__ float ts_epilogue_with(float v, float b, float slope) {
+#if TS_EPILOGUE == 1 || TS_EPILOGUE == 2
+  v += b;
 #elif TS_EPILOGUE == 3
   v = v > 0.0f ? v : 0.0f;
 #elif TS_EPILOGUE == 4
@@ -38,13 +55,16 @@ __device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t
 #elif TS_EPILOGUE == 5
   v = ts_gelu(v);
 #elif TS_EPILOGUE == 6
-  v = ts_gelu(v + ts_c_to_float(bias[n]));
+  v = ts_gelu(v + b);
 #endif
-  (void)m;
-  (void)n;
-  (void)bias;
+  (void)b;
   (void)slope;
   return v;
+}
+
+// Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
+__device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {
+  return ts_epilogue_with(v, ts_bias_at(m, n, bias), slope);
 }
 
 __device__ __forceinline__ long long ts_c_index(int m, int n, int ldc) {

@@ -17,52 +17,66 @@ __device__ __forceinline__ void prefetch_tensormap(const TsTensorMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
 
+// Each operation on a barrier or a stage takes its shared-window address (smem_addr); a
+// template's loops compute those from addresses taken once outside them, since converting a
+// pointer costs a read of the block's cluster id on every use. The pointer forms are for
+// code that runs once.
 __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 }
 // After the barriers' initialisation, before any thread of the cluster (or the TMA unit) uses them.
 __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 // The producer's arrival, announcing the bytes the stage's copies will deliver.
+__device__ __forceinline__ void mbar_expect_bytes(unsigned bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void mbar_expect_bytes(unsigned long long* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
-               : "memory");
+  mbar_expect_bytes(smem_addr(bar), bytes);
 }
-__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) { mbar_arrive(smem_addr(bar)); }
 // Waits until the barrier's phase with this parity has completed.
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-  const unsigned addr = smem_addr(bar);
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   unsigned done = 0;
   do {
     asm volatile(
         "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
-        : "r"(addr), "r"(parity)
+        : "r"(bar), "r"(parity)
         : "memory");
   } while (!done);
 }
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) { mbar_wait(smem_addr(bar), parity); }
 
 // One box of a tensor map at (c0 along the contiguous dimension, c1 along the other)
-// into shared memory, completing on bar.
-__device__ __forceinline__ void tma_load_box(void* dst, const TsTensorMap* map, int c0, int c1,
-                                             unsigned long long* bar) {
+// into shared memory at dst, completing on the barrier at bar.
+__device__ __forceinline__ void tma_load_box(unsigned dst, const TsTensorMap* map, int c0, int c1, unsigned bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(smem_addr(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+          "r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+}
+__device__ __forceinline__ void tma_load_box(void* dst, const TsTensorMap* map, int c0, int c1,
+                                             unsigned long long* bar) {
+  tma_load_box(smem_addr(dst), map, c0, c1, smem_addr(bar));
 }
 
 // The same box written into the shared memory of every block of the cluster in cta_mask (at
 // dst's offset), completing on the barrier at bar's offset in each.
-__device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensorMap* map, int c0, int c1,
-                                                       unsigned long long* bar, unsigned short cta_mask) {
+__device__ __forceinline__ void tma_load_box_multicast(unsigned dst, const TsTensorMap* map, int c0, int c1,
+                                                       unsigned bar, unsigned short cta_mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
       : "memory");
+}
+__device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensorMap* map, int c0, int c1,
+                                                       unsigned long long* bar, unsigned short cta_mask) {
+  tma_load_box_multicast(smem_addr(dst), map, c0, c1, smem_addr(bar), cta_mask);
 }
 
 // Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.

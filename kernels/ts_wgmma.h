@@ -66,10 +66,12 @@ __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.
 
 // Shared-memory matrix descriptor: start address, leading and stride byte offsets (all in
 // 16-byte units), 128-byte swizzle (mode 1 in bits 62-63).
-__device__ __forceinline__ unsigned long long smem_descriptor(const void* p, unsigned lbo, unsigned sbo) {
-  const unsigned addr = smem_addr(p);
+__device__ __forceinline__ unsigned long long smem_descriptor(unsigned addr, unsigned lbo, unsigned sbo) {
   return (unsigned long long)((addr & 0x3ffff) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
          ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ unsigned long long smem_descriptor(const void* p, unsigned lbo, unsigned sbo) {
+  return smem_descriptor(smem_addr(p), lbo, sbo);
 }
 
 // The problem's 16-bit input type as wgmma names it.

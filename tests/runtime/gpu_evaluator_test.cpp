@@ -537,6 +537,41 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
     }
 }
 
+// gemm_tma_half's shared-memory epilogue where C's rows are not 16-byte aligned and the last
+// 16-byte piece of a row is partial: N odd or 4 off a multiple of 8 (A row-major and B column-major,
+// or both column-major, keep the operands' strides TMA's), C in every type, each epilogue, the
+// cooperative, ping-pong and one-consumer schedules.
+TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, consumers, pingpong;
+  };
+  const Tile tiles[] = {{128, 256, 2, 0}, {128, 128, 2, 1}, {64, 256, 1, 0}, {128, 192, 2, 0}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
+                                Epilogue::kBiasRow};
+  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  const std::int64_t ns[] = {997, 1004, 1001, 1030};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NT", "TT"}) {
+      GemmProblem p = make(i % 2 ? 1000 : 776, ns[i % 4], i % 3 ? 1000 : 1032, layout);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
+      p.alpha = i % 4 == 2 ? -1.5 : 1.0;
+      p.epilogue = epilogues[i % 5];
+      ++i;
+      const Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                       {"BLOCK_N", tile.block_n},
+                                       {"CONSUMERS", tile.consumers},
+                                       {"PINGPONG", tile.pingpong},
+                                       {"STAGES", 4},
+                                       {"EPILOGUE_SMEM", 1}});
+      expect_valid_and_validated(t, p, c);
+    }
+}
+
 // gemm_gemv on matrix-vector and skinny shapes: both walks of the large operand (r- and
 // k-contiguous, i.e. every layout with M or N small), every input type, C's layout, beta and
 // the epilogues, sizes off every tile and odd leading dimensions (narrow loads), several
