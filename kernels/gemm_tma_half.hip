@@ -59,7 +59,8 @@
 // 16 rows through 2 KiB of its own shared memory, 32 fp32 columns at a time, and finishes them
 // from there in one rolled loop (alpha, bias, activation, rounding), storing C in 16-byte pieces;
 // otherwise from the accumulator registers (ts_wgmma_half.h).
-// Split-K partials are summed in a fixed order by the last block of a tile (deterministic).
+// Split-K partials are summed in a fixed order by the last block of a tile (deterministic): with
+// EPILOGUE_SMEM through the same chunks (whole 16-byte pieces), otherwise element by element (ts_tile.h).
 #ifndef BLOCK_M
 #define BLOCK_M 128
 #endif
@@ -213,7 +214,7 @@ __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsig
   return tile;
 }
 
-#define SMEM_EPILOGUE (EPILOGUE_SMEM && SPLIT_K == 1 && CLUSTER_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
+#define SMEM_EPILOGUE (EPILOGUE_SMEM && CLUSTER_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
 #if SMEM_EPILOGUE
 // The shared-memory epilogue runs in chunks: a chunk is 32 columns (one 128-byte line of fp32) of
 // the warp's 16 rows of one 64-row accumulator tile, so a consumer warp's tile is EPI_CHUNKS of them.
@@ -281,12 +282,24 @@ __device__ __forceinline__ void bias_piece(float (&b)[PIECE_VALS], int m, int n,
   for (int j = 0; j < PIECE_VALS; ++j) b[j] = n + j < N ? ts_bias_at(m, n + j, bias) : 0.0f;
 }
 
+#if SPLIT_K > 1
+// Split-K through the same chunks. Every split of a tile copies its staged chunks, as they are, to
+// its slot of the workspace (16 bytes a lane, whole 512-byte runs); the split that arrives last sums,
+// chunk by chunk, the slots of all splits in split order (deterministic: its own from shared
+// memory, the others' from L2) and finishes them. Workspace: one arrival counter per tile, then
+// SPLIT_K slots of BLOCK_M x BLOCK_N floats per tile, each laid out as its consumer warps' chunks.
+#define SLOT_FLOATS (BLOCK_M * BLOCK_N)
+#endif
+#define CHUNK_FLOATS 512  // one staged chunk: 16 rows of 32 fp32
+
 // Stores the chunk in buf (stage_chunk's layout) to C's rows row0.. and columns col0..: each lane
 // takes 16-byte pieces, PIECE_VALS values, applies alpha and the epilogue in fp32, rounds once and
 // stores them with one 16-byte store where C's rows are 16-byte aligned (vec_ok), else value by value.
+// With split-K, parts is the chunk in split 0's slot (the others SLOT_FLOATS apart) and split is
+// this block's: the values are the sum over splits.
 __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0, int col0, int lane, bool vec_ok,
                                              ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias, int M, int N,
-                                             int ldc, float alpha, float slope) {
+                                             int ldc, float alpha, float slope, const float* parts, int split) {
   const int piece = lane % PIECES_PER_ROW;
 #pragma unroll
   for (int pass = 0; pass < 16 / ROWS_PER_PASS; ++pass) {
@@ -297,7 +310,24 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
 #pragma unroll
     for (int g = 0; g < PIECE_VALS / 4; ++g) {
       const int granule = piece * (PIECE_VALS / 4) + g;
-      const float4 x = *reinterpret_cast<const float4*>(buf + epi_granule_offset(r, granule));
+      float4 x = *reinterpret_cast<const float4*>(buf + epi_granule_offset(r, granule));
+#if SPLIT_K > 1
+      float4 p[SPLIT_K];
+#pragma unroll
+      for (int k = 0; k < SPLIT_K; ++k)
+        p[k] = k == split ? x : ts_load_l2_4(parts + k * SLOT_FLOATS + epi_granule_offset(r, granule) / 4);
+      x = p[0];
+#pragma unroll
+      for (int k = 1; k < SPLIT_K; ++k) {  // split order: the same sum whichever split arrives last
+        x.x += p[k].x;
+        x.y += p[k].y;
+        x.z += p[k].z;
+        x.w += p[k].w;
+      }
+#else
+      (void)parts;
+      (void)split;
+#endif
       v[4 * g] = x.x;
       v[4 * g + 1] = x.y;
       v[4 * g + 2] = x.z;
@@ -332,19 +362,50 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
 }
 
 // A consumer warp's whole share of the tile (its 16 rows of each of its 64-row tiles) to C through
-// buf, chunk by chunk.
+// buf, chunk by chunk. cw is the warp among the consumers' (0 .. 4 CONSUMERS - 1), ctid the thread.
 __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILES][ACC_N], unsigned char* buf,
-                                                    int row0, int col0, int lane, ts_c_t* __restrict__ C,
-                                                    const ts_c_t* __restrict__ bias, int M, int N, int ldc,
-                                                    float alpha, float slope) {
+                                                    const TsTile& tile, int cw, int ctid, int lane,
+                                                    ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias,
+                                                    float* __restrict__ workspace, int M, int N, int ldc, float alpha,
+                                                    float slope) {
+  const int row0 = tile.block_m + WG_FIRST_TILE(cw / 4) * 64 + 16 * (cw % 4);
   const bool vec_ok =
       (ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0;
+  const float* parts = nullptr;
+#if SPLIT_K > 1
+  const int tiles = (M + BLOCK_M - 1) / BLOCK_M * tile.tiles_n, at = tile.tile_m * tile.tiles_n + tile.tile_n;
+  int* counters = reinterpret_cast<int*>(workspace);
+  float* warp_slot0 = workspace + ((tiles + 3) & ~3) + (long long)at * SPLIT_K * SLOT_FLOATS + cw * EPI_CHUNKS * CHUNK_FLOATS;
+  float* mine = warp_slot0 + (long long)tile.split * SLOT_FLOATS;
 #pragma unroll 1
   for (int ch = 0; ch < EPI_CHUNKS; ++ch) {
     stage_chunk(acc, ch, buf, lane);
     __syncwarp();
-    finish_chunk(buf, row0 + (ch / CHUNKS_PER_TILE) * 64, col0 + (ch % CHUNKS_PER_TILE) * CHUNK_COLS, lane, vec_ok,
-                 C, bias, M, N, ldc, alpha, slope);
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      reinterpret_cast<float4*>(mine + ch * CHUNK_FLOATS)[j * 32 + lane] =
+          reinterpret_cast<const float4*>(buf)[j * 32 + lane];
+    __syncwarp();
+  }
+  __threadfence();
+  TS_TILE_SYNC();
+  __shared__ int arrived;
+  if (ctid == 0) arrived = atomicAdd(&counters[at], 1);
+  TS_TILE_SYNC();
+  if (arrived != SPLIT_K - 1) return;  // a later split sums this one's slot
+  __threadfence();
+  if (ctid == 0) counters[at] = 0;  // ready for the next launch
+  parts = warp_slot0;
+#else
+  (void)workspace;
+  (void)ctid;
+#endif
+#pragma unroll 1
+  for (int ch = 0; ch < EPI_CHUNKS; ++ch) {
+    stage_chunk(acc, ch, buf, lane);
+    __syncwarp();
+    finish_chunk(buf, row0 + (ch / CHUNKS_PER_TILE) * 64, tile.block_n + (ch % CHUNKS_PER_TILE) * CHUNK_COLS, lane,
+                 vec_ok, C, bias, M, N, ldc, alpha, slope, parts ? parts + ch * CHUNK_FLOATS : nullptr, tile.split);
     __syncwarp();  // buf is read before the next chunk overwrites it
   }
 }
@@ -533,9 +594,8 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     continue;
 #endif
 #if SMEM_EPILOGUE
-    store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048,
-                        tile.block_m + WG_FIRST_TILE(c) * 64 + 16 * w, tile.block_n, lane, C, bias, M, N, ldc, alpha,
-                        epilogue_slope);
+    store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048, tile, c * 4 + w, ctid, lane, C, bias,
+                        workspace, M, N, ldc, alpha, epilogue_slope);
 #else
     wgmma_store_tile(acc, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta,
                      epilogue_slope);

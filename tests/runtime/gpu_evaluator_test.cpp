@@ -464,8 +464,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
                                  {"CONSUMER_REGS", tile.regs},
                                  {"CLUSTER_M", tile.cluster},
                                  {"CLUSTER_N", tile.cluster_n}});
-      // The shared-memory epilogue where it applies, on three of every four; the register one elsewhere.
-      c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && tile.split_k == 1 && i % 4 != 1;
+      // The shared-memory epilogue where it applies (split-K included), on three of every four; the
+      // register one elsewhere.
+      c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 4 != 1;
       Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
       if (!valid.ok()) {
         // Non-persistent only differs where there are more tiles than SMs.
@@ -540,15 +541,16 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
 // gemm_tma_half's shared-memory epilogue where C's rows are not 16-byte aligned and the last
 // 16-byte piece of a row is partial: N odd or 4 off a multiple of 8 (A row-major and B column-major,
 // or both column-major, keep the operands' strides TMA's), C in every type, each epilogue, the
-// cooperative, ping-pong and one-consumer schedules.
+// cooperative, ping-pong and one-consumer schedules, and split-K summed through the workspace.
 TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate& t = *lib.find("gemm_tma_half");
   struct Tile {
-    int block_m, block_n, consumers, pingpong;
+    int block_m, block_n, consumers, pingpong, split_k = 1;
   };
-  const Tile tiles[] = {{128, 256, 2, 0}, {128, 128, 2, 1}, {64, 256, 1, 0}, {128, 192, 2, 0}};
+  const Tile tiles[] = {{128, 256, 2, 0},    {128, 128, 2, 1},    {64, 256, 1, 0},
+                        {128, 192, 2, 0},    {128, 256, 2, 0, 2}, {64, 256, 1, 0, 4}};
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
                                 Epilogue::kBiasRow};
   const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
@@ -556,7 +558,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NT", "TT"}) {
-      GemmProblem p = make(i % 2 ? 1000 : 776, ns[i % 4], i % 3 ? 1000 : 1032, layout);
+      // The split-K rows on 2056 rows: more units than SMs, so blocks walk several, splits of one tile among them.
+      GemmProblem p = make(tile.split_k > 1 ? 2056 : i % 2 ? 1000 : 776, ns[i % 4], i % 3 ? 1000 : 1032, layout);
       p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
       p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
       p.alpha = i % 4 == 2 ? -1.5 : 1.0;
@@ -566,6 +569,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
                                        {"BLOCK_N", tile.block_n},
                                        {"CONSUMERS", tile.consumers},
                                        {"PINGPONG", tile.pingpong},
+                                       {"SPLIT_K", tile.split_k},
                                        {"STAGES", 4},
                                        {"EPILOGUE_SMEM", 1}});
       expect_valid_and_validated(t, p, c);
