@@ -119,6 +119,23 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
   for (const auto& p : t.space_.parameters())
     if (!t.defaults_.count(p.name))
       return Status::parse_error(origin + ": parameter " + p.name + " has no default");
+  if (j.contains("seeds")) {
+    if (!j["seeds"].is_array()) return Status::parse_error(origin + ": 'seeds' must be a list of objects");
+    for (size_t i = 0; i < j["seeds"].size(); ++i) {
+      const json& seed = j["seeds"][i];
+      const std::string which = origin + ": seed " + std::to_string(i + 1);
+      if (!seed.is_object()) return Status::parse_error(which + " must be an object of parameter values");
+      Config c = t.defaults_;
+      for (const auto& [name, value] : seed.items()) {
+        if (!value.is_number_integer()) return Status::parse_error(which + ": " + name + " must be an integer");
+        if (!t.defaults_.count(name)) return Status::parse_error(which + ": " + name + " is not a parameter");
+        c[name] = value.get<std::int64_t>();
+      }
+      if (auto point = t.space_.from_config(c); !point.ok())
+        return Status::parse_error(which + ": " + point.status().message());
+      t.seeds_.push_back(std::move(c));
+    }
+  }
   t.source_ = source;
   t.json_text_ = json_text;
   t.headers_ = std::move(headers);

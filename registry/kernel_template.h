@@ -93,6 +93,11 @@ class KernelTemplate {
   const ParamSpace& space() const { return space_; }
   // Parameter values that compile on their own (the template's defaults).
   const Config& defaults() const { return defaults_; }
+  // The template's seeds ("seeds" in its JSON: partial configs over the defaults): schedules
+  // its author knows to be good on the hardware it targets, which a search may try first.
+  // Each is a whole config with every value in its domain; whether it is valid for a
+  // problem is the search's to check. Empty when the file lists none.
+  const std::vector<Config>& seeds() const { return seeds_; }
   // A config recorded against an earlier version of this template (best_config.json,
   // --warm-start), brought up to date: a parameter the template has gained since takes
   // its default; a parameter it no longer has is left out. A parameter without a default
@@ -128,6 +133,7 @@ class KernelTemplate {
   ParamSpace space_;
   std::shared_ptr<const KernelHeaders> headers_;
   Config defaults_;
+  std::vector<Config> seeds_;
   std::vector<std::string> dtypes_, c_dtypes_, layouts_, epilogues_, c_layouts_;
   bool supports_beta_ = true;
   std::array<std::string, 3> grid_exprs_, block_exprs_;

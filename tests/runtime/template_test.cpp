@@ -140,6 +140,39 @@ TEST(Templates, DataTypesAreDeclaredCheckedAndPassedToTheKernel) {
   EXPECT_NE(b.status().message().find("fp8"), std::string::npos) << b.status().message();
 }
 
+// A template's seeds are partial configs over its defaults; one that names an unknown parameter,
+// leaves a domain or is not a list of objects keeps the template from loading, naming the seed.
+// The built-in gemm_tma_half lists seeds, each a whole config of its space.
+TEST(Templates, SeedsAreWholeConfigsAndBadOnesNameTheSeed) {
+  const std::string head = R"({"name": "t", "space": {"parameters": [
+      {"name": "X", "values": [1, 2, 4], "default": 1}, {"name": "Y", "values": [8, 16], "default": 8}]},
+    "launch": {"grid": ["1", "1", "1"], "block": ["32", "1", "1"]}, "seeds": )";
+  auto t = KernelTemplate::from_text(head + R"([{"X": 4}, {"Y": 16, "X": 2}]})", "// source", "t.json");
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  ASSERT_EQ(t->seeds().size(), 2u);
+  EXPECT_EQ(t->seeds()[0], (Config{{"X", 4}, {"Y", 8}}));
+  EXPECT_EQ(t->seeds()[1], (Config{{"X", 2}, {"Y", 16}}));
+  const std::pair<const char*, const char*> bad[] = {
+      {R"([{"X": 4}, {"Z": 1}]})", "seed 2: Z is not a parameter"},
+      {R"([{"X": 3}]})", "seed 1"},
+      {R"([{"X": "4"}]})", "seed 1: X must be an integer"},
+      {R"([[4]]})", "seed 1 must be an object"},
+      {R"({"X": 4}})", "'seeds' must be a list"}};
+  for (auto [seeds, why] : bad) {
+    auto b = KernelTemplate::from_text(head + seeds, "// source", "bad.json");
+    ASSERT_FALSE(b.ok()) << seeds;
+    EXPECT_NE(b.status().message().find(why), std::string::npos) << b.status().message();
+    EXPECT_NE(b.status().message().find("bad.json"), std::string::npos) << b.status().message();
+  }
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& tma = *lib->find("gemm_tma_half");
+  EXPECT_GE(tma.seeds().size(), 4u);
+  for (const Config& c : tma.seeds()) {
+    EXPECT_EQ(c.size(), tma.defaults().size());
+    EXPECT_TRUE(tma.space().from_config(c).ok()) << config_to_json_text(c);
+  }
+}
+
 // The wgmma template is compiled for sm_90a (wgmma exists only there), is refused with the
 // rule's text on other NVIDIA parts and where the copy width does not match the leading
 // dimensions (16-byte copies where both are multiples of 4, else 4-byte ones), and keeps a

@@ -47,6 +47,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     req.seed = request_seed(tmpl.name(), generation);
     req.generation = generation;
     req.related = &s_.options.related;
+    req.seeds = &tmpl.seeds();
     req.convergence_margin = convergence_margin();
     const auto t0 = Clock::now();
     ProposalBatch batch = t.target.proposer->propose(req);

@@ -136,6 +136,14 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
   batch.proposer = name();
   const size_t want = static_cast<size_t>(request.count);
   Candidates cand(view, history);
+  // The template's seeds come first, each valid and untried one in its order (they take
+  // the first positions of cand); then the space-filling sample keeps its distance from them.
+  if (request.seeds)
+    for (const Config& seed : *request.seeds) {
+      auto point = request.space->from_config(seed);
+      if (point.ok() && view.is_valid(*point)) cand.add(*point);
+    }
+  const size_t seeds = cand.size();
   constexpr size_t kPool = 4000;
   if (view.enumerated()) {
     std::vector<size_t> order(view.points().size());
@@ -166,15 +174,21 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
   for (size_t i = 0; i < history.size(); ++i) account(history.features(i));
   std::vector<char> picked(cand.size(), 0);
   while (batch.proposals.size() < want) {
+    const size_t next = batch.proposals.size();
     size_t best = cand.size();
-    for (size_t i = 0; i < cand.size(); ++i)
-      if (!picked[i] && (best == cand.size() || nearest[i] > nearest[best])) best = i;
+    if (next < seeds) {
+      best = next;
+    } else {
+      for (size_t i = 0; i < cand.size(); ++i)
+        if (!picked[i] && (best == cand.size() || nearest[i] > nearest[best])) best = i;
+    }
     if (best == cand.size()) break;
     picked[best] = 1;
     account(cand.features(best));
     batch.proposals.push_back({request.space->to_config(cand.point(best)),
-                               "initial design: space-filling sample " +
-                                   std::to_string(history.size() + batch.proposals.size() + 1)});
+                               best < seeds ? "initial design: the template's seed (a schedule known to be good)"
+                                            : "initial design: space-filling sample " +
+                                                  std::to_string(history.size() + batch.proposals.size() + 1)});
   }
   if (batch.proposals.empty() && want > 0)
     batch.status = Status::failed_precondition("evolve: no untried valid configuration is left");

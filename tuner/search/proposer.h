@@ -43,6 +43,10 @@ struct ProposalRequest {
   int generation = 0;
   // Winners of related problems of the same set, nearest first; nullptr or empty: none.
   const std::vector<RelatedResult>* related = nullptr;
+  // The template's seeds (KernelTemplate::seeds: schedules its author knows to be good on
+  // its hardware), for a search's first generation; nullptr or empty: none. Starting
+  // points, not answers: each is measured like any other candidate.
+  const std::vector<Config>* seeds = nullptr;
   // When set, the proposer is asked how likely it is that the best configuration found
   // is within this fraction of the best in the space (0.05: 5%), i.e. that no untried
   // valid configuration is faster than best / (1 + margin). See ProposalBatch::converged.

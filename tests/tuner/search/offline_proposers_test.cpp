@@ -276,6 +276,49 @@ TEST(OfflineProposers, Factory) {
   EXPECT_NE(bad.status().message().find("evolve"), std::string::npos);
 }
 
+// The template's seeds open the initial design, in their order, leaving out the ones that are not
+// valid for the problem or were tried already; the rest of the batch is the space-filling sample.
+TEST(EvolveProposer, InitialDesignStartsWithTheValidUntriedSeeds) {
+  ParamSpace space = tiled_space();
+  const Config tried{{"BM", 64}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"BK", 16}, {"DB", 1}, {"VEC", 2}};
+  const Config invalid{{"BM", 32}, {"BN", 32}, {"TM", 8}, {"TN", 8}, {"BK", 8}, {"DB", 1}, {"VEC", 1}};  // 16 threads
+  const Config a{{"BM", 128}, {"BN", 128}, {"TM", 8}, {"TN", 8}, {"BK", 32}, {"DB", 1}, {"VEC", 4}};
+  const Config b{{"BM", 128}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"BK", 16}, {"DB", 0}, {"VEC", 1}};
+  ASSERT_TRUE(space.validate(a, ctx()).ok());
+  ASSERT_TRUE(space.validate(b, ctx()).ok());
+  ASSERT_FALSE(space.validate(invalid, ctx()).ok());
+  const std::vector<Config> seeds = {invalid, a, tried, b};
+  std::vector<Trial> history(1);
+  history[0].config = tried;
+  history[0].outcome = Outcome::kOk;
+  history[0].time_ms = fake_time(tried);
+  ProposalRequest r = request(space, history, 5, 11);
+  r.seeds = &seeds;
+  auto batch = EvolveProposer().propose(r);
+  ASSERT_TRUE(batch.status.ok()) << batch.status.to_string();
+  ASSERT_EQ(batch.proposals.size(), 5u);
+  EXPECT_EQ(batch.proposals[0].config, a);
+  EXPECT_EQ(batch.proposals[1].config, b);
+  EXPECT_NE(batch.proposals[0].rationale.find("seed"), std::string::npos);
+  for (size_t i = 2; i < batch.proposals.size(); ++i) {
+    EXPECT_NE(batch.proposals[i].config, a);
+    EXPECT_NE(batch.proposals[i].config, b);
+    EXPECT_NE(batch.proposals[i].config, tried);
+    EXPECT_NE(batch.proposals[i].rationale.find("space-filling"), std::string::npos);
+  }
+  // Once measured, the seeds are not proposed again.
+  history = measure(batch.proposals, history);
+  ProposalRequest again = request(space, history, 4, 12);
+  again.seeds = &seeds;
+  auto next = EvolveProposer().propose(again);
+  ASSERT_TRUE(next.status.ok()) << next.status.to_string();
+  ASSERT_EQ(next.proposals.size(), 4u);
+  for (const auto& p : next.proposals) {
+    EXPECT_NE(p.config, a);
+    EXPECT_NE(p.config, b);
+  }
+}
+
 TEST(EvolveProposer, StaysAwayFromFailingRegions) {
   // Everything with DB == 0 fails to compile. Once that is in the history, evolve should
   // hardly propose DB == 0 again, while it is half of the valid space.
