@@ -92,6 +92,7 @@
 #include "ts_ldmatrix.h"
 #include "ts_mfma.h"
 #include "ts_mma_sm80.h"
+#include "ts_split_k.h"
 
 // Element (k, n) of B's stage and (m, k) of A's.
 __device__ __forceinline__ const ts_ab_t* b_ptr(const ts_ab_t* Bs, int k, int n) {
@@ -315,12 +316,7 @@ gemm_decode(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
     *reinterpret_cast<float4*>(own + (f * THREADS + tid) * 4) =
         make_float4(acc[f / TILES_M][f % TILES_M][0], acc[f / TILES_M][f % TILES_M][1],
                     acc[f / TILES_M][f % TILES_M][2], acc[f / TILES_M][f % TILES_M][3]);
-  __threadfence();
-  __syncthreads();
-  __shared__ int arrived;
-  if (tid == 0) arrived = atomicAdd(&counters[tile], 1);
-  __syncthreads();
-  if (arrived != SPLIT_K - 1) return;
+  if (ts_arrive(counters, tile, tid) != SPLIT_K - 1) return;
   __threadfence();
   // The last block adds the partials in split order, its own from registers (the same values
   // it wrote), the others read from L2 (ld.global.cg: written by other blocks).
@@ -330,13 +326,7 @@ gemm_decode(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
 #pragma unroll
     for (int s = 0; s < SPLIT_K; ++s) {
       if (s == (int)blockIdx.y) continue;
-      const float* src = workspace + ((long long)s * tiles + tile) * (BLOCK_M * BLOCK_N) + (f * THREADS + tid) * 4;
-#if defined(TS_VENDOR_NVIDIA)
-      p[s] = __ldcg(reinterpret_cast<const float4*>(src));
-#else
-      const volatile float* vs = src;
-      p[s] = make_float4(vs[0], vs[1], vs[2], vs[3]);
-#endif
+      p[s] = ts_load_l2_4(workspace + ((long long)s * tiles + tile) * (BLOCK_M * BLOCK_N) + (f * THREADS + tid) * 4);
     }
     float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll

@@ -25,6 +25,7 @@
 //
 // Compiles on its own: every macro below has a default.
 #include "ts_gemm_common.h"
+#include "ts_split_k.h"
 
 #ifndef ROWS
 #define ROWS 16  // at least S: accumulators per output column kept by each thread
@@ -303,12 +304,8 @@ __device__ __forceinline__ void ts_gemv(const ts_ab_t* __restrict__ A, const ts_
       if (s == split) {
         sum += out[j];
       } else {
-        const float* src = workspace + ((long long)s * tiles + tile) * (ROWS * BLOCK_R) + e;
-#if defined(TS_VENDOR_NVIDIA)
-        sum += __ldcg(src);  // written by another block: read from L2, not a stale L1 line
-#else
-        sum += *(const volatile float*)src;
-#endif
+        // Written by another block: read from L2, not a stale L1 line.
+        sum += ts_load_l2(workspace + ((long long)s * tiles + tile) * (ROWS * BLOCK_R) + e);
       }
     }
     out[j] = sum;
