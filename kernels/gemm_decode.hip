@@ -51,9 +51,6 @@
 #ifndef REDUCE
 #define REDUCE 0
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif

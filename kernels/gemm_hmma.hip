@@ -43,9 +43,6 @@
 #ifndef STAGES
 #define STAGES 4
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif

@@ -37,9 +37,6 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef CHAIN
 #define CHAIN 1
 #endif

@@ -19,9 +19,6 @@
 #ifndef VEC
 #define VEC 4
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #include "ts_warp_tile.h"
 
 #define LOADS_A (BLOCK_M * BLOCK_K / VEC / THREADS)

@@ -60,9 +60,6 @@
 #ifndef VEC
 #define VEC 8
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef LOADS_FIRST
 #define LOADS_FIRST 0
 #endif

@@ -1,5 +1,6 @@
 // Shared by the GEMM templates: the problem macros' defaults (layouts, beta, epilogue, warp
-// size), the element types (ts_dtype.h) and the epilogue and stores of C (ts_epilogue.h).
+// size) and MIN_BLOCKS's, the element types (ts_dtype.h) and the epilogue and stores of C
+// (ts_epilogue.h).
 // Included by name ("ts_gemm_common.h"); tilesmith hands every *.h in the kernels folder to
 // the run-time compiler.
 #pragma once
@@ -21,6 +22,11 @@
 #endif
 #ifndef TS_EPILOGUE
 #define TS_EPILOGUE 0
+#endif
+// The blocks per multiprocessor that a template's __launch_bounds__ asks the register
+// allocation to leave room for, where the template tunes it (its JSON declares MIN_BLOCKS).
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
 #endif
 #include "ts_dtype.h"
 #include "ts_epilogue.h"
