@@ -19,17 +19,8 @@
 // Grouped tile order and deterministic split-K come from ts_tile.h; alpha, beta, the epilogue
 // and the one rounding to C's type are ts_store_c's (a row-major C without split-K stores
 // two neighbouring columns at once, with the same arithmetic).
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
 #ifndef BLOCK_K
 #define BLOCK_K 32
-#endif
-#ifndef WARP_M
-#define WARP_M 64
 #endif
 #ifndef WARP_N
 #define WARP_N 64
@@ -46,17 +37,16 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
-// SPLIT_K takes its default (1) from ts_tile.h.
+// BLOCK_M, BLOCK_N and WARP_M take their defaults (128, 128, 64) from ts_warp_grid.h, SPLIT_K
+// (1) from ts_tile.h.
 #include "ts_gemm_common.h"
+#include "ts_warp_grid.h"
 
 #if defined(TS_VENDOR_AMD)
 #define MMA_N 16  // v_mfma_f32_16x16x16
 #else
 #define MMA_N 8  // mma.sync.m16n8k16
 #endif
-#define WARPS_M (BLOCK_M / WARP_M)
-#define WARPS_N (BLOCK_N / WARP_N)
-#define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
 #define TILES_M (WARP_M / 16)
 #define TILES_N (WARP_N / MMA_N)
 #define KSTEPS (BLOCK_K / 16)

@@ -16,20 +16,8 @@
 // column-major: As[k][m]; B likewise), so every global -> shared copy is VEC floats wide
 // (cp.async on NVIDIA, STAGES slices in flight), and rows are padded so that the
 // fragment reads of a warp hit 32 different banks.
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
 #ifndef BLOCK_K
 #define BLOCK_K 16
-#endif
-#ifndef WARP_M
-#define WARP_M 64
-#endif
-#ifndef WARP_N
-#define WARP_N 32
 #endif
 #ifndef VEC
 #define VEC 4
@@ -40,8 +28,10 @@
 #ifndef CHAIN
 #define CHAIN 1
 #endif
-// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
+// BLOCK_M, BLOCK_N, WARP_M and WARP_N take their defaults (128, 128, 64, 32) from
+// ts_warp_grid.h, GROUP_M and SPLIT_K (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
+#include "ts_warp_grid.h"
 
 #if defined(TS_VENDOR_AMD)
 #define MMA_N 16  // v_mfma_f32_16x16x4f32
@@ -50,9 +40,6 @@
 #define MMA_N 8  // mma.sync.m16n8k8 tf32
 #define MMA_K 8
 #endif
-#define WARPS_M (BLOCK_M / WARP_M)
-#define WARPS_N (BLOCK_N / WARP_N)
-#define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
 #define TILES_M (WARP_M / 16)
 #define TILES_N (WARP_N / MMA_N)
 // Rows along K get 4 floats of padding, rows along M or N get 8: with 32 banks, a warp's
