@@ -55,12 +55,14 @@
 #define TS_AB_DTYPE 2
 #endif
 #include "ts_gemm_common.h"
+#include "ts_async_copy.h"
+#include "ts_ldmatrix.h"
+#include "ts_mfma.h"
+#include "ts_mma_sm80.h"
+#include "ts_split_k.h"
 
-#if defined(TS_VENDOR_AMD)
-#define MMA_M 16  // v_mfma_f32_16x16x16: 16 rows of C per tile
-#else
-#define MMA_M 8  // mma.sync.m16n8k16: 8 rows of C (the n8 side) per tile
-#endif
+// Rows of C per tile: the instruction's n side (v_mfma_f32_16x16x16: 16; mma.sync.m16n8k16: 8).
+#define MMA_M TS_MMA_N
 #define WARP_N (BLOCK_N / WARPS_N)
 #define WARP_M (BLOCK_M / WARPS_M)
 #define THREADS (WARPS_N * WARPS_M * TS_WARP_SIZE)
@@ -84,12 +86,6 @@
 #if REDUCE == 1 && (!defined(TS_VENDOR_NVIDIA) || SPLIT_K > 8)
 #error "gemm_decode: REDUCE 1 (cluster reduction) needs NVIDIA sm_90 and SPLIT_K <= 8"
 #endif
-
-#include "ts_async_copy.h"
-#include "ts_ldmatrix.h"
-#include "ts_mfma.h"
-#include "ts_mma_sm80.h"
-#include "ts_split_k.h"
 
 // Element (k, n) of B's stage and (m, k) of A's.
 __device__ __forceinline__ const ts_ab_t* b_ptr(const ts_ab_t* Bs, int k, int n) {

@@ -42,13 +42,8 @@
 #include "ts_gemm_common.h"
 #include "ts_warp_grid.h"
 
-#if defined(TS_VENDOR_AMD)
-#define MMA_N 16  // v_mfma_f32_16x16x16
-#else
-#define MMA_N 8  // mma.sync.m16n8k16
-#endif
 #define TILES_M (WARP_M / 16)
-#define TILES_N (WARP_N / MMA_N)
+#define TILES_N (WARP_N / TS_MMA_N)  // v_mfma_f32_16x16x16 (AMD), mma.sync.m16n8k16 (NVIDIA)
 #define KSTEPS (BLOCK_K / 16)
 // Shared rows: A row-major keeps BLOCK_M rows of BLOCK_K elements, column-major BLOCK_K rows
 // of BLOCK_M; B row-major BLOCK_K rows of BLOCK_N, column-major BLOCK_N rows of BLOCK_K.

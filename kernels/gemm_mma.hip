@@ -33,15 +33,15 @@
 #include "ts_gemm_common.h"
 #include "ts_warp_grid.h"
 
+// The k of one instruction: v_mfma_f32_16x16x4f32 (AMD), mma.sync.m16n8k8 tf32 (NVIDIA); its n
+// is the instruction header's TS_MMA_N.
 #if defined(TS_VENDOR_AMD)
-#define MMA_N 16  // v_mfma_f32_16x16x4f32
 #define MMA_K 4
 #else
-#define MMA_N 8  // mma.sync.m16n8k8 tf32
 #define MMA_K 8
 #endif
 #define TILES_M (WARP_M / 16)
-#define TILES_N (WARP_N / MMA_N)
+#define TILES_N (WARP_N / TS_MMA_N)
 // Rows along K get 4 floats of padding, rows along M or N get 8: with 32 banks, a warp's
 // fragment read (8 rows x 4 columns, or 4 rows x 8 columns) then touches 32 banks.
 #define LDS_A (TS_A_ROW_MAJOR ? BLOCK_K + 4 : BLOCK_M + 8)
