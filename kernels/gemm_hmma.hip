@@ -67,41 +67,17 @@ static_assert(COPIES_A * PIECE * THREADS == A_STAGE && COPIES_B * PIECE * THREAD
 static_assert(VEC == 8 || VEC == 2 || VEC == 1, "copy widths: 16, 4 or 2 bytes");
 static_assert(BLOCK_K % 16 == 0 && WARP_M % 16 == 0 && WARP_N % 16 == 0, "16-deep, 16-row and 16-column MMA tiles");
 
-// Starts the copies of the K slice at k0 into one stage. A thread's copies sit at the same
-// places of every stage; only k0 moves.
+// Starts the copies of the K slice at k0 into one stage, 16-byte pieces along each operand's
+// contiguous dimension. A thread's copies sit at the same places of every stage; only k0 moves.
 __device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ As, ts_ab_t* __restrict__ Bs,
                                            const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, int M, int N,
                                            int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < COPIES_A; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_A_ROW_MAJOR
-    const int m = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gm < M ? ts_inside(k_end - gk, PIECE) : 0;
-    ts_copy_piece<VEC>(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
-#else
-    const int k = idx / (BLOCK_M / PIECE), m = (idx % (BLOCK_M / PIECE)) * PIECE;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gk < k_end ? ts_inside(M - gm, PIECE) : 0;
-    ts_copy_piece<VEC>(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
-#endif
-  }
-#pragma unroll
-  for (int i = 0; i < COPIES_B; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_B_ROW_MAJOR
-    const int k = idx / (BLOCK_N / PIECE), n = (idx % (BLOCK_N / PIECE)) * PIECE;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? ts_inside(N - gn, PIECE) : 0;
-    ts_copy_piece<VEC>(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
-#else
-    const int n = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? ts_inside(k_end - gk, PIECE) : 0;
-    ts_copy_piece<VEC>(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
-#endif
-  }
+  ts_copy_tile<TS_A_ROW_MAJOR, BLOCK_M, BLOCK_K, PIECE, THREADS, TsCopyPiece<VEC>>(
+      [&](int m, int k) { return As + (TS_A_ROW_MAJOR ? swz<A_ROW_LEN>(m, k) : swz<A_ROW_LEN>(k, m)); }, A, lda,
+      block_m, M, k0, k_end, tid);
+  ts_copy_tile<TS_B_ROW_MAJOR, BLOCK_K, BLOCK_N, PIECE, THREADS, TsCopyPiece<VEC>>(
+      [&](int k, int n) { return Bs + (TS_B_ROW_MAJOR ? swz<B_ROW_LEN>(k, n) : swz<B_ROW_LEN>(n, k)); }, B, ldb, k0,
+      k_end, block_n, N, tid);
 }
 
 #if defined(TS_VENDOR_AMD)
