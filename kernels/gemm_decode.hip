@@ -240,12 +240,7 @@ gemm_decode(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   const int k_end = min(K, k_begin + k_per_split);
 
   float acc[TILES_N][TILES_M][4];
-#pragma unroll
-  for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][mt][i] = 0.0f;
+  ts_zero_tiles(acc);
 
   const int steps = k_end > k_begin ? (k_end - k_begin + BLOCK_K - 1) / BLOCK_K : 0;
   ts_pipeline<STAGES>(

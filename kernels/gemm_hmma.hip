@@ -213,12 +213,7 @@ gemm_hmma(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   const TsTile tile = ts_tile(M, N, K);
 
   float acc[TILES_M][TILES_N][4];
-#pragma unroll
-  for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  ts_zero_tiles(acc);
 
   const int steps = ts_k_steps(tile);
   auto load = [&](int slot, int step) {

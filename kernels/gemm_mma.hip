@@ -180,12 +180,7 @@ gemm_mma(TS_GEMM_PARAMS(float, float)) {
   const TsTile tile = ts_tile(M, N, K);
 
   float acc[TILES_M][TILES_N][4];
-#pragma unroll
-  for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  ts_zero_tiles(acc);
 
   const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(
