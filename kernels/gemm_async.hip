@@ -15,9 +15,6 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #include "ts_warp_tile.h"
 #include "ts_async_copy.h"
 

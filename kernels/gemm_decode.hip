@@ -51,19 +51,18 @@
 #ifndef REDUCE
 #define REDUCE 0
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
 #include "ts_gemm_common.h"
+#include "ts_async_copy.h"
+#include "ts_ldmatrix.h"
+#include "ts_mfma.h"
+#include "ts_mma_sm80.h"
+#include "ts_split_k.h"
 
-#if defined(TS_VENDOR_AMD)
-#define MMA_M 16  // v_mfma_f32_16x16x16: 16 rows of C per tile
-#else
-#define MMA_M 8  // mma.sync.m16n8k16: 8 rows of C (the n8 side) per tile
-#endif
+// Rows of C per tile: the instruction's n side (v_mfma_f32_16x16x16: 16; mma.sync.m16n8k16: 8).
+#define MMA_M TS_MMA_N
 #define WARP_N (BLOCK_N / WARPS_N)
 #define WARP_M (BLOCK_M / WARPS_M)
 #define THREADS (WARPS_N * WARPS_M * TS_WARP_SIZE)
@@ -87,11 +86,6 @@
 #if REDUCE == 1 && (!defined(TS_VENDOR_NVIDIA) || SPLIT_K > 8)
 #error "gemm_decode: REDUCE 1 (cluster reduction) needs NVIDIA sm_90 and SPLIT_K <= 8"
 #endif
-
-#include "ts_async_copy.h"
-#include "ts_ldmatrix.h"
-#include "ts_mfma.h"
-#include "ts_mma_sm80.h"
 
 // Element (k, n) of B's stage and (m, k) of A's.
 __device__ __forceinline__ const ts_ab_t* b_ptr(const ts_ab_t* Bs, int k, int n) {
@@ -148,31 +142,29 @@ __device__ __forceinline__ void multiply_stage(const ts_ab_t* __restrict__ Bs, c
 
 typedef TsMma16x8Acc Acc;  // the MMA's rows are columns n of C, its columns rows m
 
-// The MMA's A operand: B^T rows n0..n0+15 (columns of C), k0..k0+15, as matrices (n 0-7, k 0-7),
-// (n 8-15, k 0-7), (n 0-7, k 8-15), (n 8-15, k 8-15). Lane l addresses row l % 8 of matrix
-// j = l / 8. Column-major B is stored [n][k] (plain ldmatrix gives lane (g, c) the pair
-// (n g, k 2c..2c+1)); row-major B is stored [k][n] (the transposing ldmatrix gives the same).
-__device__ __forceinline__ void load_bt_frag(unsigned (&a)[4], const ts_ab_t* Bs, int n0, int k0, int lane) {
+// The x4 fragment of a 16 x 16 block of an operand tile, rows x0..x0+15 (n of B^T, m of A^T)
+// by k0..k0+15, as ldmatrix hands it to mma.sync: lane l addresses row l % 8 of matrix
+// j = l / 8. kXFirst: matrix j's rows are x0 + 8 (j & 1).., its k k0 + 8 (j >> 1) (B^T, the
+// MMA's A operand: matrices (x 0-7, k 0-7), (x 8-15, k 0-7), (x 0-7, k 8-15), (x 8-15, k 8-15));
+// else the other way round (A^T, the MMA's B operand: b[0], b[1] for x0.., b[2], b[3] for
+// x0+8..). kKContig: the tile is stored [x][k] (plain ldmatrix gives lane (g, c) the pair
+// (x g, k 2c..2c+1)), else [k][x] (the transposing ldmatrix gives the same).
+template <bool kXFirst, bool kKContig, int kRowLen>
+__device__ __forceinline__ void load_frag16(unsigned (&f)[4], const ts_ab_t* Xs, int x0, int k0, int lane) {
   const int j = lane / 8, r = lane % 8;
-  const int dn = (j & 1) * 8, dk = (j >> 1) * 8;
-#if TS_B_ROW_MAJOR
-  ldsm_x4_trans(a, smem_addr(Bs + swz<B_ROW_LEN>(k0 + dk + r, n0 + dn)));
-#else
-  ldsm_x4(a, smem_addr(Bs + swz<B_ROW_LEN>(n0 + dn + r, k0 + dk)));
-#endif
+  const int dx = (kXFirst ? (j & 1) : (j >> 1)) * 8, dk = (kXFirst ? (j >> 1) : (j & 1)) * 8;
+  if (kKContig)
+    ldsm_x4(f, smem_addr(Xs + swz<kRowLen>(x0 + dx + r, k0 + dk)));
+  else
+    ldsm_x4_trans(f, smem_addr(Xs + swz<kRowLen>(k0 + dk + r, x0 + dx)));
 }
-// The MMA's B operand: A^T k0..k0+15 x rows m0..m0+15 of A (two 8-wide tiles), as matrices
-// (k 0-7, m 0-7), (k 8-15, m 0-7), (k 0-7, m 8-15), (k 8-15, m 8-15): b[0], b[1] for m0..,
-// b[2], b[3] for m0+8... Row-major A is stored [m][k] (plain ldmatrix), column-major [k][m]
-// (transposing).
+// The MMA's A operand: B^T rows n0..n0+15 (columns of C), k0..k0+15.
+__device__ __forceinline__ void load_bt_frag(unsigned (&a)[4], const ts_ab_t* Bs, int n0, int k0, int lane) {
+  load_frag16<true, !TS_B_ROW_MAJOR, B_ROW_LEN>(a, Bs, n0, k0, lane);
+}
+// The MMA's B operand: A^T k0..k0+15 x rows m0..m0+15 of A (two 8-wide tiles).
 __device__ __forceinline__ void load_at_frags(unsigned (&b)[4], const ts_ab_t* As, int m0, int k0, int lane) {
-  const int j = lane / 8, r = lane % 8;
-  const int dk = (j & 1) * 8, dm = (j >> 1) * 8;
-#if TS_A_ROW_MAJOR
-  ldsm_x4(b, smem_addr(As + swz<A_ROW_LEN>(m0 + dm + r, k0 + dk)));
-#else
-  ldsm_x4_trans(b, smem_addr(As + swz<A_ROW_LEN>(k0 + dk + r, m0 + dm)));
-#endif
+  load_frag16<false, TS_A_ROW_MAJOR, A_ROW_LEN>(b, As, m0, k0, lane);
 }
 // One 8-wide tile of A^T (lanes 0-15 give the addresses; the others repeat them).
 __device__ __forceinline__ void load_at_frag8(unsigned& b0, unsigned& b1, const ts_ab_t* As, int m0, int k0, int lane) {
@@ -248,12 +240,7 @@ gemm_decode(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   const int k_end = min(K, k_begin + k_per_split);
 
   float acc[TILES_N][TILES_M][4];
-#pragma unroll
-  for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-    for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[nt][mt][i] = 0.0f;
+  ts_zero_tiles(acc);
 
   const int steps = k_end > k_begin ? (k_end - k_begin + BLOCK_K - 1) / BLOCK_K : 0;
   ts_pipeline<STAGES>(
@@ -315,12 +302,7 @@ gemm_decode(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
     *reinterpret_cast<float4*>(own + (f * THREADS + tid) * 4) =
         make_float4(acc[f / TILES_M][f % TILES_M][0], acc[f / TILES_M][f % TILES_M][1],
                     acc[f / TILES_M][f % TILES_M][2], acc[f / TILES_M][f % TILES_M][3]);
-  __threadfence();
-  __syncthreads();
-  __shared__ int arrived;
-  if (tid == 0) arrived = atomicAdd(&counters[tile], 1);
-  __syncthreads();
-  if (arrived != SPLIT_K - 1) return;
+  if (ts_arrive(counters, tile, tid) != SPLIT_K - 1) return;
   __threadfence();
   // The last block adds the partials in split order, its own from registers (the same values
   // it wrote), the others read from L2 (ld.global.cg: written by other blocks).
@@ -330,13 +312,7 @@ gemm_decode(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
 #pragma unroll
     for (int s = 0; s < SPLIT_K; ++s) {
       if (s == (int)blockIdx.y) continue;
-      const float* src = workspace + ((long long)s * tiles + tile) * (BLOCK_M * BLOCK_N) + (f * THREADS + tid) * 4;
-#if defined(TS_VENDOR_NVIDIA)
-      p[s] = __ldcg(reinterpret_cast<const float4*>(src));
-#else
-      const volatile float* vs = src;
-      p[s] = make_float4(vs[0], vs[1], vs[2], vs[3]);
-#endif
+      p[s] = ts_load_l2_4(workspace + ((long long)s * tiles + tile) * (BLOCK_M * BLOCK_N) + (f * THREADS + tid) * 4);
     }
     float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll

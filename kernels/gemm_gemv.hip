@@ -25,6 +25,7 @@
 //
 // Compiles on its own: every macro below has a default.
 #include "ts_gemm_common.h"
+#include "ts_split_k.h"
 
 #ifndef ROWS
 #define ROWS 16  // at least S: accumulators per output column kept by each thread
@@ -85,22 +86,15 @@ __device__ __forceinline__ void ts_gemv_load_large(ts_gemv_vec (&x)[UNROLL], con
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     const int k = k0 + (u * THREADS_K + tk) * KSTEP;
-    if (K_CONTIG) {
-      const ts_ab_t* p = large + (long long)r * ld_large + k;
-      if (r < R && k + VEC <= k_end) {
-        x[u] = *reinterpret_cast<const ts_gemv_vec*>(p);
-      } else {
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) x[u].v[v] = (r < R && k + v < k_end) ? p[v] : ts_ab_t(0);
-      }
+    // The vector runs along LARGE's contiguous dimension c (k or r), at row o of the other.
+    const int o = K_CONTIG ? r : k, o_end = K_CONTIG ? R : k_end;
+    const int c = K_CONTIG ? k : r, c_end = K_CONTIG ? k_end : R;
+    const ts_ab_t* p = large + (long long)o * ld_large + c;
+    if (o < o_end && c + VEC <= c_end) {
+      x[u] = *reinterpret_cast<const ts_gemv_vec*>(p);
     } else {
-      const ts_ab_t* p = large + (long long)k * ld_large + r;
-      if (k < k_end && r + VEC <= R) {
-        x[u] = *reinterpret_cast<const ts_gemv_vec*>(p);
-      } else {
 #pragma unroll
-        for (int v = 0; v < VEC; ++v) x[u].v[v] = (k < k_end && r + v < R) ? p[v] : ts_ab_t(0);
-      }
+      for (int v = 0; v < VEC; ++v) x[u].v[v] = (o < o_end && c + v < c_end) ? p[v] : ts_ab_t(0);
     }
   }
 }
@@ -303,12 +297,8 @@ __device__ __forceinline__ void ts_gemv(const ts_ab_t* __restrict__ A, const ts_
       if (s == split) {
         sum += out[j];
       } else {
-        const float* src = workspace + ((long long)s * tiles + tile) * (ROWS * BLOCK_R) + e;
-#if defined(TS_VENDOR_NVIDIA)
-        sum += __ldcg(src);  // written by another block: read from L2, not a stale L1 line
-#else
-        sum += *(const volatile float*)src;
-#endif
+        // Written by another block: read from L2, not a stale L1 line.
+        sum += ts_load_l2(workspace + ((long long)s * tiles + tile) * (ROWS * BLOCK_R) + e);
       }
     }
     out[j] = sum;

@@ -19,17 +19,8 @@
 // Grouped tile order and deterministic split-K come from ts_tile.h; alpha, beta, the epilogue
 // and the one rounding to C's type are ts_store_c's (a row-major C without split-K stores
 // two neighbouring columns at once, with the same arithmetic).
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
 #ifndef BLOCK_K
 #define BLOCK_K 32
-#endif
-#ifndef WARP_M
-#define WARP_M 64
 #endif
 #ifndef WARP_N
 #define WARP_N 64
@@ -43,25 +34,16 @@
 #ifndef STAGES
 #define STAGES 4
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
-// SPLIT_K takes its default (1) from ts_tile.h.
+// BLOCK_M, BLOCK_N and WARP_M take their defaults (128, 128, 64) from ts_warp_grid.h, SPLIT_K
+// (1) from ts_tile.h.
 #include "ts_gemm_common.h"
+#include "ts_warp_grid.h"
 
-#if defined(TS_VENDOR_AMD)
-#define MMA_N 16  // v_mfma_f32_16x16x16
-#else
-#define MMA_N 8  // mma.sync.m16n8k16
-#endif
-#define WARPS_M (BLOCK_M / WARP_M)
-#define WARPS_N (BLOCK_N / WARP_N)
-#define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
 #define TILES_M (WARP_M / 16)
-#define TILES_N (WARP_N / MMA_N)
+#define TILES_N (WARP_N / TS_MMA_N)  // v_mfma_f32_16x16x16 (AMD), mma.sync.m16n8k16 (NVIDIA)
 #define KSTEPS (BLOCK_K / 16)
 // Shared rows: A row-major keeps BLOCK_M rows of BLOCK_K elements, column-major BLOCK_K rows
 // of BLOCK_M; B row-major BLOCK_K rows of BLOCK_N, column-major BLOCK_N rows of BLOCK_K.
@@ -85,41 +67,17 @@ static_assert(COPIES_A * PIECE * THREADS == A_STAGE && COPIES_B * PIECE * THREAD
 static_assert(VEC == 8 || VEC == 2 || VEC == 1, "copy widths: 16, 4 or 2 bytes");
 static_assert(BLOCK_K % 16 == 0 && WARP_M % 16 == 0 && WARP_N % 16 == 0, "16-deep, 16-row and 16-column MMA tiles");
 
-// Starts the copies of the K slice at k0 into one stage. A thread's copies sit at the same
-// places of every stage; only k0 moves.
+// Starts the copies of the K slice at k0 into one stage, 16-byte pieces along each operand's
+// contiguous dimension. A thread's copies sit at the same places of every stage; only k0 moves.
 __device__ __forceinline__ void load_stage(ts_ab_t* __restrict__ As, ts_ab_t* __restrict__ Bs,
                                            const ts_ab_t* __restrict__ A, const ts_ab_t* __restrict__ B, int M, int N,
                                            int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid) {
-#pragma unroll
-  for (int i = 0; i < COPIES_A; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_A_ROW_MAJOR
-    const int m = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gm < M ? ts_inside(k_end - gk, PIECE) : 0;
-    ts_copy_piece<VEC>(As + swz<A_ROW_LEN>(m, k), valid ? A + (long long)gm * lda + gk : A, valid);
-#else
-    const int k = idx / (BLOCK_M / PIECE), m = (idx % (BLOCK_M / PIECE)) * PIECE;
-    const int gm = block_m + m, gk = k0 + k;
-    const int valid = gk < k_end ? ts_inside(M - gm, PIECE) : 0;
-    ts_copy_piece<VEC>(As + swz<A_ROW_LEN>(k, m), valid ? A + (long long)gk * lda + gm : A, valid);
-#endif
-  }
-#pragma unroll
-  for (int i = 0; i < COPIES_B; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_B_ROW_MAJOR
-    const int k = idx / (BLOCK_N / PIECE), n = (idx % (BLOCK_N / PIECE)) * PIECE;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gk < k_end ? ts_inside(N - gn, PIECE) : 0;
-    ts_copy_piece<VEC>(Bs + swz<B_ROW_LEN>(k, n), valid ? B + (long long)gk * ldb + gn : B, valid);
-#else
-    const int n = idx / (BLOCK_K / PIECE), k = (idx % (BLOCK_K / PIECE)) * PIECE;
-    const int gk = k0 + k, gn = block_n + n;
-    const int valid = gn < N ? ts_inside(k_end - gk, PIECE) : 0;
-    ts_copy_piece<VEC>(Bs + swz<B_ROW_LEN>(n, k), valid ? B + (long long)gn * ldb + gk : B, valid);
-#endif
-  }
+  ts_copy_tile<TS_A_ROW_MAJOR, BLOCK_M, BLOCK_K, PIECE, THREADS, TsCopyPiece<VEC>>(
+      [&](int m, int k) { return As + (TS_A_ROW_MAJOR ? swz<A_ROW_LEN>(m, k) : swz<A_ROW_LEN>(k, m)); }, A, lda,
+      block_m, M, k0, k_end, tid);
+  ts_copy_tile<TS_B_ROW_MAJOR, BLOCK_K, BLOCK_N, PIECE, THREADS, TsCopyPiece<VEC>>(
+      [&](int k, int n) { return Bs + (TS_B_ROW_MAJOR ? swz<B_ROW_LEN>(k, n) : swz<B_ROW_LEN>(n, k)); }, B, ldb, k0,
+      k_end, block_n, N, tid);
 }
 
 #if defined(TS_VENDOR_AMD)
@@ -255,12 +213,7 @@ gemm_hmma(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   const TsTile tile = ts_tile(M, N, K);
 
   float acc[TILES_M][TILES_N][4];
-#pragma unroll
-  for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  ts_zero_tiles(acc);
 
   const int steps = ts_k_steps(tile);
   auto load = [&](int slot, int step) {

@@ -16,20 +16,8 @@
 // column-major: As[k][m]; B likewise), so every global -> shared copy is VEC floats wide
 // (cp.async on NVIDIA, STAGES slices in flight), and rows are padded so that the
 // fragment reads of a warp hit 32 different banks.
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
 #ifndef BLOCK_K
 #define BLOCK_K 16
-#endif
-#ifndef WARP_M
-#define WARP_M 64
-#endif
-#ifndef WARP_N
-#define WARP_N 32
 #endif
 #ifndef VEC
 #define VEC 4
@@ -37,27 +25,23 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef CHAIN
 #define CHAIN 1
 #endif
-// GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
+// BLOCK_M, BLOCK_N, WARP_M and WARP_N take their defaults (128, 128, 64, 32) from
+// ts_warp_grid.h, GROUP_M and SPLIT_K (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
+#include "ts_warp_grid.h"
 
+// The k of one instruction: v_mfma_f32_16x16x4f32 (AMD), mma.sync.m16n8k8 tf32 (NVIDIA); its n
+// is the instruction header's TS_MMA_N.
 #if defined(TS_VENDOR_AMD)
-#define MMA_N 16  // v_mfma_f32_16x16x4f32
 #define MMA_K 4
 #else
-#define MMA_N 8  // mma.sync.m16n8k8 tf32
 #define MMA_K 8
 #endif
-#define WARPS_M (BLOCK_M / WARP_M)
-#define WARPS_N (BLOCK_N / WARP_N)
-#define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
 #define TILES_M (WARP_M / 16)
-#define TILES_N (WARP_N / MMA_N)
+#define TILES_N (WARP_N / TS_MMA_N)
 // Rows along K get 4 floats of padding, rows along M or N get 8: with 32 banks, a warp's
 // fragment read (8 rows x 4 columns, or 4 rows x 8 columns) then touches 32 banks.
 #define LDS_A (TS_A_ROW_MAJOR ? BLOCK_K + 4 : BLOCK_M + 8)
@@ -196,12 +180,7 @@ gemm_mma(TS_GEMM_PARAMS(float, float)) {
   const TsTile tile = ts_tile(M, N, K);
 
   float acc[TILES_M][TILES_N][4];
-#pragma unroll
-  for (int mt = 0; mt < TILES_M; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < TILES_N; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  ts_zero_tiles(acc);
 
   const int steps = ts_k_steps(tile);
   ts_pipeline<STAGES>(

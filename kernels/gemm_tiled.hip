@@ -26,6 +26,22 @@
 // One float of padding per shared row keeps the transposed A stores off a single bank.
 #define TS_PAD 1
 
+// Stages one operand's slice: the rows x cols block at (row0, col0) of X (A's BLOCK_M x BLOCK_K
+// at (block_m, k0), B's BLOCK_K x BLOCK_N at (k0, block_n)), stored row-major (rows ld apart) or
+// column-major, into at(r, c); zeros at or past row_end and col_end. Consecutive threads read
+// consecutive addresses in whichever layout the operand has.
+template <bool row_major, int rows, int cols, typename At>
+__device__ __forceinline__ void stage_operand(At at, const float* __restrict__ X, int ld, int row0, int row_end,
+                                              int col0, int col_end, int tid) {
+  for (int i = tid; i < rows * cols; i += TS_THREADS) {
+    const int r = row_major ? i / cols : i % rows, c = row_major ? i % cols : i / rows;
+    const int gr = row0 + r, gc = col0 + c;
+    float v = 0.0f;
+    if (gr < row_end && gc < col_end) v = row_major ? X[(long long)gr * ld + gc] : X[(long long)gc * ld + gr];
+    at(r, c) = v;
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(TS_THREADS)
 gemm_tiled(TS_GEMM_PARAMS(float, float)) {
   (void)workspace;
@@ -45,41 +61,10 @@ gemm_tiled(TS_GEMM_PARAMS(float, float)) {
     for (int j = 0; j < THREAD_N; ++j) acc[i][j] = 0.0f;
 
   for (int k0 = 0; k0 < K; k0 += BLOCK_K) {
-    // Consecutive threads read consecutive addresses in whichever layout A and B have.
-    for (int i = tid; i < BLOCK_M * BLOCK_K; i += TS_THREADS) {
-#if TS_A_ROW_MAJOR
-      const int mm = i / BLOCK_K, kk = i % BLOCK_K;
-#else
-      const int kk = i / BLOCK_M, mm = i % BLOCK_M;
-#endif
-      const int gm = block_m + mm, gk = k0 + kk;
-      float v = 0.0f;
-      if (gm < M && gk < K) {
-#if TS_A_ROW_MAJOR
-        v = A[(long long)gm * lda + gk];
-#else
-        v = A[(long long)gk * lda + gm];
-#endif
-      }
-      As[kk][mm] = v;
-    }
-    for (int i = tid; i < BLOCK_K * BLOCK_N; i += TS_THREADS) {
-#if TS_B_ROW_MAJOR
-      const int kk = i / BLOCK_N, nn = i % BLOCK_N;
-#else
-      const int nn = i / BLOCK_K, kk = i % BLOCK_K;
-#endif
-      const int gk = k0 + kk, gn = block_n + nn;
-      float v = 0.0f;
-      if (gk < K && gn < N) {
-#if TS_B_ROW_MAJOR
-        v = B[(long long)gk * ldb + gn];
-#else
-        v = B[(long long)gn * ldb + gk];
-#endif
-      }
-      Bs[kk][nn] = v;
-    }
+    stage_operand<TS_A_ROW_MAJOR, BLOCK_M, BLOCK_K>([&](int m, int k) -> float& { return As[k][m]; }, A, lda,
+                                                    block_m, M, k0, K, tid);
+    stage_operand<TS_B_ROW_MAJOR, BLOCK_K, BLOCK_N>([&](int k, int n) -> float& { return Bs[k][n]; }, B, ldb, k0, K,
+                                                    block_n, N, tid);
     __syncthreads();
 
 #pragma unroll

@@ -158,6 +158,20 @@ __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K) {
   return ts_tile_at(unit / SPLIT_K, unit % SPLIT_K, M, N, K);
 }
 
+// Calls f(tile, k0, ring) for every K slice of this block's units, ring at the slice's stage:
+// the walk that the copying thread and the splitting warps make in step with each other.
+template <typename F>
+__device__ __forceinline__ void for_each_slice(int units, int M, int N, int K, F f) {
+  Ring ring;
+  for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const TsTile tile = unit_tile(unit, M, N, K);
+    for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
+      f(tile, k0, ring);
+      ring.next();
+    }
+  }
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 gemm_tma_tf32(TS_GEMM_PARAMS(float, float), const __grid_constant__ TsTensorMap map_a,
               const __grid_constant__ TsTensorMap map_b) {
@@ -191,29 +205,19 @@ gemm_tma_tf32(TS_GEMM_PARAMS(float, float), const __grid_constant__ TsTensorMap 
     if (tid == 0) {
       prefetch_tensormap(&map_a);
       prefetch_tensormap(&map_b);
-      Ring ring;
-      for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const TsTile tile = unit_tile(unit, M, N, K);
-        for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
-          mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
-          load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
-                     &full_bar[ring.stage]);
-          ring.next();
-        }
-      }
+      for_each_slice(units, M, N, K, [&](const TsTile& tile, int k0, Ring ring) {
+        mbar_wait(&empty_bar[ring.stage], ring.phase ^ 1u);  // the first lap finds every slot free
+        load_slice(smem + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
+                   &full_bar[ring.stage]);
+      });
     } else if (tid >= TS_WARP_SIZE) {
       // A slot is refilled only after the consumers released it, which they do only after
       // this split's ready phase: the splitters never run more than a lap ahead.
-      Ring ring;
-      for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        const TsTile tile = unit_tile(unit, M, N, K);
-        for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
-          mbar_wait(&full_bar[ring.stage], ring.phase);
-          split_a_tile(smem + ring.stage * STAGE_BYTES, tid - TS_WARP_SIZE);
-          mbar_arrive(&ready_bar[ring.stage]);
-          ring.next();
-        }
-      }
+      for_each_slice(units, M, N, K, [&](const TsTile&, int, Ring ring) {
+        mbar_wait(&full_bar[ring.stage], ring.phase);
+        split_a_tile(smem + ring.stage * STAGE_BYTES, tid - TS_WARP_SIZE);
+        mbar_arrive(&ready_bar[ring.stage]);
+      });
     }
     return;
   }

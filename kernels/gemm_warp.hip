@@ -19,9 +19,6 @@
 #ifndef VEC
 #define VEC 4
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #include "ts_warp_tile.h"
 
 #define LOADS_A (BLOCK_M * BLOCK_K / VEC / THREADS)
@@ -54,78 +51,69 @@ __device__ __forceinline__ vec_t vzero() {
 #endif
 }
 
+// Where load i of this thread's share of one operand's slice sits in the tile: VEC consecutive
+// elements along the dimension the operand is stored contiguously in, consecutive threads on
+// consecutive vectors. An operand is A (MN = M) or B (MN = N); kKContig: stored along K (A
+// row-major, B column-major: element (mn, k) at X[mn * ld + k]), else along MN (X[k * ld + mn]).
+template <bool kKContig, int kMN>
+__device__ __forceinline__ void operand_at(int tid, int i, int& mn, int& k) {
+  const int idx = tid + i * THREADS;
+  if (kKContig) {
+    mn = idx / (BLOCK_K / VEC);
+    k = (idx % (BLOCK_K / VEC)) * VEC;
+  } else {
+    k = idx / (kMN / VEC);
+    mn = (idx % (kMN / VEC)) * VEC;
+  }
+}
+
+// Global -> registers: this thread's share of one operand's slice starting at k0 (zeros outside
+// the matrix).
+template <bool kKContig, int kMN, int kLoads>
+__device__ __forceinline__ void load_operand(const float* __restrict__ X, int ld, int limit, int k_end, int block_mn,
+                                             int k0, int tid, vec_t (&r)[kLoads]) {
+#pragma unroll
+  for (int i = 0; i < kLoads; ++i) {
+    int mn, kk;
+    operand_at<kKContig, kMN>(tid, i, mn, kk);
+    const int gmn = block_mn + mn, gk = k0 + kk;
+    vec_t v = vzero();
+    if (gmn < limit && gk < k_end)
+      v = *reinterpret_cast<const vec_t*>(kKContig ? X + (long long)gmn * ld + gk : X + (long long)gk * ld + gmn);
+    r[i] = v;
+  }
+}
+
+// Registers -> shared, as Xs[k][mn] (As[k][m], Bs[k][n]) so that the inner product reads
+// contiguous vectors along M and N: an operand stored along K is transposed element by element.
+template <bool kKContig, int kMN, int kLds, int kLoads>
+__device__ __forceinline__ void store_operand(float* __restrict__ Xs, int tid, const vec_t (&r)[kLoads]) {
+#pragma unroll
+  for (int i = 0; i < kLoads; ++i) {
+    int mn, kk;
+    operand_at<kKContig, kMN>(tid, i, mn, kk);
+    if (kKContig) {
+#pragma unroll
+      for (int v = 0; v < VEC; ++v) Xs[(kk + v) * kLds + mn] = vget(r[i], v);
+    } else {
+      *reinterpret_cast<vec_t*>(Xs + kk * kLds + mn) = r[i];
+    }
+  }
+}
+
 // Global -> registers: this thread's share of the A and B slices starting at k0.
 __device__ __forceinline__ void load_tiles(const float* __restrict__ A, const float* __restrict__ B, int M, int N,
                                            int k_end, int lda, int ldb, int block_m, int block_n, int k0, int tid,
                                            vec_t (&ra)[LOADS_A], vec_t (&rb)[LOADS_B]) {
-#pragma unroll
-  for (int i = 0; i < LOADS_A; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_A_ROW_MAJOR
-    const int mm = idx / (BLOCK_K / VEC), kk = (idx % (BLOCK_K / VEC)) * VEC;
-#else
-    const int kk = idx / (BLOCK_M / VEC), mm = (idx % (BLOCK_M / VEC)) * VEC;
-#endif
-    const int gm = block_m + mm, gk = k0 + kk;
-    vec_t v = vzero();
-    if (gm < M && gk < k_end) {
-#if TS_A_ROW_MAJOR
-      v = *reinterpret_cast<const vec_t*>(A + (long long)gm * lda + gk);
-#else
-      v = *reinterpret_cast<const vec_t*>(A + (long long)gk * lda + gm);
-#endif
-    }
-    ra[i] = v;
-  }
-#pragma unroll
-  for (int i = 0; i < LOADS_B; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_B_ROW_MAJOR
-    const int kk = idx / (BLOCK_N / VEC), nn = (idx % (BLOCK_N / VEC)) * VEC;
-#else
-    const int nn = idx / (BLOCK_K / VEC), kk = (idx % (BLOCK_K / VEC)) * VEC;
-#endif
-    const int gk = k0 + kk, gn = block_n + nn;
-    vec_t v = vzero();
-    if (gn < N && gk < k_end) {
-#if TS_B_ROW_MAJOR
-      v = *reinterpret_cast<const vec_t*>(B + (long long)gk * ldb + gn);
-#else
-      v = *reinterpret_cast<const vec_t*>(B + (long long)gn * ldb + gk);
-#endif
-    }
-    rb[i] = v;
-  }
+  load_operand<TS_A_ROW_MAJOR, BLOCK_M>(A, lda, M, k_end, block_m, k0, tid, ra);
+  load_operand<!TS_B_ROW_MAJOR, BLOCK_N>(B, ldb, N, k_end, block_n, k0, tid, rb);
 }
 
-// Registers -> shared: A stored K-major (As[k][m]) and B as Bs[k][n], so the inner
-// product reads contiguous vectors along M and N.
+// Registers -> shared: A stored K-major (As[k][m]) and B as Bs[k][n].
 __device__ __forceinline__ void store_tiles(float* __restrict__ As, float* __restrict__ Bs, int tid,
                                             const vec_t (&ra)[LOADS_A], const vec_t (&rb)[LOADS_B]) {
-#pragma unroll
-  for (int i = 0; i < LOADS_A; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_A_ROW_MAJOR
-    const int mm = idx / (BLOCK_K / VEC), kk = (idx % (BLOCK_K / VEC)) * VEC;
-#pragma unroll
-    for (int v = 0; v < VEC; ++v) As[(kk + v) * LDS_A + mm] = vget(ra[i], v);
-#else
-    const int kk = idx / (BLOCK_M / VEC), mm = (idx % (BLOCK_M / VEC)) * VEC;
-    *reinterpret_cast<vec_t*>(As + kk * LDS_A + mm) = ra[i];
-#endif
-  }
-#pragma unroll
-  for (int i = 0; i < LOADS_B; ++i) {
-    const int idx = tid + i * THREADS;
-#if TS_B_ROW_MAJOR
-    const int kk = idx / (BLOCK_N / VEC), nn = (idx % (BLOCK_N / VEC)) * VEC;
-    *reinterpret_cast<vec_t*>(Bs + kk * LDS_B + nn) = rb[i];
-#else
-    const int nn = idx / (BLOCK_K / VEC), kk = (idx % (BLOCK_K / VEC)) * VEC;
-#pragma unroll
-    for (int v = 0; v < VEC; ++v) Bs[(kk + v) * LDS_B + nn] = vget(rb[i], v);
-#endif
-  }
+  store_operand<TS_A_ROW_MAJOR, BLOCK_M, LDS_A>(As, tid, ra);
+  store_operand<!TS_B_ROW_MAJOR, BLOCK_N, LDS_B>(Bs, tid, rb);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)

@@ -60,9 +60,6 @@
 #ifndef VEC
 #define VEC 8
 #endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 #ifndef LOADS_FIRST
 #define LOADS_FIRST 0
 #endif
@@ -234,12 +231,7 @@ gemm_wgmma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
 #if defined(TS_VENDOR_AMD)
   const int m0 = wg * WG_M_TILES * 64, n0 = (warp % 4) * (BLOCK_N / 4);
   float acc[TM][TN][4];
-#pragma unroll
-  for (int mt = 0; mt < TM; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < TN; ++nt)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+  ts_zero_tiles(acc);
 #else
   float acc[WG_M_TILES][ACC_N];
 #pragma unroll

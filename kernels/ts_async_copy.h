@@ -133,6 +133,16 @@ struct TsCopyElems {
   }
 };
 
+// How ts_copy_tile copies: one 8-element piece of 16-bit elements a copy, read `vec` elements
+// at a time (ts_copy_piece).
+template <int vec>
+struct TsCopyPiece {
+  template <typename T>
+  __device__ __forceinline__ static void copy(T* dst, const T* src, int valid) {
+    ts_copy_piece<vec>(dst, src, valid);
+  }
+};
+
 // This thread's copies of one operand's slice: the rows x cols tile at (row0, col0) of x (A's
 // BLOCK_M x BLOCK_K at (block_m, k0), B's BLOCK_K x BLOCK_N at (k0, block_n)), stored row-major
 // (rows ld apart) or column-major (columns ld apart). Each copy takes `per` consecutive elements

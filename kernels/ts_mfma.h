@@ -8,6 +8,10 @@
 #if defined(TS_VENDOR_AMD)
 #include "ts_dtype.h"
 
+// Columns of a wavefront's accumulator tile (the second 16 of every 16x16xK form here).
+// ts_mma_sm80.h's TS_MMA_N is the warp's: a template with both paths reads one name.
+#define TS_MMA_N 16
+
 typedef float ts_floatx4 __attribute__((ext_vector_type(4)));
 #if TS_AB_DTYPE == 1
 typedef _Float16 ts_mfma_elem;

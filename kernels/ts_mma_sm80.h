@@ -6,6 +6,10 @@
 #if !defined(TS_VENDOR_AMD)
 #include "ts_dtype.h"
 
+// Columns of a warp's accumulator tile (the n of m16n8k16 and m16n8k8). ts_mfma.h's TS_MMA_N is
+// the wavefront's: a template with both paths reads one name.
+#define TS_MMA_N 8
+
 // d += a*b on a 16x8x16 tile: a = 4 registers of 2 16-bit values (ldsm_x4 of A), b0, b1 = 2
 // registers of B.
 __device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {

@@ -7,6 +7,7 @@
 // many) and TS_TILE_SYNC() (a barrier over just those).
 #pragma once
 #include "ts_gemm_common.h"
+#include "ts_split_k.h"
 
 // The parameters of the tile order and the split, with the defaults a template that defines
 // neither gets (its JSON declares them like its own): GROUP_M tile rows per group, SPLIT_K
@@ -70,25 +71,6 @@ __device__ __forceinline__ TsTile ts_tile_at(int pid, int split, int M, int N, i
   return t;
 }
 __device__ __forceinline__ TsTile ts_tile(int M, int N, int K) { return ts_tile_at(blockIdx.x, blockIdx.y, M, N, K); }
-
-// A load that reads what another block wrote (after its __threadfence), not a stale
-// cached copy: L2 on NVIDIA (ld.global.cg), a volatile load elsewhere.
-__device__ __forceinline__ float ts_load_l2(const float* p) {
-#if defined(TS_VENDOR_NVIDIA)
-  return __ldcg(p);
-#else
-  return *static_cast<const volatile float*>(p);
-#endif
-}
-// The same for four floats at a 16-byte aligned address.
-__device__ __forceinline__ float4 ts_load_l2_4(const float* p) {
-#if defined(TS_VENDOR_NVIDIA)
-  return __ldcg(reinterpret_cast<const float4*>(p));
-#else
-  const volatile float* v = p;
-  return make_float4(v[0], v[1], v[2], v[3]);
-#endif
-}
 
 // Writes the block's results, handed over by walk(f), which calls f(m, n, value) for
 // every element this thread holds inside C: straight to C, or (SPLIT_K > 1) as a partial

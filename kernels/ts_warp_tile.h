@@ -5,26 +5,14 @@
 //
 // The tile's parameters, which the including template may define first (the search does:
 // each template's JSON declares them with these defaults), else the family's default tile:
-// block tile BLOCK_M x BLOCK_N, BLOCK_K deep; warp tiles WARP_M x WARP_N; thread tiles
-// THREAD_M x THREAD_N, WNITER of them along N per warp tile; SMEM_PAD floats of padding per
-// shared row. GROUP_M and SPLIT_K are ts_tile.h's.
+// BLOCK_K deep slices; thread tiles THREAD_M x THREAD_N, WNITER of them along N per warp tile;
+// SMEM_PAD floats of padding per shared row. The block and warp tiles (BLOCK_M x BLOCK_N,
+// WARP_M x WARP_N) are ts_warp_grid.h's, GROUP_M and SPLIT_K ts_tile.h's.
 #pragma once
 #include "ts_gemm_common.h"
 
-#ifndef BLOCK_M
-#define BLOCK_M 128
-#endif
-#ifndef BLOCK_N
-#define BLOCK_N 128
-#endif
 #ifndef BLOCK_K
 #define BLOCK_K 16
-#endif
-#ifndef WARP_M
-#define WARP_M 64
-#endif
-#ifndef WARP_N
-#define WARP_N 32
 #endif
 #ifndef THREAD_M
 #define THREAD_M 4
@@ -39,9 +27,8 @@
 #define SMEM_PAD 4
 #endif
 
-#define WARPS_M (BLOCK_M / WARP_M)
-#define WARPS_N (BLOCK_N / WARP_N)
-#define THREADS (WARPS_M * WARPS_N * TS_WARP_SIZE)
+#include "ts_warp_grid.h"  // BLOCK_M, BLOCK_N, WARP_M, WARP_N; WARPS_M, WARPS_N, THREADS
+
 #define WMITER ((WARP_M * WARP_N) / (TS_WARP_SIZE * THREAD_M * THREAD_N * WNITER))
 #define WSUB_M (WARP_M / WMITER)
 #define WSUB_N (WARP_N / WNITER)
