@@ -9,7 +9,7 @@
 #include "registry/device_facts.h"
 #include "registry/problem.h"
 #include "runtime/evaluation.h"
-#include "tuner/loop/generation.h"
+#include "tuner/records/plan.h"
 #include "tuner/records/history.h"
 #include "tuner/search/proposer.h"
 

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tuner/loop/generation.h"
+#include "tuner/records/plan.h"
 #include "tuner/records/history.h"
 
 namespace tilesmith {

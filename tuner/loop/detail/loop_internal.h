@@ -18,7 +18,7 @@
 
 #include "base/host_name.h"
 #include "tuner/loop/loop.h"
-#include "tuner/loop/generation.h"
+#include "tuner/records/plan.h"
 #include "tuner/loop/loop_rows.h"
 #include "tuner/loop/retime.h"
 #include "tuner/records/best_entry.h"
