@@ -12,7 +12,6 @@
 #include "base/status.h"
 #include "registry/problem.h"
 #include "registry/template_library.h"
-#include "runtime/backend.h"
 
 namespace tilesmith::cli {
 
@@ -42,13 +41,6 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required);
 Result<GemmProblem> to_problem(const ProblemFlags& f);
 // true when --m/--n/--k were all given.
 bool problem_given(const ProblemFlags& f);
-
-// Embedded templates, or those in `dir` when not empty.
-Result<TemplateLibrary> load_templates(const std::string& dir);
-
-// The backend to use: the named one, or with "auto" the first (cuda, then hip) that
-// finds a GPU. unavailable with every backend's reason when none does.
-Result<std::unique_ptr<Backend>> choose_backend(const std::string& name);
 
 struct ListDevicesOptions {
   bool as_json = false;

@@ -12,7 +12,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                        "an unknown key, a line that is not a setting or a bad value is refused with its line. "
                        "Flags given on the command line win");
   const std::string problem_group = "Problem";
-  add_problem_flags(app, f.problem, /*required=*/false);
+  add_problem_flags(app, f.problem_flags, /*required=*/false);
   for (const char* name : {"--m", "--n", "--k", "--dtype", "--layout", "--c-layout", "--alpha", "--beta", "--epilogue",
                            "--leaky-slope"})
     app.get_option(name)->group(problem_group);
@@ -115,44 +115,44 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->group(budget_group);
 
   const std::string llm_group = "LLM endpoint (docs/llm.md)";
-  app.add_option("--llm-url", f.llm_url,
+  app.add_option("--llm-url", f.llm.url,
                  "base URL: https://api.openai.com/v1 (default for openai), http://127.0.0.1:8000/v1 (vLLM), "
                  "http://127.0.0.1:11434/v1 (Ollama), https://api.anthropic.com (default for anthropic)")
       ->group(llm_group);
-  app.add_option("--llm-model", f.llm_model, "model name as the server knows it, e.g. gpt-5, Qwen/Qwen2.5-Coder-32B-Instruct")
+  app.add_option("--llm-model", f.llm.model, "model name as the server knows it, e.g. gpt-5, Qwen/Qwen2.5-Coder-32B-Instruct")
       ->group(llm_group);
-  app.add_option("--llm-api-key-env", f.llm_api_key_env,
+  app.add_option("--llm-api-key-env", f.llm.api_key_env,
                  "environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY; unset: no "
                  "key is sent). The key itself is never written anywhere")
       ->group(llm_group);
-  app.add_option("--provider", f.provider, "API kind: openai (also vLLM, SGLang, llama.cpp, Ollama, LM Studio, proxies) or anthropic")
+  app.add_option("--provider", f.llm.provider, "API kind: openai (also vLLM, SGLang, llama.cpp, Ollama, LM Studio, proxies) or anthropic")
       ->check(CLI::IsMember({"openai", "anthropic", "openai-compatible", "vllm", "llamacpp", "llama.cpp", "ollama"}))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-timeout", f.llm_timeout_s, "seconds one request may take (reasoning models are slow)")
+  app.add_option("--llm-timeout", f.llm.request_timeout_s, "seconds one request may take (reasoning models are slow)")
       ->check(number_above(0))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-connect-timeout", f.llm_connect_timeout_s, "seconds to connect")
+  app.add_option("--llm-connect-timeout", f.llm.connect_timeout_s, "seconds to connect")
       ->check(number_above(0))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-deadline", f.llm_deadline_s, "seconds one proposal may take, retries included")
+  app.add_option("--llm-deadline", f.llm.total_deadline_s, "seconds one proposal may take, retries included")
       ->check(number_above(0))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-retries", f.llm_retries, "retries of a failed request (429, 5xx, timeouts)")
+  app.add_option("--llm-retries", f.llm.retries, "retries of a failed request (429, 5xx, timeouts)")
       ->check(integer_from_to(0, 20))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-temperature", f.llm_temperature, "sampling temperature (not sent unless given)")
+  app.add_option("--llm-temperature", f.llm.temperature, "sampling temperature (not sent unless given)")
       ->check(number_at_least(0))
       ->group(llm_group);
-  app.add_option("--llm-max-tokens", f.llm_max_tokens, "reply cap, reasoning included")
+  app.add_option("--llm-max-tokens", f.llm.max_output_tokens, "reply cap, reasoning included")
       ->check(integer_at_least(1))
       ->capture_default_str()
       ->group(llm_group);
-  app.add_option("--llm-prompt-tokens", f.llm_prompt_tokens, "prompt budget; the history is condensed to fit")
+  app.add_option("--llm-prompt-tokens", f.llm.prompt_token_budget, "prompt budget; the history is condensed to fit")
       ->check(integer_at_least(1))
       ->capture_default_str()
       ->group(llm_group);
