@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -41,6 +42,22 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required);
 Result<GemmProblem> to_problem(const ProblemFlags& f);
 // true when --m/--n/--k were all given.
 bool problem_given(const ProblemFlags& f);
+
+// What every subcommand that reads a run (history, report, export) takes: the run's folder.
+struct RunFolderFlags {
+  std::string results = "results";
+};
+
+// Such a subcommand: `name`, its description (with an example) and --results DIR. Its
+// flags (a RunFolderFlags) are shared with the callback, which runs after this returns.
+template <typename Flags>
+std::pair<CLI::App*, std::shared_ptr<Flags>> add_run_subcommand(CLI::App& app, const std::string& name,
+                                                                const std::string& description) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->add_option("--results", flags->results, "the run's results folder")->capture_default_str();
+  return {sub, flags};
+}
 
 struct ListDevicesOptions {
   bool as_json = false;

@@ -31,15 +31,17 @@ void add_evaluator_flags(CLI::App& app, EvaluatorSettings& f, bool several_devic
                "or hangs then ends the run, and no deadline applies)");
   app.add_option("--worker-exe", f.worker_exe,
                  "the worker executable (default: $TILESMITH_WORKER, else tilesmith-worker beside this program)");
-  app.add_option("--run-deadline", f.run_deadline_s,
-                 "seconds a candidate's run may take before it is cut off as timeout, plus an allowance for a "
-                 "worker's first run of the problem (inputs, CPU reference); default 0: scaled from the expected "
-                 "runtime, at least 30 (docs/reliability.md)")
-      ->check(number_at_least(0));
-  app.add_option("--compile-deadline", f.compile_deadline_s,
-                 "seconds a compile may take before it is cut off as timeout (default 0: at least 60, 10x the "
-                 "slowest compile seen)")
-      ->check(number_at_least(0));
+  // Both deadlines in seconds; 0 scales them from what the run has seen.
+  const std::pair<const char*, double*> deadlines[] = {{"--run-deadline", &f.run_deadline_s},
+                                                       {"--compile-deadline", &f.compile_deadline_s}};
+  const char* const deadline_help[] = {
+      "seconds a candidate's run may take before it is cut off as timeout, plus an allowance for a worker's first run "
+      "of the problem (inputs, CPU reference); default 0: scaled from the expected runtime, at least 30 "
+      "(docs/reliability.md)",
+      "seconds a compile may take before it is cut off as timeout (default 0: at least 60, 10x the slowest compile "
+      "seen)"};
+  for (std::size_t i = 0; i < 2; ++i)
+    app.add_option(deadlines[i].first, *deadlines[i].second, deadline_help[i])->check(number_at_least(0));
   app.add_option("--cache-dir", f.cache_dir,
                  "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
   app.add_option("--replay-file", f.replay_files,
