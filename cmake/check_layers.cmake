@@ -1,9 +1,11 @@
 # The layering check (ctest test `layering`): every #include "a/b.h" of a module's files
 # names a header of the module itself or of a module it declares as a dependency in
 # CMake (layers.cmake wrote what each module may include). Run as
-#   cmake -DLAYERS=<build>/layers.cmake -DSOURCE_DIR=<repo> -P cmake/check_layers.cmake
+#   cmake -DLAYERS=<build>/layers.cmake -DSOURCE_DIR=<repo> [-DDOC=<repo>/docs/architecture.md]
+#         -P cmake/check_layers.cmake
 # A module's files: the sources its targets compile and every header in its folder (not in
-# a deeper module's). Fails listing each offending line.
+# a deeper module's). With DOC, also that the module table there names every module each
+# module links. Fails listing each offending line.
 
 cmake_minimum_required(VERSION 3.25)
 
@@ -55,7 +57,7 @@ foreach(m IN LISTS TS_LAYER_MODULES)
   list(REMOVE_DUPLICATES files)
   foreach(rel IN LISTS files)
     math(EXPR checked "${checked} + 1")
-    file(STRINGS "${SOURCE_DIR}/${rel}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"]+\"")
+    file(STRINGS "${SOURCE_DIR}/${rel}" lines ENCODING UTF-8 REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"]+\"")
     foreach(line IN LISTS lines)
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" header "${line}")
       string(REGEX REPLACE "/.*" "" root "${header}")
@@ -75,8 +77,41 @@ foreach(m IN LISTS TS_LAYER_MODULES)
   endforeach()
 endforeach()
 
+# docs/architecture.md draws every edge the build declares: its module table's row of each
+# module names every module that module's targets link, in the second column.
+if(DOC)
+  file(STRINGS "${DOC}" doc_rows ENCODING UTF-8 REGEX "^\\| `[a-z_/]+` \\|")
+  foreach(m IN LISTS TS_LAYER_MODULES)
+    string(MAKE_C_IDENTIFIER "${m}" id)
+    set(uses "")
+    set(found FALSE)
+    foreach(row IN LISTS doc_rows)
+      if(row MATCHES "^\\| `${m}` \\|([^|]*)\\|")
+        set(uses "${CMAKE_MATCH_1}")
+        set(found TRUE)
+      endif()
+    endforeach()
+    if(NOT found)
+      message(SEND_ERROR "${DOC}: the module table has no row for ${m}")
+      math(EXPR errors "${errors} + 1")
+      continue()
+    endif()
+    foreach(dep IN LISTS TS_LAYER_${id}_DIRECT)
+      string(FIND "${uses}" "`${dep}`" at)
+      if(at LESS 0)
+        message(SEND_ERROR "${DOC}: ${m} links ${dep}, which its row's uses column does not name")
+        math(EXPR errors "${errors} + 1")
+      endif()
+    endforeach()
+  endforeach()
+endif()
+
 list(LENGTH TS_LAYER_MODULES count)
 if(errors GREATER 0)
-  message(FATAL_ERROR "layering: ${errors} include(s) outside the declared dependencies")
+  message(FATAL_ERROR "layering: ${errors} include(s) outside the declared dependencies or edges missing from the map")
 endif()
-message(STATUS "layering: ${checked} files of ${count} modules include only what their modules declare")
+set(drawn "")
+if(DOC)
+  set(drawn "; ${DOC} draws every declared edge")
+endif()
+message(STATUS "layering: ${checked} files of ${count} modules include only what their modules declare${drawn}")

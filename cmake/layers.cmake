@@ -30,8 +30,9 @@ function(_tilesmith_module_dirs dir out_dirs)
 endfunction()
 
 # Writes `out`: TS_LAYER_MODULES (module folders relative to the source root) and, per
-# module M (as a C identifier), TS_LAYER_<M>_ALLOWED (modules it may include) and
-# TS_LAYER_<M>_SOURCES (the sources its targets compile, absolute).
+# module M (as a C identifier), TS_LAYER_<M>_ALLOWED (modules it may include),
+# TS_LAYER_<M>_DIRECT (the modules its targets link directly) and TS_LAYER_<M>_SOURCES
+# (the sources its targets compile, absolute).
 function(tilesmith_write_layers out)
   _tilesmith_module_dirs("${PROJECT_SOURCE_DIR}" dirs)
   set(modules "")
@@ -69,6 +70,16 @@ function(tilesmith_write_layers out)
         endforeach()
       endif()
     endforeach()
+    # The modules the targets link directly: the edges docs/architecture.md draws.
+    set(direct "")
+    foreach(t IN LISTS queue)
+      if(NOT t MATCHES "^\\$<" AND TARGET "${t}" AND DEFINED _module_of_${t})
+        list(APPEND direct "${_module_of_${t}}")
+      endif()
+    endforeach()
+    list(REMOVE_DUPLICATES direct)
+    list(REMOVE_ITEM direct "${rel}")
+    list(SORT direct)
     set(seen "")
     set(allowed "")
     while(queue)
@@ -91,7 +102,8 @@ function(tilesmith_write_layers out)
     list(REMOVE_ITEM allowed "${rel}")
     list(SORT allowed)
     string(MAKE_C_IDENTIFIER "${rel}" id)
-    string(APPEND text "set(TS_LAYER_${id}_ALLOWED \"${allowed}\")\nset(TS_LAYER_${id}_SOURCES \"${sources}\")\n")
+    string(APPEND text "set(TS_LAYER_${id}_ALLOWED \"${allowed}\")\nset(TS_LAYER_${id}_DIRECT \"${direct}\")\n"
+                       "set(TS_LAYER_${id}_SOURCES \"${sources}\")\n")
   endforeach()
   file(WRITE "${out}" "${text}")
 endfunction()
