@@ -51,7 +51,8 @@ struct RunFolderFlags {
 // Such a subcommand: `name`, its description (with an example) and --results DIR. Its
 // flags (a RunFolderFlags) are shared with the callback, which runs after this returns.
 template <typename Flags>
-std::pair<CLI::App*, std::shared_ptr<Flags>> add_run_subcommand(CLI::App& app, const std::string& name,
+std::pair<CLI::App*, std::shared_ptr<Flags>> add_run_subcommand(CLI::App& app,
+                                                                const std::string& name,
                                                                 const std::string& description) {
   auto flags = std::make_shared<Flags>();
   CLI::App* sub = app.add_subcommand(name, description);

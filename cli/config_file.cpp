@@ -159,7 +159,9 @@ class StrictConfig final : public CLI::ConfigBase {
   }
 
   // The text before a # comment, trimmed.
-  static std::string without_comment(const std::string& text) { return trimmed(text.substr(0, text.find('#'))); }
+  static std::string without_comment(const std::string& text) {
+    return trimmed(text.substr(0, text.find('#')));
+  }
 
   static bool double_bracketed(const std::string& line) {
     return line.size() >= 5 && line.compare(0, 2, "[[") == 0 && line.compare(line.size() - 2, 2, "]]") == 0 &&

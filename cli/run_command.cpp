@@ -22,7 +22,8 @@ std::optional<int> read_problem_flags(const RunFlags& f, RunSettings* settings) 
     auto p = to_problem(f.problem_flags);
     if (!p.ok()) return usage(p.status().message());
     settings->problem = *p;
-  } else if ((f.problem_flags.m || f.problem_flags.n || f.problem_flags.k) && f.problem_file.empty()) {
+  } else if ((f.problem_flags.m || f.problem_flags.n || f.problem_flags.k) &&
+             f.problem_file.empty()) {
     return usage("give all of --m, --n and --k (or --problem-file FILE)");
   }
   return std::nullopt;
@@ -68,7 +69,8 @@ int run_tuning(const RunFlags& flags) {
   // Under mpirun/srun with several ranks: rank 0 runs below, the others serve it.
   auto joined = join_scale_out(&f.evaluator);
   if (!joined.ok()) {
-    if (joined.status().code() == StatusCode::kInvalidArgument) return usage(joined.status().message());
+    if (joined.status().code() == StatusCode::kInvalidArgument)
+      return usage(joined.status().message());
     std::cerr << "autotune-loop: " << joined.status().message() << "\n";
     return kExitFailed;
   }

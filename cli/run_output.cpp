@@ -10,12 +10,10 @@ namespace tilesmith::cli {
 namespace fs = std::filesystem;
 
 void ConsoleObserver::log(LogLevel level, const std::string& message) {
-  switch (level) {
-    case LogLevel::kDebug: spdlog::debug(message); break;
-    case LogLevel::kInfo: spdlog::info(message); break;
-    case LogLevel::kWarn: spdlog::warn(message); break;
-    case LogLevel::kError: spdlog::error(message); break;
-  }
+  // LogLevel's order: debug, info, warn, error.
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
+                                                          spdlog::level::warn, spdlog::level::err};
+  spdlog::log(kLevels[static_cast<int>(level)], message);
 }
 
 int usage(const std::string& message) {
@@ -25,12 +23,15 @@ int usage(const std::string& message) {
 
 int status_exit(const Status& st) {
   switch (st.code()) {
-    case StatusCode::kUnavailable: return kExitNoDevice;
+    case StatusCode::kUnavailable:
+      return kExitNoDevice;
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
     case StatusCode::kParseError:
-    case StatusCode::kFailedPrecondition: return kExitUsage;
-    default: return kExitFailed;
+    case StatusCode::kFailedPrecondition:
+      return kExitUsage;
+    default:
+      return kExitFailed;
   }
 }
 
@@ -54,7 +55,9 @@ std::optional<int> open_output(const RunFlags& f, std::unique_ptr<Console>* cons
   co.verbosity = f.quiet ? -1 : f.verbose;
   co.progress = f.progress;
   co.interval_s = f.status_interval_s;
-  if (!f.no_log_file) co.log_file = f.log_file.empty() ? fs::path(f.results) / "autotune-loop.log" : fs::path(f.log_file);
+  if (!f.no_log_file)
+    co.log_file =
+        f.log_file.empty() ? fs::path(f.results) / "autotune-loop.log" : fs::path(f.log_file);
   auto c = Console::create(co);
   if (!c.ok()) return usage(c.status().message());
   *console = std::move(c).value();
@@ -69,35 +72,45 @@ void log_run_start(const RunFlags& f, const SingleRun& run) {
   const ResumePoint& rp = loop.resume_point();
   const std::size_t rows = loop.history().rows().size();
   if (rows > 0 || rp.session > 1) {
-    spdlog::info("resuming run {} in {}: session {}, {} rows, next generation {}{}", rp.run_id, f.results, rp.session,
-                 rows, rp.unfinished ? rp.unfinished->generation : rp.next_generation,
-                 rp.crashed.empty() ? "" : ", " + std::to_string(rp.crashed.size()) + " candidate(s) in flight at the stop");
+    spdlog::info(
+        "resuming run {} in {}: session {}, {} rows, next generation {}{}", rp.run_id, f.results,
+        rp.session, rows, rp.unfinished ? rp.unfinished->generation : rp.next_generation,
+        rp.crashed.empty()
+            ? ""
+            : ", " + std::to_string(rp.crashed.size()) + " candidate(s) in flight at the stop");
   } else {
     spdlog::info("new run in {}", f.results);
   }
   if (loop.repaired_history_bytes())
-    spdlog::warn("history.csv ended in a torn row ({} bytes: \"{}\"), cut off; every complete row is kept",
-                 loop.repaired_history_bytes(), loop.history().repaired_excerpt());
+    spdlog::warn(
+        "history.csv ended in a torn row ({} bytes: \"{}\"), cut off; every complete row is kept",
+        loop.repaired_history_bytes(), loop.history().repaired_excerpt());
   for (const auto& note : loop.notes()) spdlog::warn(note);
   if (loop.repaired_journal_bytes())
-    spdlog::info("journal.jsonl ended in a torn line ({} bytes), cut off", loop.repaired_journal_bytes());
-  spdlog::info("problem {} on {} [{} {}], measured {}", problem.describe(), device.name, device.backend, device.arch,
-               run.opened().description);
+    spdlog::info("journal.jsonl ended in a torn line ({} bytes), cut off",
+                 loop.repaired_journal_bytes());
+  spdlog::info("problem {} on {} [{} {}], measured {}", problem.describe(), device.name,
+               device.backend, device.arch, run.opened().description);
   if (f.evaluator.in_process && !run.replay())
-    spdlog::warn("--in-process: candidates run in this process; a kernel that faults or hangs ends the run (resume "
-                 "records it as crash)");
+    spdlog::warn(
+        "--in-process: candidates run in this process; a kernel that faults or hangs ends the run "
+        "(resume "
+        "records it as crash)");
   std::string tnames;
-  for (const auto* t : run.templates()) tnames += (tnames.empty() ? "" : ", ") + t->name() + "@" + t->source_hash();
-  spdlog::info("templates: {}; proposer: {}; {} candidates per generation; seed {}", tnames, proposer, f.candidates,
-               f.seed);
+  for (const auto* t : run.templates())
+    tnames += (tnames.empty() ? "" : ", ") + t->name() + "@" + t->source_hash();
+  spdlog::info("templates: {}; proposer: {}; {} candidates per generation; seed {}", tnames,
+               proposer, f.candidates, f.seed);
   std::string budgets;
   if (f.generations) budgets += " --generations " + std::to_string(f.generations);
   if (f.max_evals) budgets += " --max-evals " + std::to_string(f.max_evals);
   if (f.hours > 0) budgets += " --hours " + format_number(f.hours);
   if (f.patience) budgets += " --patience " + std::to_string(f.patience);
   if (f.stop_when_converged)
-    budgets += " --stop-when-converged " + (f.stop_when_converged->empty() ? "5%/0.95" : *f.stop_when_converged);
-  spdlog::info("budget:{}", budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
+    budgets += " --stop-when-converged " +
+               (f.stop_when_converged->empty() ? "5%/0.95" : *f.stop_when_converged);
+  spdlog::info("budget:{}",
+               budgets.empty() ? " none (until the space is exhausted or Ctrl-C)" : budgets);
 }
 
 }  // namespace tilesmith::cli

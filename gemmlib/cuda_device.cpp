@@ -21,8 +21,8 @@
 #include "runtime/cuda/cu_check.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_api.h"
-#include "runtime/cuda/tensor_map_encode.h"
 #include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/cuda/tensor_map_encode.h"
 
 namespace tilesmith::gemmlib {
 namespace {
@@ -39,7 +39,8 @@ class ContextScope {
   }
   Status status() const {
     if (rc_ == CUDA_SUCCESS) return {};
-    return Status::internal(cuda::cu_failure(api_, rc_, "cuCtxPushCurrent(ctx)", __FILE__, __LINE__).what());
+    return Status::internal(
+        cuda::cu_failure(api_, rc_, "cuCtxPushCurrent(ctx)", __FILE__, __LINE__).what());
   }
 
  private:
@@ -90,8 +91,9 @@ class CudaGemmDevice final : public GemmDevice {
     if (l.dynamic_shared_bytes > 48 * 1024) {
       std::lock_guard lock(k->attr_mu);
       if (l.dynamic_shared_bytes > k->max_dynamic_shared) {
-        TS_CU_STATUS(api_, cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        static_cast<int>(l.dynamic_shared_bytes)));
+        TS_CU_STATUS(
+            api_, cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(l.dynamic_shared_bytes)));
         k->max_dynamic_shared = l.dynamic_shared_bytes;
       }
     }
@@ -134,8 +136,10 @@ class CudaGemmDevice final : public GemmDevice {
                                                  &maps[i]));
       params.push_back(&maps[i]);
     }
-    TS_CU_STATUS(api_, cuLaunchKernel(k->function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                                static_cast<unsigned>(l.dynamic_shared_bytes), stream, params.data(), nullptr));
+    TS_CU_STATUS(
+        api_, cuLaunchKernel(k->function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                             l.block[2], static_cast<unsigned>(l.dynamic_shared_bytes), stream,
+                             params.data(), nullptr));
     return {};
   }
 
@@ -197,13 +201,16 @@ class CudaGemmDevice final : public GemmDevice {
       CUmodule m = nullptr;
       CUresult rc = api_.cuModuleLoadData(&m, binary.data());
       if (rc != CUDA_SUCCESS)
-        return Status::internal(cuda::cu_failure(api_, rc, "cuModuleLoadData", __FILE__, __LINE__).what());
+        return Status::internal(
+            cuda::cu_failure(api_, rc, "cuModuleLoadData", __FILE__, __LINE__).what());
       CUfunction f = nullptr;
       rc = api_.cuModuleGetFunction(&f, m, l.entry.c_str());
       if (rc != CUDA_SUCCESS) {
         api_.cuModuleUnload(m);
-        return Status::internal(
-            cuda::cu_failure(api_, rc, ("cuModuleGetFunction(" + l.entry + ")").c_str(), __FILE__, __LINE__).what());
+        return Status::internal(cuda::cu_failure(api_, rc,
+                                                 ("cuModuleGetFunction(" + l.entry + ")").c_str(),
+                                                 __FILE__, __LINE__)
+                                    .what());
       }
       k->module = m;
       k->function = f;
@@ -248,11 +255,13 @@ Result<std::unique_ptr<GemmDevice>> open_cuda_gemm_device(int ordinal, const Dev
   CUdevice dev = 0;
   CUresult rc = api->cuDeviceGet(&dev, ordinal);
   if (rc != CUDA_SUCCESS)
-    return where(Status::unavailable(cuda::cu_failure(*api, rc, "cuDeviceGet", __FILE__, __LINE__).what()));
+    return where(
+        Status::unavailable(cuda::cu_failure(*api, rc, "cuDeviceGet", __FILE__, __LINE__).what()));
   CUcontext ctx = nullptr;
   rc = api->cuDevicePrimaryCtxRetain(&ctx, dev);
   if (rc != CUDA_SUCCESS)
-    return where(Status::unavailable(cuda::cu_failure(*api, rc, "cuDevicePrimaryCtxRetain", __FILE__, __LINE__).what()));
+    return where(Status::unavailable(
+        cuda::cu_failure(*api, rc, "cuDevicePrimaryCtxRetain", __FILE__, __LINE__).what()));
   return std::unique_ptr<GemmDevice>(
       std::make_unique<CudaGemmDevice>(*api, dev, ctx, (*devices)[ordinal], options));
 }

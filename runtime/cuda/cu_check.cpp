@@ -26,13 +26,14 @@ bool is_resource(CUresult rc) {
          rc == CUDA_ERROR_INVALID_VALUE;  // block or shared memory beyond the function's limit
 }
 
-GpuError cu_failure(const DriverApi& api, CUresult rc, const char* call, const char* file, int line) {
+GpuError cu_failure(const DriverApi& api, CUresult rc, const char* call, const char* file,
+                    int line) {
   const char* name = nullptr;
   const char* text = nullptr;
   api.cuGetErrorName(rc, &name);
   api.cuGetErrorString(rc, &text);
-  return GpuError("CUDA", static_cast<int>(rc), name ? name : "?", call, file, line, is_sticky(rc), text ? text : "",
-                  is_resource(rc));
+  return GpuError("CUDA", static_cast<int>(rc), name ? name : "?", call, file, line, is_sticky(rc),
+                  text ? text : "", is_resource(rc));
 }
 
 }  // namespace tilesmith::cuda

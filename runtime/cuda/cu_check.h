@@ -25,20 +25,22 @@ bool is_sticky(CUresult rc);
 // Registers, threads or shared memory beyond the function's or the device's limit.
 bool is_resource(CUresult rc);
 // The error of `call` (its text as written) failing with `rc` at file:line.
-GpuError cu_failure(const DriverApi& api, CUresult rc, const char* call, const char* file, int line);
+GpuError cu_failure(const DriverApi& api, CUresult rc, const char* call, const char* file,
+                    int line);
 
 }  // namespace tilesmith::cuda
 
-#define TS_CU(api, call)                                                                         \
-  do {                                                                                           \
-    const CUresult ts_rc_ = (api).call;                                                          \
-    if (ts_rc_ != CUDA_SUCCESS) throw ::tilesmith::cuda::cu_failure(api, ts_rc_, #call, __FILE__, __LINE__); \
+#define TS_CU(api, call)                                                           \
+  do {                                                                             \
+    const CUresult ts_rc_ = (api).call;                                            \
+    if (ts_rc_ != CUDA_SUCCESS)                                                    \
+      throw ::tilesmith::cuda::cu_failure(api, ts_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define TS_CU_STATUS(api, call)                                                                    \
-  do {                                                                                             \
-    const CUresult ts_rc_ = (api).call;                                                            \
-    if (ts_rc_ != CUDA_SUCCESS)                                                                    \
-      return ::tilesmith::Status::internal(                                                        \
-          ::tilesmith::cuda::cu_failure(api, ts_rc_, #call, __FILE__, __LINE__).what());           \
+#define TS_CU_STATUS(api, call)                                                          \
+  do {                                                                                   \
+    const CUresult ts_rc_ = (api).call;                                                  \
+    if (ts_rc_ != CUDA_SUCCESS)                                                          \
+      return ::tilesmith::Status::internal(                                              \
+          ::tilesmith::cuda::cu_failure(api, ts_rc_, #call, __FILE__, __LINE__).what()); \
   } while (0)

@@ -6,9 +6,9 @@
 #include <map>
 
 #include "runtime/backend.h"
+#include "runtime/cuda/cu_check.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cublaslt_plan.h"
-#include "runtime/cuda/cu_check.h"
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/cuda/tensor_map_encode.h"
@@ -36,7 +36,8 @@ class CudaFunction final : public GpuFunction {
     return a;
   }
   void set_max_dynamic_shared(std::int64_t bytes) override {
-    TS_CU(api_, cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)));
+    TS_CU(api_, cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(bytes)));
   }
   CUfunction handle() const { return fn_; }
 
@@ -128,7 +129,8 @@ class CudaDevice final : public GpuDevice {
   void launch(GpuFunction& fn, std::array<std::uint32_t, 3> grid, std::array<std::uint32_t, 3> block,
               std::uint64_t dynamic_shared_bytes, void** args) override {
     auto& f = static_cast<CudaFunction&>(fn);
-    TS_CU(api_, cuLaunchKernel(f.handle(), grid[0], grid[1], grid[2], block[0], block[1], block[2],
+    TS_CU(api_,
+          cuLaunchKernel(f.handle(), grid[0], grid[1], grid[2], block[0], block[1], block[2],
                          static_cast<unsigned>(dynamic_shared_bytes), stream_, args, nullptr));
   }
   void synchronize() override { TS_CU(api_, cuStreamSynchronize(stream_)); }
@@ -145,11 +147,14 @@ class CudaDevice final : public GpuDevice {
     TS_CU(api_, cuEventCreate(&e, CU_EVENT_DEFAULT));
     return std::make_unique<CudaEvent>(api_, e);
   }
-  void record(GpuEvent& e) override { TS_CU(api_, cuEventRecord(static_cast<CudaEvent&>(e).handle(), stream_)); }
+  void record(GpuEvent& e) override {
+    TS_CU(api_, cuEventRecord(static_cast<CudaEvent&>(e).handle(), stream_));
+  }
   float elapsed_ms(GpuEvent& start, GpuEvent& end) override {
     TS_CU(api_, cuEventSynchronize(static_cast<CudaEvent&>(end).handle()));
     float ms = 0;
-    TS_CU(api_, cuEventElapsedTime(&ms, static_cast<CudaEvent&>(start).handle(), static_cast<CudaEvent&>(end).handle()));
+    TS_CU(api_, cuEventElapsedTime(&ms, static_cast<CudaEvent&>(start).handle(),
+                                   static_cast<CudaEvent&>(end).handle()));
     return ms;
   }
 
@@ -342,7 +347,8 @@ class CudaBackend final : public Backend {
     TS_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
     CUresult rc = api->cuInit(0);
     if (rc == CUDA_ERROR_NO_DEVICE) return Status::unavailable("the NVIDIA driver is installed but found no GPU");
-    if (rc != CUDA_SUCCESS) return Status::unavailable(cu_failure(*api, rc, "cuInit(0)", __FILE__, __LINE__).what());
+    if (rc != CUDA_SUCCESS)
+      return Status::unavailable(cu_failure(*api, rc, "cuInit(0)", __FILE__, __LINE__).what());
     return api;
   }
   static std::string rtc_version() {

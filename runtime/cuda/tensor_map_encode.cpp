@@ -38,8 +38,9 @@ Status encode_tensor_map(const DriverApi& api, const TensorMapSpec& spec, CUdevi
                                            tensor_map_swizzle(spec.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc == CUDA_SUCCESS) return {};
-  return Status::internal(std::string(cu_failure(api, rc, "cuTensorMapEncodeTiled", __FILE__, __LINE__).what()) +
-                          " for " + describe(spec) + (base % 16 ? " at an address not 16-byte aligned" : ""));
+  return Status::internal(
+      std::string(cu_failure(api, rc, "cuTensorMapEncodeTiled", __FILE__, __LINE__).what()) +
+      " for " + describe(spec) + (base % 16 ? " at an address not 16-byte aligned" : ""));
 }
 
 }  // namespace tilesmith::cuda

@@ -8,7 +8,8 @@ Status AssembledRun::start(bool replay) {
   return Status::ok_status();
 }
 
-Status AssembledRun::connect_and_make_factory(ScaleOut* scale_out, const std::vector<const KernelTemplate*>& templates) {
+Status AssembledRun::connect_and_make_factory(ScaleOut* scale_out,
+                                              const std::vector<const KernelTemplate*>& templates) {
   scale_out_ = scale_out;
   TS_ASSIGN_OR_RETURN(runner_, connect_ranks(scale_out_, start_.opened->runner()));
   add_warm_start_seeds(start_.warm_start, templates, device(), &start_.proposers);

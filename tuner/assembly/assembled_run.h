@@ -42,7 +42,8 @@ class AssembledRun {
   Status start(bool replay);
   // The other ranks (when `scale_out` is given; "the run over N MPI ranks cannot start:
   // ..."), the --warm-start seeds of `templates`, the proposer factory (invalid_argument).
-  Status connect_and_make_factory(ScaleOut* scale_out, const std::vector<const KernelTemplate*>& templates);
+  Status connect_and_make_factory(ScaleOut* scale_out,
+                                  const std::vector<const KernelTemplate*>& templates);
 
   RunSettings settings_;
   RunStart start_;

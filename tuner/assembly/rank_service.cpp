@@ -23,7 +23,8 @@ int serve_rank(const RunSettings& f, ScaleOut& scale_out) {
     spdlog::error(o.status().message());
     return scale_out.refuse(local_host_name() + ": " + o.status().message());
   }
-  RankTemplateFinder find = [&](const std::string& name, const std::string& hash) -> const KernelTemplate* {
+  RankTemplateFinder find = [&](const std::string& name,
+                                const std::string& hash) -> const KernelTemplate* {
     for (const auto& t : o->recorded_templates)
       if (t.name() == name && t.source_hash() == hash) return &t;
     if (library)

@@ -38,7 +38,7 @@ struct RunSettings {
   std::uint64_t seed = 1;
   int retime = 3;
   std::vector<std::string> warm_start;  // best_config.json files or results folders
-  int compile_threads = -1;  // -1: automatic
+  int compile_threads = -1;             // -1: automatic
   bool no_vendor = false;
 };
 

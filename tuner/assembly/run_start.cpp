@@ -2,8 +2,8 @@
 
 #include <set>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "base/files.h"
 #include "runtime/replay/replay_set.h"
@@ -14,25 +14,28 @@ using nlohmann::json;
 
 namespace {
 
-json settings_json(const RunSettings& f, const std::string& proposer, const std::vector<std::string>& devices) {
-  return json{{"proposer", proposer},
-              {"devices", devices},
-              {"in_process", f.evaluator.in_process},
-              {"candidates", f.candidates},
-              {"seed", f.seed},
-              {"generations", f.generations},
-              {"max_evals", f.max_evals},
-              {"hours", f.hours},
-              {"patience", f.patience},
-              {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
-              {"retime", f.retime},
-              {"backend", f.evaluator.backend},
-              {"replay_file", f.evaluator.replay_files.empty() ? std::string() : f.evaluator.replay_files.front()},
-              {"replay_files", f.evaluator.replay_files},
-              {"llm_url", f.llm.url},
-              {"llm_model", f.llm.model},
-              {"provider", f.llm.provider},
-              {"warm_start", f.warm_start}};
+json settings_json(const RunSettings& f, const std::string& proposer,
+                   const std::vector<std::string>& devices) {
+  return json{
+      {"proposer", proposer},
+      {"devices", devices},
+      {"in_process", f.evaluator.in_process},
+      {"candidates", f.candidates},
+      {"seed", f.seed},
+      {"generations", f.generations},
+      {"max_evals", f.max_evals},
+      {"hours", f.hours},
+      {"patience", f.patience},
+      {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
+      {"retime", f.retime},
+      {"backend", f.evaluator.backend},
+      {"replay_file",
+       f.evaluator.replay_files.empty() ? std::string() : f.evaluator.replay_files.front()},
+      {"replay_files", f.evaluator.replay_files},
+      {"llm_url", f.llm.url},
+      {"llm_model", f.llm.model},
+      {"provider", f.llm.provider},
+      {"warm_start", f.warm_start}};
 }
 
 // The template library (not for replay), checking that every --template names one.
@@ -85,10 +88,13 @@ Status read_convergence_stop(const RunSettings& f, std::optional<ConvergenceStop
 Status start_run(const RunSettings& f, bool replay, RunStart* s) {
   TS_RETURN_IF_ERROR(load_library(f, replay, &s->library));
   s->proposers = proposer_settings(f);
-  if (auto resolved = resolve_proposer(s->proposers); !resolved.ok()) return Status::invalid(resolved.status().message());
+  if (auto resolved = resolve_proposer(s->proposers); !resolved.ok())
+    return Status::invalid(resolved.status().message());
   TS_RETURN_IF_ERROR(load_warm_starts(f, &s->warm_start));
-  if (Status st = check_evaluator_settings(f.evaluator); !st.ok()) return Status::invalid(st.message());
-  if (Status st = check_writable_directory(f.results, "--results"); !st.ok()) return Status::invalid(st.message());
+  if (Status st = check_evaluator_settings(f.evaluator); !st.ok())
+    return Status::invalid(st.message());
+  if (Status st = check_writable_directory(f.results, "--results"); !st.ok())
+    return Status::invalid(st.message());
   // Worker processes, in process, or the replay recordings; its errors keep their code.
   TS_ASSIGN_OR_RETURN(auto opened, open_evaluator(f.evaluator, evaluator_context(f)));
   s->opened.emplace(std::move(opened));
@@ -96,12 +102,16 @@ Status start_run(const RunSettings& f, bool replay, RunStart* s) {
 }
 
 Status choose_templates(const RunSettings& f, bool replay, OpenedEvaluator& opened,
-                        const std::optional<TemplateLibrary>& library, std::optional<GemmProblem>* problem,
-                                    std::vector<const KernelTemplate*>* templates, std::vector<std::string>* left_out) {
+                        const std::optional<TemplateLibrary>& library,
+                        std::optional<GemmProblem>* problem,
+                        std::vector<const KernelTemplate*>* templates,
+                        std::vector<std::string>* left_out) {
   if (replay) {
     if (!*problem) {
       if (opened.recordings.size() > 1)
-        return Status::invalid("with several --replay-file recordings, give the problem (--m/--n/--k) or a set (--problems)");
+        return Status::invalid(
+            "with several --replay-file recordings, give the problem (--m/--n/--k) or a set "
+            "(--problems)");
       *problem = opened.recording->problem();
     }
     // Each recording answers for the one problem it measured: a problem is tuned on the
@@ -112,11 +122,11 @@ Status choose_templates(const RunSettings& f, bool replay, OpenedEvaluator& open
       recorded += (i ? ", " : "") + opened.recordings[i]->origin() + " measured " +
                   opened.recordings[i]->problem().describe();
     if (matching.empty())
-      return Status::invalid("no --replay-file recorded " + (*problem)->describe() + " (" + recorded +
-                   "); give a recording of that problem" +
-                   (opened.recordings.size() == 1 && f.problems.empty()
-                        ? ", or leave out --m/--n/--k to use the recording's"
-                        : ""));
+      return Status::invalid("no --replay-file recorded " + (*problem)->describe() + " (" +
+                             recorded + "); give a recording of that problem" +
+                             (opened.recordings.size() == 1 && f.problems.empty()
+                                  ? ", or leave out --m/--n/--k to use the recording's"
+                                  : ""));
     std::string names;
     for (std::size_t i = 0; i < opened.recordings.size(); ++i) {
       const KernelTemplate& t = opened.recorded_templates[i];
@@ -131,10 +141,13 @@ Status choose_templates(const RunSettings& f, bool replay, OpenedEvaluator& open
       bool known = false;
       for (const auto& t : opened.recorded_templates) known = known || t.name() == name;
       if (!known)
-        return Status::invalid("--template " + name + ": the replay backend has only the recordings' templates (" + names + ")");
+        return Status::invalid("--template " + name +
+                               ": the replay backend has only the recordings' templates (" + names +
+                               ")");
     }
     if (templates->empty())
-      return Status::invalid("--template leaves no recording of " + (*problem)->describe() + " (" + recorded + ")");
+      return Status::invalid("--template leaves no recording of " + (*problem)->describe() + " (" +
+                             recorded + ")");
     return {};
   }
   // The named templates, or every one; those that cannot serve this problem on this GPU
@@ -153,11 +166,13 @@ Status choose_templates(const RunSettings& f, bool replay, OpenedEvaluator& open
       templates->push_back(t);
     } else {
       why += "\n  " + st.message();
-      if (candidates.size() > 1) left_out->push_back("leaving out " + t->name() + ": " + st.message());
+      if (candidates.size() > 1)
+        left_out->push_back("leaving out " + t->name() + ": " + st.message());
     }
   }
   if (templates->empty())
-    return Status::invalid("no template can serve " + (*problem)->describe() + " on " + device.name + ":" + why);
+    return Status::invalid("no template can serve " + (*problem)->describe() + " on " +
+                           device.name + ":" + why);
   return {};
 }
 
@@ -170,7 +185,8 @@ Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& loc
   return *r;
 }
 
-void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<const KernelTemplate*>& templates,
+void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start,
+                          const std::vector<const KernelTemplate*>& templates,
                           const DeviceFacts& device, ProposerSettings* ps) {
   if (warm_start.empty()) return;
   std::size_t total = 0;
@@ -192,13 +208,15 @@ void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const st
       for (const auto& e : w.entries) recorded.insert(e.template_name);
     std::string names;
     for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
-    spdlog::warn("--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
-                 names.empty() ? "no entries" : "entries for " + names);
+    spdlog::warn(
+        "--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
+        names.empty() ? "no entries" : "entries for " + names);
   }
 }
 
-LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem, const CandidateRunner& runner,
-                         const std::string& proposer, const std::optional<ConvergenceStop>& stop) {
+LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
+                         const CandidateRunner& runner, const std::string& proposer,
+                         const std::optional<ConvergenceStop>& stop) {
   LoopOptions lo;
   lo.stop_when_converged = stop;
   if (stop) lo.convergence_margin = stop->margin;

@@ -44,8 +44,10 @@ Status start_run(const RunSettings& s, bool replay, RunStart* start);
 // settings do not), or those of the library that can serve the problem on this device.
 // Templates left out are said in `left_out`, to be logged once the output is open.
 Status choose_templates(const RunSettings& s, bool replay, OpenedEvaluator& opened,
-                        const std::optional<TemplateLibrary>& library, std::optional<GemmProblem>* problem,
-                        std::vector<const KernelTemplate*>* templates, std::vector<std::string>* left_out);
+                        const std::optional<TemplateLibrary>& library,
+                        std::optional<GemmProblem>* problem,
+                        std::vector<const KernelTemplate*>* templates,
+                        std::vector<std::string>* left_out);
 
 // Rank 0 of a run over several ranks: the runner over every rank's devices beside `local`'s
 // (scale_out->connect); `local` itself without `scale_out`. Errors keep their code and say
@@ -53,13 +55,15 @@ Status choose_templates(const RunSettings& s, bool replay, OpenedEvaluator& open
 Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& local);
 
 // Each template's warm-start seeds into `ps`, saying in the log what the files gave.
-void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<const KernelTemplate*>& templates,
+void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start,
+                          const std::vector<const KernelTemplate*>& templates,
                           const DeviceFacts& device, ProposerSettings* ps);
 
 // The loop's options for `problem`; `proposer` is the factory's description (recorded in
 // the settings of history and journal).
-LoopOptions loop_options(const RunSettings& s, const GemmProblem& problem, const CandidateRunner& runner,
-                         const std::string& proposer, const std::optional<ConvergenceStop>& stop);
+LoopOptions loop_options(const RunSettings& s, const GemmProblem& problem,
+                         const CandidateRunner& runner, const std::string& proposer,
+                         const std::optional<ConvergenceStop>& stop);
 
 // The seed, template folders and worker logging the evaluator is opened with.
 EvaluatorContext evaluator_context(const RunSettings& s);

@@ -22,7 +22,8 @@ class SetRun final : public AssembledRun {
 
  private:
   explicit SetRun(const RunSettings& settings) : AssembledRun(settings) {}
-  Result<ProblemTargets> make_targets(const ProblemSetEntry& e, const std::vector<std::filesystem::path>& related);
+  Result<ProblemTargets> make_targets(const ProblemSetEntry& e,
+                                      const std::vector<std::filesystem::path>& related);
 
   ProblemSet set_;
   std::map<std::string, std::vector<const KernelTemplate*>> templates_;  // by problem name

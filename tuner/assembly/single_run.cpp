@@ -27,11 +27,13 @@ Status read_problem(const RunSettings& f, bool replay, std::optional<GemmProblem
   } else if (f.problem) {
     *problem = f.problem;
   } else if (!replay) {
-    return Status::invalid("give the problem: --m M --n N --k K (with --dtype, --layout, ... as needed) or "
-                           "--problem-file FILE. Try --help for examples.");
+    return Status::invalid(
+        "give the problem: --m M --n N --k K (with --dtype, --layout, ... as needed) or "
+        "--problem-file FILE. Try --help for examples.");
   }
   if (replay && !f.kernels_dir.empty())
-    return Status::invalid("--kernels-dir does not go with --backend replay: the recording is the template");
+    return Status::invalid(
+        "--kernels-dir does not go with --backend replay: the recording is the template");
   if (!replay && (!f.evaluator.replay_files.empty() || !f.evaluator.replay_space.empty()))
     return Status::invalid("--replay-file and --replay-space go with --backend replay");
   return Status::ok_status();
@@ -49,9 +51,10 @@ Result<std::unique_ptr<SingleRun>> SingleRun::prepare(const RunSettings& setting
   // Problem, templates, proposer and warm-start files are checked before anything slow starts.
   TS_RETURN_IF_ERROR(read_problem(f, r->replay_, &r->problem_));
   TS_RETURN_IF_ERROR(r->start(r->replay_));
-  TS_RETURN_IF_ERROR(
-      choose_templates(f, r->replay_, *r->start_.opened, r->start_.library, &r->problem_, &r->templates_, &r->left_out_));
-  if (Status st = GenerationLoop::check_folder(f.results, *r->problem_, r->device(), r->templates_); !st.ok())
+  TS_RETURN_IF_ERROR(choose_templates(f, r->replay_, *r->start_.opened, r->start_.library,
+                                      &r->problem_, &r->templates_, &r->left_out_));
+  if (Status st = GenerationLoop::check_folder(f.results, *r->problem_, r->device(), r->templates_);
+      !st.ok())
     return Status::invalid("--results: " + st.message());
   return r;
 }
@@ -67,8 +70,9 @@ Status SingleRun::assemble(ScaleOut* scale_out) {
     proposers_.push_back(std::move(p).value());
     targets.push_back({t, proposers_.back().get()});
   }
-  TS_ASSIGN_OR_RETURN(loop_, GenerationLoop::open(*runner_, targets, loop_options(f, *problem_, *runner_, proposer_,
-                                                                                  start_.stop)));
+  TS_ASSIGN_OR_RETURN(
+      loop_, GenerationLoop::open(*runner_, targets,
+                                  loop_options(f, *problem_, *runner_, proposer_, start_.stop)));
   return Status::ok_status();
 }
 

@@ -64,8 +64,8 @@ Result<std::unique_ptr<MpiRunner>> MpiRunner::start(MpiWorld& world, CandidateRu
     auto j = worker::parse_message((*in)->payload);
     const std::string type = j.ok() ? worker::message_type(*j) : "";
     if (type == worker::kError) {
-      failure = Status::unavailable("rank " + std::to_string((*in)->source) + " cannot serve: " +
-                                    worker::error_status(*j, "").message());
+      failure = Status::unavailable("rank " + std::to_string((*in)->source) +
+                                    " cannot serve: " + worker::error_status(*j, "").message());
     } else if (type == kRankHello) {
       auto h = rank_hello_from_json(*j);
       if (!h.ok()) failure = h.status().with_context("rank " + std::to_string((*in)->source));
