@@ -10,7 +10,7 @@
 #include "cli/history_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
-#include "cli/scale_out.h"
+#include "tuner/assembly/scale_out.h"
 
 namespace {
 // The subcommands (history, report, export, compile) are not tuning runs: under mpirun or
@@ -20,7 +20,7 @@ namespace {
 void once_under_a_launcher(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
     sub->preparse_callback([name = sub->get_name()](std::size_t) {
-      const tilesmith::cli::LaunchInfo launch = tilesmith::cli::launched_ranks();
+      const tilesmith::LaunchInfo launch = tilesmith::launched_ranks();
       if (launch.ranks <= 1) return;
       if (launch.rank < 0)
         throw CLI::ValidationError("launched as " + std::to_string(launch.ranks) + " ranks (" + launch.launcher +

@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "cli/cli_common.h"
-#include "cli/evaluator_setup.h"
+#include "cli/evaluator_flags.h"
 
 namespace tilesmith::cli {
 
 struct BenchBestOptions {
   ProblemFlags problem;
-  EvaluatorFlags evaluator;
+  EvaluatorSettings evaluator;
   std::string template_name;
   std::string config_json;
   std::vector<std::string> best_configs;  // best_config.json files

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench_best.h"
-#include "cli/evaluator_setup.h"
+#include "tuner/assembly/open_evaluator.h"
 #include "runtime/evaluation.h"
 #include "runtime/read_floor.h"
 #include "tuner/records/best_config.h"

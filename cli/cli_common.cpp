@@ -6,6 +6,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/flag_checks.h"
+#include "runtime/backend.h"
 #include "runtime/worker/worker_evaluator.h"
 
 namespace tilesmith::cli {
@@ -140,28 +141,6 @@ Result<GemmProblem> to_problem(const ProblemFlags& f) {
   p.epilogue_slope = f.slope;
   TS_RETURN_IF_ERROR(p.validate());
   return p;
-}
-
-Result<TemplateLibrary> load_templates(const std::string& dir) {
-  if (dir.empty()) return TemplateLibrary::embedded();
-  return TemplateLibrary::from_directory(dir);
-}
-
-Result<std::unique_ptr<Backend>> choose_backend(const std::string& name) {
-  if (name != "auto") {
-    TS_ASSIGN_OR_RETURN(auto b, make_backend(name));
-    auto devs = b->devices();
-    if (!devs.ok()) return Status::unavailable(name + ": " + devs.status().message());
-    return b;
-  }
-  std::string reasons;
-  for (const char* n : {"cuda", "hip"}) {
-    auto b = make_backend(n);
-    auto devs = (*b)->devices();
-    if (devs.ok()) return std::move(b).value();
-    reasons += std::string(reasons.empty() ? "" : "; ") + n + ": " + devs.status().message();
-  }
-  return Status::unavailable("no GPU found (" + reasons + ")");
 }
 
 int list_devices(std::ostream& out, const ListDevicesOptions& options) {

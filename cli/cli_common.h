@@ -6,13 +6,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
 #include "base/status.h"
 #include "registry/problem.h"
 #include "registry/template_library.h"
-#include "runtime/backend.h"
 
 namespace tilesmith::cli {
 
@@ -43,12 +43,22 @@ Result<GemmProblem> to_problem(const ProblemFlags& f);
 // true when --m/--n/--k were all given.
 bool problem_given(const ProblemFlags& f);
 
-// Embedded templates, or those in `dir` when not empty.
-Result<TemplateLibrary> load_templates(const std::string& dir);
+// What every subcommand that reads a run (history, report, export) takes: the run's folder.
+struct RunFolderFlags {
+  std::string results = "results";
+};
 
-// The backend to use: the named one, or with "auto" the first (cuda, then hip) that
-// finds a GPU. unavailable with every backend's reason when none does.
-Result<std::unique_ptr<Backend>> choose_backend(const std::string& name);
+// Such a subcommand: `name`, its description (with an example) and --results DIR. Its
+// flags (a RunFolderFlags) are shared with the callback, which runs after this returns.
+template <typename Flags>
+std::pair<CLI::App*, std::shared_ptr<Flags>> add_run_subcommand(CLI::App& app,
+                                                                const std::string& name,
+                                                                const std::string& description) {
+  auto flags = std::make_shared<Flags>();
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->add_option("--results", flags->results, "the run's results folder")->capture_default_str();
+  return {sub, flags};
+}
 
 struct ListDevicesOptions {
   bool as_json = false;

@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "cli/cli_common.h"
 #include "cli/exit_codes.h"
+#include "runtime/backend.h"
 #include "runtime/candidate_compiler.h"
 #include "runtime/compile_cache.h"
 

@@ -14,12 +14,6 @@ namespace tilesmith::cli {
 
 namespace {
 
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -101,7 +95,7 @@ class StrictConfig final : public CLI::ConfigBase {
     int n = 0;
     while (std::getline(in, raw)) {
       ++n;
-      const std::string line = trim(raw);
+      const std::string line = trimmed(raw);
       const std::string where = file + " line " + std::to_string(n);
       if (line.empty() || line.front() == '#' || line.front() == ';') continue;
       if (line.front() == '[') {
@@ -111,7 +105,7 @@ class StrictConfig final : public CLI::ConfigBase {
         std::string section = line.substr(1, line.size() - 2);
         if (section.size() > 1 && section.front() == '[' && section.back() == ']')
           section = section.substr(1, section.size() - 2);
-        if (lower(trim(section)) == "default") continue;
+        if (lower(trimmed(section)) == "default") continue;
         throw CLI::ConfigError("unknown section [" + section + "] in " + where +
                                "; settings go at the top of the file, without a section (or under [default])");
       }
@@ -122,7 +116,7 @@ class StrictConfig final : public CLI::ConfigBase {
           throw CLI::ConfigError("'" + line + "' in " + where + " is not a setting; write " + line + " = true");
         throw CLI::ConfigError("'" + line + "' in " + where + " is not a setting; " + form);
       }
-      std::string key = trim(line.substr(0, eq));
+      std::string key = trimmed(line.substr(0, eq));
       if (key.find('.') == std::string::npos) key = unquoted(key);
       std::string value = without_comment(line.substr(eq + 1));
       if (key.empty()) throw CLI::ConfigError("'" + line + "' in " + where + " has no key before the =; " + form);
@@ -165,7 +159,9 @@ class StrictConfig final : public CLI::ConfigBase {
   }
 
   // The text before a # comment, trimmed.
-  static std::string without_comment(const std::string& text) { return trim(text.substr(0, text.find('#'))); }
+  static std::string without_comment(const std::string& text) {
+    return trimmed(text.substr(0, text.find('#')));
+  }
 
   static bool double_bracketed(const std::string& line) {
     return line.size() >= 5 && line.compare(0, 2, "[[") == 0 && line.compare(line.size() - 2, 2, "]]") == 0 &&

@@ -12,24 +12,18 @@
 
 namespace tilesmith::cli {
 
-namespace {
-struct ExportFlags {
-  std::string results = "results";
-  std::string out;
-  std::string kernels_dir;
-  std::string device;
-  bool replace = false;
-};
-}  // namespace
-
 CLI::App* add_export_command(CLI::App& app, int& exit_code) {
-  auto f = std::make_shared<ExportFlags>();
-  CLI::App* sub = app.add_subcommand(
-      "export",
+  // The flags, shared with the callback that runs once they are parsed.
+  struct ExportFlags : RunFolderFlags {
+    std::string out;
+    std::string kernels_dir;
+    std::string device;
+    bool replace = false;
+  };
+  auto [sub, f] = add_run_subcommand<ExportFlags>(app, "export",
       "Write the winners of a run (one problem, or a --problems set) as a package a program uses through "
       "libtilesmith_gemm: tuned.json, the kernel sources and compiled binaries for the tuned GPU's architecture "
       "(docs/package.md). Needs no GPU.\n  Example: autotune-loop export --results results --out llama_pkg");
-  sub->add_option("--results", f->results, "the run's results folder")->capture_default_str();
   sub->add_option("--out", f->out, "the package folder to write")->required();
   sub->add_option("--kernels-dir", f->kernels_dir,
                   "the templates the run was tuned with, when not the built-in ones (NAME.hip + NAME.json)");

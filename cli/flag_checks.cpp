@@ -9,13 +9,13 @@
 
 namespace tilesmith::cli {
 
-namespace {
-
 std::string trimmed(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return "";
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
+
+namespace {
 
 // Plain digits, never an exponent: 0, 0.5, 1000000.
 std::string plain(double v) {

@@ -22,6 +22,9 @@
 
 namespace tilesmith::cli {
 
+// `s` without the spaces, tabs and line ends around it (flag values, config lines).
+std::string trimmed(const std::string& s);
+
 namespace detail {
 // An integer from `min` to `max`. `open_ended`: `max` is only the limit of the flag's type,
 // so the usual advice is "of MIN or more" and `max` is named only to a value above it.

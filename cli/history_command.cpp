@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
+#include "cli/cli_common.h"
 #include "cli/exit_codes.h"
 #include "cli/flag_checks.h"
 #include "runtime/replay/compressed_file.h"
@@ -19,8 +20,7 @@ namespace tilesmith::cli {
 namespace fs = std::filesystem;
 
 namespace {
-struct HistoryOptions {
-  std::string results = "results";
+struct HistoryOptions : RunFolderFlags {
   std::string file;
   std::size_t top = 10;
   bool json = false;
@@ -61,12 +61,9 @@ int write_kernel_tuner_cache(const std::vector<HistoryRow>& rows, const HistoryO
 }  // namespace
 
 CLI::App* add_history_command(CLI::App& app, int& exit_code) {
-  auto o = std::make_shared<HistoryOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "history",
+  auto [sub, o] = add_run_subcommand<HistoryOptions>(app, "history",
       "Summarise a run's history.csv: top configs, outcomes by proposer and by generation, best so far over "
       "evaluations and time.\n  Example: autotune-loop history --results results --top 5");
-  sub->add_option("--results", o->results, "the run's results folder")->capture_default_str();
   sub->add_option("--file", o->file, "a history.csv elsewhere (instead of <results>/history.csv)");
   sub->add_option("--top", o->top, "how many of the fastest configs to list")->check(integer_from_to(1, 100000))->capture_default_str();
   sub->add_flag("--json", o->json, "print one JSON object");

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "base/files.h"
+#include "cli/cli_common.h"
 #include "cli/exit_codes.h"
 #include "cli/flag_checks.h"
 #include "report/report_page.h"
@@ -12,24 +13,18 @@
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
 
-namespace {
-struct ReportOptions {
-  std::string results = "results";
-  std::string out;
-  std::string bench;
-  std::string chart_js;
-  std::size_t top = 20;
-};
-}  // namespace
-
 CLI::App* add_report_command(CLI::App& app, int& exit_code) {
-  auto o = std::make_shared<ReportOptions>();
-  CLI::App* sub = app.add_subcommand(
-      "report",
+  // The flags, shared with the callback that runs once they are parsed.
+  struct ReportOptions : RunFolderFlags {
+    std::string out;
+    std::string bench;
+    std::string chart_js;
+    std::size_t top = 20;
+  };
+  auto [sub, o] = add_run_subcommand<ReportOptions>(app, "report",
       "Write one self-contained HTML page about a run (summary, convergence, every candidate, sensitivity, "
       "roofline, time, LLM, top configurations); it opens offline.\n"
       "  Example: autotune-loop report --results results --out report.html");
-  sub->add_option("--results", o->results, "the run's results folder")->capture_default_str();
   sub->add_option("--out", o->out, "the page to write (default: <results>/report.html)");
   sub->add_option("--bench", o->bench,
                   "bench-best --json output to fold in (default: <results>/bench-best.json when present)");

@@ -1,7 +1,8 @@
 #pragma once
-// The main job of autotune-loop: the tuning run (tuner/loop/loop.h) from the command line,
-// of one problem or of a set (--problems), on one host or as a rank under mpirun. Its
-// flags are in cli/run_flags.h.
+// The main job of autotune-loop: the tuning run from the command line, of one problem or
+// of a set (--problems, cli/run_set_command.h), on one host or as a rank under mpirun. Its
+// flags are in cli/run_flags.h; tuner/assembly puts the run together, this reports and
+// prints (cli/run_output.h).
 
 #include "cli/run_flags.h"
 

@@ -1,5 +1,7 @@
 #include "cli/run_flags.h"
 
+#include <tuple>
+
 #include "cli/config_file.h"
 #include "cli/flag_checks.h"
 #include "tuner/search/offline_proposers.h"
@@ -11,62 +13,54 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                        "flag names (candidates = 16, max-evals = 400, llm-url = \"http://127.0.0.1:8000/v1\"); "
                        "an unknown key, a line that is not a setting or a bad value is refused with its line. "
                        "Flags given on the command line win");
+  // Each section's options go into its group of the help: the group is set as the default
+  // of the options made after it, and put back at the end (the subcommands made later copy
+  // the defaults).
   const std::string problem_group = "Problem";
-  add_problem_flags(app, f.problem, /*required=*/false);
-  for (const char* name : {"--m", "--n", "--k", "--dtype", "--layout", "--c-layout", "--alpha", "--beta", "--epilogue",
-                           "--leaky-slope"})
-    app.get_option(name)->group(problem_group);
+  app.option_defaults()->group(problem_group);
+  add_problem_flags(app, f.problem_flags, /*required=*/false);
   app.add_option("--problem-file", f.problem_file,
                  "the problem as JSON instead of flags: {\"m\":4096,\"n\":4096,\"k\":4096,\"dtype\":\"fp32\",\"layout\":\"NN\"}")
-      ->check(CLI::ExistingFile)
-      ->group(problem_group);
+      ->check(CLI::ExistingFile);
   app.add_option("--problems", f.problems,
                  "tune a whole set of problems under one budget (--max-evals and/or --hours, shared; not "
                  "--generations): a JSON file {\"name\": ..., \"problems\": [{\"name\": \"qkv_t16\", \"count\": 32, "
                  "\"m\": 16, \"n\": 6144, \"k\": 4096, \"dtype\": \"bf16\"}, ...]}, e.g. "
                  "data/problems/llama3_8b_bf16_decode.json. --results DIR gets problem_set.json, a folder per "
                  "problem and summary.json (docs/problem-sets.md)")
-      ->check(CLI::ExistingFile)
-      ->group(problem_group);
+      ->check(CLI::ExistingFile);
 
   const std::string kernel_group = "Kernels and where they run";
+  app.option_defaults()->group(kernel_group);
   app.add_option("--template", f.templates, "tune only this template (repeat for several; default: every template). "
                                             "One that cannot serve the problem on this GPU (layout, epilogue, no "
-                                            "valid config) is left out with the reason")
-      ->group(kernel_group);
+                                            "valid config) is left out with the reason");
   app.add_option("--kernels-dir", f.kernels_dir, "load templates (NAME.hip + NAME.json) from this folder instead of "
-                                                 "the built-in ones")
-      ->group(kernel_group);
+                                                 "the built-in ones");
   add_evaluator_flags(app, f.evaluator, /*several_devices=*/true);
-  for (const char* name : {"--backend", "--device", "--devices", "--cache-dir", "--replay-file", "--replay-space"})
-    app.get_option(name)->group(kernel_group);
   const std::string worker_group = "Worker processes (docs/reliability.md)";
   for (const char* name : {"--in-process", "--worker-exe", "--run-deadline", "--compile-deadline", "--replay-workers"})
     app.get_option(name)->group(worker_group);
-  app.add_flag("--no-vendor", f.no_vendor, "do not time the vendor library (cuBLAS/hipBLAS) for the ratio column")
-      ->group(kernel_group);
+  app.add_flag("--no-vendor", f.no_vendor, "do not time the vendor library (cuBLAS/hipBLAS) for the ratio column");
 
   const std::string search_group = "Search";
+  app.option_defaults()->group(search_group);
   std::string names = "auto, llm";
   for (const auto& n : offline_proposer_names()) names += ", " + n;
   app.add_option("--proposer", f.proposer,
                  "who proposes configs: " + names +
                      ". auto = the LLM when --llm-url or --llm-model is given, otherwise " +
                      default_offline_proposer() + " (built-in surrogate-guided search)")
-      ->capture_default_str()
-      ->group(search_group);
+      ->capture_default_str();
   app.add_option("--fallback-proposer", f.fallback_proposer,
                  "offline proposer behind the LLM: seeds generation 0, fills in while the endpoint fails (default: " +
-                     default_offline_proposer() + ")")
-      ->group(search_group);
+                     default_offline_proposer() + ")");
   app.add_option("--candidates", f.candidates, "configs proposed per generation (per template)")
       ->check(integer_from_to(1, 1000))
-      ->capture_default_str()
-      ->group(search_group);
+      ->capture_default_str();
   app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
       ->check(integer_at_least<std::uint64_t>(0))
-      ->capture_default_str()
-      ->group(search_group);
+      ->capture_default_str();
   app.add_option("--warm-start", f.warm_start,
                  "measure earlier winners before the search: PATH is a best_config.json or a results folder "
                  "holding one (repeatable). Every entry of the same template counts, whatever its problem (this "
@@ -74,36 +68,30 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "tuning 8192^3")
       ->type_name("PATH")
       ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->group(search_group);
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
                                        "winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))
-      ->capture_default_str()
-      ->group(search_group);
+      ->capture_default_str();
   app.add_option("--compile-threads", f.compile_threads,
                  "compiles running ahead of the GPUs, all devices together (default: min(4, half the cores) per "
                  "device; 0: compile just before measuring)")
-      ->check(integer_from_to(-1, 64))
-      ->group(search_group);
+      ->check(integer_from_to(-1, 64));
 
   const std::string budget_group = "Budgets (the run ends at the first one reached; 0 = no limit)";
+  app.option_defaults()->group(budget_group);
   app.add_option("--generations", f.generations, "generations of the whole run (a resumed run counts its earlier ones)")
       ->check(integer_at_least(0))
-      ->capture_default_str()
-      ->group(budget_group);
+      ->capture_default_str();
   app.add_option("--max-evals", f.max_evals, "candidates evaluated in the whole run (rejected proposals do not count)")
       ->check(integer_at_least<std::int64_t>(0))
-      ->capture_default_str()
-      ->group(budget_group);
+      ->capture_default_str();
   app.add_option("--hours", f.hours, "wall-clock hours of this session, e.g. 7.5")
       ->check(number_at_least(0))
-      ->capture_default_str()
-      ->group(budget_group);
+      ->capture_default_str();
   app.add_option("--patience", f.patience, "plateau: stop after this many generations without a faster config")
       ->check(integer_at_least(0))
-      ->capture_default_str()
-      ->group(budget_group);
+      ->capture_default_str();
 
   app.add_option("--stop-when-converged", f.stop_when_converged,
                  "stop once the search estimates that its best is within MARGIN of the space's best with at least "
@@ -111,71 +99,57 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "estimate (from the evolve proposer's model over the untried configs) is shown in the progress "
                  "line and the summary either way; proposers that cannot estimate (llm, random) never stop on it")
       ->expected(0, 1)
-      ->type_name("[MARGIN[/P]]")
-      ->group(budget_group);
+      ->type_name("[MARGIN[/P]]");
 
   const std::string llm_group = "LLM endpoint (docs/llm.md)";
-  app.add_option("--llm-url", f.llm_url,
+  app.option_defaults()->group(llm_group);
+  app.add_option("--llm-url", f.llm.url,
                  "base URL: https://api.openai.com/v1 (default for openai), http://127.0.0.1:8000/v1 (vLLM), "
-                 "http://127.0.0.1:11434/v1 (Ollama), https://api.anthropic.com (default for anthropic)")
-      ->group(llm_group);
-  app.add_option("--llm-model", f.llm_model, "model name as the server knows it, e.g. gpt-5, Qwen/Qwen2.5-Coder-32B-Instruct")
-      ->group(llm_group);
-  app.add_option("--llm-api-key-env", f.llm_api_key_env,
+                 "http://127.0.0.1:11434/v1 (Ollama), https://api.anthropic.com (default for anthropic)");
+  app.add_option("--llm-model", f.llm.model, "model name as the server knows it, e.g. gpt-5, Qwen/Qwen2.5-Coder-32B-Instruct");
+  app.add_option("--llm-api-key-env", f.llm.api_key_env,
                  "environment variable holding the API key (default OPENAI_API_KEY or ANTHROPIC_API_KEY; unset: no "
-                 "key is sent). The key itself is never written anywhere")
-      ->group(llm_group);
-  app.add_option("--provider", f.provider, "API kind: openai (also vLLM, SGLang, llama.cpp, Ollama, LM Studio, proxies) or anthropic")
+                 "key is sent). The key itself is never written anywhere");
+  app.add_option("--provider", f.llm.provider, "API kind: openai (also vLLM, SGLang, llama.cpp, Ollama, LM Studio, proxies) or anthropic")
       ->check(CLI::IsMember({"openai", "anthropic", "openai-compatible", "vllm", "llamacpp", "llama.cpp", "ollama"}))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-timeout", f.llm_timeout_s, "seconds one request may take (reasoning models are slow)")
-      ->check(number_above(0))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-connect-timeout", f.llm_connect_timeout_s, "seconds to connect")
-      ->check(number_above(0))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-deadline", f.llm_deadline_s, "seconds one proposal may take, retries included")
-      ->check(number_above(0))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-retries", f.llm_retries, "retries of a failed request (429, 5xx, timeouts)")
+      ->capture_default_str();
+  // The endpoint's time limits, in seconds.
+  const std::tuple<const char*, double*, const char*> seconds[] = {
+      {"--llm-timeout", &f.llm.request_timeout_s, "seconds one request may take (reasoning models are slow)"},
+      {"--llm-connect-timeout", &f.llm.connect_timeout_s, "seconds to connect"},
+      {"--llm-deadline", &f.llm.total_deadline_s, "seconds one proposal may take, retries included"}};
+  for (const auto& [name, value, help] : seconds)
+    app.add_option(name, *value, help)->check(number_above(0))->capture_default_str();
+  app.add_option("--llm-retries", f.llm.retries, "retries of a failed request (429, 5xx, timeouts)")
       ->check(integer_from_to(0, 20))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-temperature", f.llm_temperature, "sampling temperature (not sent unless given)")
-      ->check(number_at_least(0))
-      ->group(llm_group);
-  app.add_option("--llm-max-tokens", f.llm_max_tokens, "reply cap, reasoning included")
-      ->check(integer_at_least(1))
-      ->capture_default_str()
-      ->group(llm_group);
-  app.add_option("--llm-prompt-tokens", f.llm_prompt_tokens, "prompt budget; the history is condensed to fit")
-      ->check(integer_at_least(1))
-      ->capture_default_str()
-      ->group(llm_group);
+      ->capture_default_str();
+  app.add_option("--llm-temperature", f.llm.temperature, "sampling temperature (not sent unless given)")
+      ->check(number_at_least(0));
+  // The token budgets of a reply and of a prompt.
+  const std::tuple<const char*, int*, const char*> tokens[] = {
+      {"--llm-max-tokens", &f.llm.max_output_tokens, "reply cap, reasoning included"},
+      {"--llm-prompt-tokens", &f.llm.prompt_token_budget, "prompt budget; the history is condensed to fit"}};
+  for (const auto& [name, value, help] : tokens)
+    app.add_option(name, *value, help)->check(integer_at_least(1))->capture_default_str();
 
   const std::string out_group = "Output";
+  app.option_defaults()->group(out_group);
   app.add_option("--results", f.results,
                  "folder for history.csv, best_config.json, journal.jsonl, llm_log.jsonl and the log; running again "
                  "with the same folder and problem resumes the run")
-      ->capture_default_str()
-      ->group(out_group);
-  app.add_flag("-v,--verbose", f.verbose, "log every candidate")->group(out_group);
-  app.add_flag("-q,--quiet", f.quiet, "warnings and the summary only")->group(out_group);
-  app.add_option("--log-file", f.log_file, "detailed log (default: <results>/autotune-loop.log)")->group(out_group);
-  app.add_flag("--no-log-file", f.no_log_file, "write no log file")->group(out_group);
+      ->capture_default_str();
+  app.add_flag("-v,--verbose", f.verbose, "log every candidate");
+  app.add_flag("-q,--quiet", f.quiet, "warnings and the summary only");
+  app.add_option("--log-file", f.log_file, "detailed log (default: <results>/autotune-loop.log)");
+  app.add_flag("--no-log-file", f.no_log_file, "write no log file");
   app.add_option("--progress", f.progress,
                  "auto: a live status line on a terminal, plain periodic lines otherwise; tty, plain, none")
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
-      ->capture_default_str()
-      ->group(out_group);
+      ->capture_default_str();
   app.add_option("--status-interval", f.status_interval_s, "seconds between plain progress lines")
       ->check(number_above(0))
-      ->capture_default_str()
-      ->group(out_group);
+      ->capture_default_str();
+  app.option_defaults()->group("Options");
 }
 
 }  // namespace tilesmith::cli

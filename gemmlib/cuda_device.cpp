@@ -1,7 +1,8 @@
-// GemmDevice on the CUDA driver API (dlopen'd: runtime/cuda/cuda_api.h). Works in the
-// device's primary context, the one the CUDA runtime uses, so pointers from cudaMalloc
-// and streams from cudaStreamCreate are valid here; each call pushes it and pops it
-// again, leaving the caller's current context as it was.
+// GemmDevice on the CUDA driver API (dlopen'd: runtime/cuda/cuda_api.h), its failures
+// checked and told as the tuning backend's are (runtime/cuda/cu_check.h), as a Status.
+// Works in the device's primary context, the one the CUDA runtime uses, so pointers from
+// cudaMalloc and streams from cudaStreamCreate are valid here; each call pushes it and
+// pops it again, leaving the caller's current context as it was.
 //
 // Threads: loaded kernels are shared (loaded once, under a mutex); everything a launch
 // writes besides C (the split-K workspace, cuBLASLt's handle and workspace) belongs to the
@@ -17,29 +18,16 @@
 #include "gemmlib/kernel_binary.h"
 #include "runtime/backend.h"
 #include "runtime/compile_cache.h"
+#include "runtime/cuda/cu_check.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cuda_api.h"
-#include "runtime/cuda/tensor_map_encode.h"
 #include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/cuda/tensor_map_encode.h"
 
 namespace tilesmith::gemmlib {
 namespace {
 
 using cuda::DriverApi;
-
-std::string cu_error(const DriverApi& api, CUresult rc, const char* call) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  api.cuGetErrorName(rc, &name);
-  api.cuGetErrorString(rc, &text);
-  return std::string(call) + " failed: " + (name ? name : std::to_string(int(rc))) + (text ? std::string(" (") + text + ")" : "");
-}
-
-#define TS_CU_STATUS(call)                                                          \
-  do {                                                                              \
-    CUresult ts_rc_ = (api_.call);                                                  \
-    if (ts_rc_ != CUDA_SUCCESS) return Status::internal(cu_error(api_, ts_rc_, #call)); \
-  } while (0)
 
 // Makes the primary context current for one call and restores the caller's afterwards.
 class ContextScope {
@@ -49,7 +37,11 @@ class ContextScope {
     CUcontext popped = nullptr;
     if (rc_ == CUDA_SUCCESS) api_.cuCtxPopCurrent(&popped);
   }
-  Status status() const { return rc_ == CUDA_SUCCESS ? Status() : Status::internal(cu_error(api_, rc_, "cuCtxPushCurrent")); }
+  Status status() const {
+    if (rc_ == CUDA_SUCCESS) return {};
+    return Status::internal(
+        cuda::cu_failure(api_, rc_, "cuCtxPushCurrent(ctx)", __FILE__, __LINE__).what());
+  }
 
  private:
   const DriverApi& api_;
@@ -99,8 +91,9 @@ class CudaGemmDevice final : public GemmDevice {
     if (l.dynamic_shared_bytes > 48 * 1024) {
       std::lock_guard lock(k->attr_mu);
       if (l.dynamic_shared_bytes > k->max_dynamic_shared) {
-        TS_CU_STATUS(cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        static_cast<int>(l.dynamic_shared_bytes)));
+        TS_CU_STATUS(
+            api_, cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(l.dynamic_shared_bytes)));
         k->max_dynamic_shared = l.dynamic_shared_bytes;
       }
     }
@@ -112,12 +105,12 @@ class CudaGemmDevice final : public GemmDevice {
       if (s.workspace_bytes < l.workspace_bytes) {
         // The old buffer may still be in use by work queued earlier on this stream.
         if (s.workspace) {
-          TS_CU_STATUS(cuStreamSynchronize(stream));
+          TS_CU_STATUS(api_, cuStreamSynchronize(stream));
           api_.cuMemFree(s.workspace);
           s.workspace = 0;
           s.workspace_bytes = 0;
         }
-        TS_CU_STATUS(cuMemAlloc(&s.workspace, l.workspace_bytes));
+        TS_CU_STATUS(api_, cuMemAlloc(&s.workspace, l.workspace_bytes));
         s.workspace_bytes = l.workspace_bytes;
         s.workspace_user.clear();
       }
@@ -125,7 +118,7 @@ class CudaGemmDevice final : public GemmDevice {
       // and shape; any other user of the buffer may have left anything there.
       const std::string user = l.kernel_key + "|" + p.key();
       if (s.workspace_user != user) {
-        TS_CU_STATUS(cuMemsetD32Async(s.workspace, 0, (l.workspace_bytes + 3) / 4, stream));
+        TS_CU_STATUS(api_, cuMemsetD32Async(s.workspace, 0, (l.workspace_bytes + 3) / 4, stream));
         s.workspace_user = user;
       }
       ws = s.workspace;
@@ -143,8 +136,10 @@ class CudaGemmDevice final : public GemmDevice {
                                                  &maps[i]));
       params.push_back(&maps[i]);
     }
-    TS_CU_STATUS(cuLaunchKernel(k->function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                                static_cast<unsigned>(l.dynamic_shared_bytes), stream, params.data(), nullptr));
+    TS_CU_STATUS(
+        api_, cuLaunchKernel(k->function, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+                             l.block[2], static_cast<unsigned>(l.dynamic_shared_bytes), stream,
+                             params.data(), nullptr));
     return {};
   }
 
@@ -155,7 +150,7 @@ class CudaGemmDevice final : public GemmDevice {
     StreamState& s = stream_state(stream);
     std::lock_guard lock(s.mu);
     if (!s.lt && s.lt_status.ok()) {
-      TS_CU_STATUS(cuMemAlloc(&s.lt_workspace, kLtWorkspaceBytes));
+      TS_CU_STATUS(api_, cuMemAlloc(&s.lt_workspace, kLtWorkspaceBytes));
       auto lt = cuda::LtGemm::create(s.lt_workspace, kLtWorkspaceBytes);
       if (lt.ok()) {
         s.lt = std::move(lt).value();
@@ -205,12 +200,17 @@ class CudaGemmDevice final : public GemmDevice {
     ModuleLoader load = [&](const std::string& binary) -> Status {
       CUmodule m = nullptr;
       CUresult rc = api_.cuModuleLoadData(&m, binary.data());
-      if (rc != CUDA_SUCCESS) return Status::internal(cu_error(api_, rc, "cuModuleLoadData"));
+      if (rc != CUDA_SUCCESS)
+        return Status::internal(
+            cuda::cu_failure(api_, rc, "cuModuleLoadData", __FILE__, __LINE__).what());
       CUfunction f = nullptr;
       rc = api_.cuModuleGetFunction(&f, m, l.entry.c_str());
       if (rc != CUDA_SUCCESS) {
         api_.cuModuleUnload(m);
-        return Status::internal(cu_error(api_, rc, ("cuModuleGetFunction(" + l.entry + ")").c_str()));
+        return Status::internal(cuda::cu_failure(api_, rc,
+                                                 ("cuModuleGetFunction(" + l.entry + ")").c_str(),
+                                                 __FILE__, __LINE__)
+                                    .what());
       }
       k->module = m;
       k->function = f;
@@ -254,10 +254,14 @@ Result<std::unique_ptr<GemmDevice>> open_cuda_gemm_device(int ordinal, const Dev
   TS_ASSIGN_OR_RETURN(const DriverApi* api, cuda::driver_api());
   CUdevice dev = 0;
   CUresult rc = api->cuDeviceGet(&dev, ordinal);
-  if (rc != CUDA_SUCCESS) return where(Status::unavailable(cu_error(*api, rc, "cuDeviceGet")));
+  if (rc != CUDA_SUCCESS)
+    return where(
+        Status::unavailable(cuda::cu_failure(*api, rc, "cuDeviceGet", __FILE__, __LINE__).what()));
   CUcontext ctx = nullptr;
   rc = api->cuDevicePrimaryCtxRetain(&ctx, dev);
-  if (rc != CUDA_SUCCESS) return where(Status::unavailable(cu_error(*api, rc, "cuDevicePrimaryCtxRetain")));
+  if (rc != CUDA_SUCCESS)
+    return where(Status::unavailable(
+        cuda::cu_failure(*api, rc, "cuDevicePrimaryCtxRetain", __FILE__, __LINE__).what()));
   return std::unique_ptr<GemmDevice>(
       std::make_unique<CudaGemmDevice>(*api, dev, ctx, (*devices)[ordinal], options));
 }

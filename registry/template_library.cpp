@@ -89,4 +89,9 @@ std::vector<const KernelTemplate*> TemplateLibrary::supporting(const GemmProblem
   return out;
 }
 
+Result<TemplateLibrary> load_templates(const std::string& dir) {
+  if (dir.empty()) return TemplateLibrary::embedded();
+  return TemplateLibrary::from_directory(dir);
+}
+
 }  // namespace tilesmith

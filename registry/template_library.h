@@ -32,4 +32,8 @@ class TemplateLibrary {
   std::vector<KernelTemplate> templates_;
 };
 
+// The templates a command uses: those in `dir` (--kernels-dir), or the embedded ones when
+// `dir` is empty.
+Result<TemplateLibrary> load_templates(const std::string& dir);
+
 }  // namespace tilesmith

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "runtime/backend.h"
+#include "runtime/cuda/cu_check.h"
 #include "runtime/cuda/cublaslt_gemm.h"
 #include "runtime/cuda/cublaslt_plan.h"
 #include "runtime/cuda/cuda_api.h"
@@ -16,47 +17,6 @@
 namespace tilesmith {
 namespace cuda {
 namespace {
-
-// Errors after which the context cannot be used again (CUDA's "sticky" errors).
-bool is_sticky(CUresult rc) {
-  switch (rc) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool is_resource(CUresult rc) {
-  return rc == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES || rc == CUDA_ERROR_OUT_OF_MEMORY ||
-         rc == CUDA_ERROR_INVALID_VALUE;  // block or shared memory beyond the function's limit
-}
-
-[[noreturn]] void throw_cuda(const DriverApi& api, CUresult rc, const char* call, const char* file, int line) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  api.cuGetErrorName(rc, &name);
-  api.cuGetErrorString(rc, &text);
-  throw GpuError("CUDA", static_cast<int>(rc), name ? name : "?", call, file, line, is_sticky(rc), text ? text : "",
-                 is_resource(rc));
-}
-
-// Keeps the raw code, the call's text, file and line.
-#define TS_CU(call)                                                      \
-  do {                                                                   \
-    CUresult ts_rc_ = (api_.call);                                       \
-    if (ts_rc_ != CUDA_SUCCESS) throw_cuda(api_, ts_rc_, #call, __FILE__, __LINE__); \
-  } while (0)
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
@@ -76,7 +36,8 @@ class CudaFunction final : public GpuFunction {
     return a;
   }
   void set_max_dynamic_shared(std::int64_t bytes) override {
-    TS_CU(cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes)));
+    TS_CU(api_, cuFuncSetAttribute(fn_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(bytes)));
   }
   CUfunction handle() const { return fn_; }
 
@@ -95,7 +56,7 @@ class CudaModule final : public GpuModule {
     auto it = functions_.find(name);
     if (it != functions_.end()) return it->second;
     CUfunction fn = nullptr;
-    TS_CU(cuModuleGetFunction(&fn, module_, name.c_str()));
+    TS_CU(api_, cuModuleGetFunction(&fn, module_, name.c_str()));
     return functions_.emplace(name, CudaFunction(api_, fn)).first->second;
   }
 
@@ -122,9 +83,9 @@ class CudaDevice final : public GpuDevice {
  public:
   CudaDevice(const DriverApi& api, CUdevice dev, DeviceFacts facts) : api_(api), dev_(dev), facts_(std::move(facts)) {
     // The primary context is the one cuBLAS (through the CUDA runtime) also uses.
-    TS_CU(cuDevicePrimaryCtxRetain(&ctx_, dev_));
-    TS_CU(cuCtxSetCurrent(ctx_));
-    TS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    TS_CU(api_, cuDevicePrimaryCtxRetain(&ctx_, dev_));
+    TS_CU(api_, cuCtxSetCurrent(ctx_));
+    TS_CU(api_, cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
   }
   ~CudaDevice() override {
     lt_.reset();
@@ -140,38 +101,39 @@ class CudaDevice final : public GpuDevice {
 
   DevicePtr alloc(std::size_t bytes) override {
     CUdeviceptr p = 0;
-    TS_CU(cuMemAlloc(&p, bytes));
+    TS_CU(api_, cuMemAlloc(&p, bytes));
     return p;
   }
   void free(DevicePtr p) noexcept override { api_.cuMemFree(static_cast<CUdeviceptr>(p)); }
   void copy_to_device(DevicePtr dst, const void* src, std::size_t bytes) override {
-    TS_CU(cuStreamSynchronize(stream_));
-    TS_CU(cuMemcpyHtoD(dst, src, bytes));
+    TS_CU(api_, cuStreamSynchronize(stream_));
+    TS_CU(api_, cuMemcpyHtoD(dst, src, bytes));
   }
   void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override {
-    TS_CU(cuStreamSynchronize(stream_));
-    TS_CU(cuMemcpyDtoH(dst, src, bytes));
+    TS_CU(api_, cuStreamSynchronize(stream_));
+    TS_CU(api_, cuMemcpyDtoH(dst, src, bytes));
   }
   void copy_on_device(DevicePtr dst, DevicePtr src, std::size_t bytes) override {
-    TS_CU(cuMemcpyDtoDAsync(dst, src, bytes, stream_));
+    TS_CU(api_, cuMemcpyDtoDAsync(dst, src, bytes, stream_));
   }
   void fill_u32(DevicePtr dst, std::uint32_t value, std::size_t count) override {
-    TS_CU(cuMemsetD32Async(dst, value, count, stream_));
+    TS_CU(api_, cuMemsetD32Async(dst, value, count, stream_));
   }
 
   std::unique_ptr<GpuModule> load_module(const std::string& binary) override {
     CUmodule m = nullptr;
-    TS_CU(cuModuleLoadData(&m, binary.data()));
+    TS_CU(api_, cuModuleLoadData(&m, binary.data()));
     return std::make_unique<CudaModule>(api_, m);
   }
 
   void launch(GpuFunction& fn, std::array<std::uint32_t, 3> grid, std::array<std::uint32_t, 3> block,
               std::uint64_t dynamic_shared_bytes, void** args) override {
     auto& f = static_cast<CudaFunction&>(fn);
-    TS_CU(cuLaunchKernel(f.handle(), grid[0], grid[1], grid[2], block[0], block[1], block[2],
+    TS_CU(api_,
+          cuLaunchKernel(f.handle(), grid[0], grid[1], grid[2], block[0], block[1], block[2],
                          static_cast<unsigned>(dynamic_shared_bytes), stream_, args, nullptr));
   }
-  void synchronize() override { TS_CU(cuStreamSynchronize(stream_)); }
+  void synchronize() override { TS_CU(api_, cuStreamSynchronize(stream_)); }
 
   void encode_tensor_map(const TensorMapSpec& spec, DevicePtr base, void* out) override {
     static_assert(sizeof(CUtensorMap) == kTensorMapBytes, "tensor map size");
@@ -182,14 +144,17 @@ class CudaDevice final : public GpuDevice {
 
   std::unique_ptr<GpuEvent> create_event() override {
     CUevent e = nullptr;
-    TS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+    TS_CU(api_, cuEventCreate(&e, CU_EVENT_DEFAULT));
     return std::make_unique<CudaEvent>(api_, e);
   }
-  void record(GpuEvent& e) override { TS_CU(cuEventRecord(static_cast<CudaEvent&>(e).handle(), stream_)); }
+  void record(GpuEvent& e) override {
+    TS_CU(api_, cuEventRecord(static_cast<CudaEvent&>(e).handle(), stream_));
+  }
   float elapsed_ms(GpuEvent& start, GpuEvent& end) override {
-    TS_CU(cuEventSynchronize(static_cast<CudaEvent&>(end).handle()));
+    TS_CU(api_, cuEventSynchronize(static_cast<CudaEvent&>(end).handle()));
     float ms = 0;
-    TS_CU(cuEventElapsedTime(&ms, static_cast<CudaEvent&>(start).handle(), static_cast<CudaEvent&>(end).handle()));
+    TS_CU(api_, cuEventElapsedTime(&ms, static_cast<CudaEvent&>(start).handle(),
+                                   static_cast<CudaEvent&>(end).handle()));
     return ms;
   }
 
@@ -382,11 +347,8 @@ class CudaBackend final : public Backend {
     TS_ASSIGN_OR_RETURN(const DriverApi* api, driver_api());
     CUresult rc = api->cuInit(0);
     if (rc == CUDA_ERROR_NO_DEVICE) return Status::unavailable("the NVIDIA driver is installed but found no GPU");
-    if (rc != CUDA_SUCCESS) {
-      const char* name = nullptr;
-      api->cuGetErrorName(rc, &name);
-      return Status::unavailable(std::string("cuInit failed: ") + (name ? name : std::to_string(rc)));
-    }
+    if (rc != CUDA_SUCCESS)
+      return Status::unavailable(cu_failure(*api, rc, "cuInit(0)", __FILE__, __LINE__).what());
     return api;
   }
   static std::string rtc_version() {

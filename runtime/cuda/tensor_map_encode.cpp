@@ -1,5 +1,7 @@
 #include "runtime/cuda/tensor_map_encode.h"
 
+#include "runtime/cuda/cu_check.h"
+
 namespace tilesmith::cuda {
 namespace {
 
@@ -36,10 +38,9 @@ Status encode_tensor_map(const DriverApi& api, const TensorMapSpec& spec, CUdevi
                                            tensor_map_swizzle(spec.swizzle_bytes), CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc == CUDA_SUCCESS) return {};
-  const char* name = nullptr;
-  api.cuGetErrorName(rc, &name);
-  return Status::internal(std::string("cuTensorMapEncodeTiled failed (") + (name ? name : "?") + ") for " +
-                          describe(spec) + (base % 16 ? " at an address not 16-byte aligned" : ""));
+  return Status::internal(
+      std::string(cu_failure(api, rc, "cuTensorMapEncodeTiled", __FILE__, __LINE__).what()) +
+      " for " + describe(spec) + (base % 16 ? " at an address not 16-byte aligned" : ""));
 }
 
 }  // namespace tilesmith::cuda

@@ -136,9 +136,7 @@ ExchangeResult exchange(WorkerConnection& conn, const nlohmann::json& request,
     }
     if (type == kError) {
       r.kind = ExchangeResult::Kind::kRejected;
-      r.rejection = m.contains("status")
-                        ? status_from_wire(m.at("status"))
-                        : Status::internal("the worker reported an error without a status");
+      r.rejection = error_status(m, "the worker reported an error without a status");
       return r;
     }
     r.ended = conn.kill();

@@ -25,6 +25,16 @@ Status status_from_wire(const json& j) {
   return Status::internal("unknown status code '" + code + "' from the worker: " + message);
 }
 
+json error_message(const Status& s, std::uint64_t id) {
+  json m{{"type", kError}, {"status", status_to_wire(s)}};
+  if (id) m["id"] = id;
+  return m;
+}
+
+Status error_status(const json& j, const std::string& otherwise) {
+  return j.contains("status") ? status_from_wire(j.at("status")) : Status::internal(otherwise);
+}
+
 json make_candidate_request(const char* type, std::uint64_t id, const KernelTemplate& tmpl,
                             const GemmProblem& problem, const Config& config) {
   return json{{"type", type},

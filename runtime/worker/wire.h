@@ -30,6 +30,12 @@ inline constexpr int kProtocolVersion = 1;
 nlohmann::json status_to_wire(const Status& s);    // {"code": "unavailable", "message": "..."}
 Status status_from_wire(const nlohmann::json& j);  // an undecodable one becomes internal
 
+// {"type": "error", "id", "status"}: the one way a peer says a request (id; 0 for none) or
+// the peer itself cannot be served: a worker to the orchestrator, a rank to rank 0.
+nlohmann::json error_message(const Status& s, std::uint64_t id = 0);
+// The status an error message carries; internal saying `otherwise` when it carries none.
+Status error_status(const nlohmann::json& j, const std::string& otherwise);
+
 // Which template a request means: the worker finds it by name among its own templates
 // and must find the same source hash, so both sides are sure to mean the same text.
 struct TemplateRef {

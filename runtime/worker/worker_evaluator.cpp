@@ -514,9 +514,7 @@ Result<std::vector<DeviceFacts>> list_devices(const WorkerSpec& spec) {
   }
   conn->collect_exit(std::chrono::milliseconds(2000));
   const nlohmann::json& m = got.message;
-  if (message_type(m) == kError)
-    return m.contains("status") ? status_from_wire(m.at("status"))
-                                : Status::internal("listing devices failed");
+  if (message_type(m) == kError) return error_status(m, "listing devices failed");
   if (message_type(m) != kDevices || !m.contains("devices") || !m.at("devices").is_array())
     return Status::internal("listing devices: unexpected reply");
   std::vector<DeviceFacts> out;

@@ -29,7 +29,7 @@ int list_devices(const std::string& backend_name, int out_fd) {
     for (const auto& d : *devices) list.push_back(nlohmann::json(d));
     reply = {{"type", kDevices}, {"devices", list}};
   } else {
-    reply = {{"type", kError}, {"status", status_to_wire(devices.status())}};
+    reply = error_message(devices.status());
   }
   return write_frame(out_fd, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
                  .ok()

@@ -263,7 +263,9 @@ class Server {
   }
 
   void reply_error(std::uint64_t id, const Status& st, const std::string& broken = {}) {
-    send(json{{"type", kError}, {"id", id}, {"status", status_to_wire(st)}, {"broken", broken}});
+    json m = error_message(st, id);
+    m["broken"] = broken;
+    send(m);
   }
 
   void send(const json& m) {

@@ -9,8 +9,8 @@
 #include "registry/device_facts.h"
 #include "registry/problem.h"
 #include "runtime/evaluation.h"
-#include "tuner/loop/generation.h"
 #include "tuner/records/history.h"
+#include "tuner/records/plan.h"
 #include "tuner/search/proposer.h"
 
 namespace tilesmith {

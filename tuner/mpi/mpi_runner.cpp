@@ -63,9 +63,9 @@ Result<std::unique_ptr<MpiRunner>> MpiRunner::start(MpiWorld& world, CandidateRu
     }
     auto j = worker::parse_message((*in)->payload);
     const std::string type = j.ok() ? worker::message_type(*j) : "";
-    if (type == kRankError) {
-      failure = Status::unavailable("rank " + std::to_string((*in)->source) + " cannot serve: " +
-                                    j->value("message", std::string()));
+    if (type == worker::kError) {
+      failure = Status::unavailable("rank " + std::to_string((*in)->source) +
+                                    " cannot serve: " + worker::error_status(*j, "").message());
     } else if (type == kRankHello) {
       auto h = rank_hello_from_json(*j);
       if (!h.ok()) failure = h.status().with_context("rank " + std::to_string((*in)->source));
@@ -233,7 +233,7 @@ bool MpiRunner::handle(int source, const std::string& payload) {
           starts.push_back({it->second.on_send, {it->second.candidate.tag, j->value("device", std::string())}});
       }
       host = rank->host;
-    } else if (type == kRankResult) {
+    } else if (type == worker::kResult) {
       auto rr = rank_result_from_json(*j);
       if (!rr.ok()) {
         lose(*rank, rr.status().message());
@@ -251,8 +251,8 @@ bool MpiRunner::handle(int source, const std::string& payload) {
       ++rank->results;
       done_.push_back(std::move(r));
       done_cv_.notify_all();
-    } else if (type == kRankError) {
-      lose(*rank, j->value("message", std::string("it cannot serve")));
+    } else if (type == worker::kError) {
+      lose(*rank, worker::error_status(*j, "it cannot serve").message());
     }
   }
   // The journal's fsync happens outside the lock.

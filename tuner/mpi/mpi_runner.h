@@ -9,7 +9,7 @@
 // touch the queue and the results under a mutex.
 //
 // A rank is lost when MPI reports an error for it, when it says it cannot serve
-// (rank_error), or when it is silent longer than `silence_limit` (it sends a heartbeat
+// (an error message), or when it is silent longer than `silence_limit` (it sends a heartbeat
 // every second). Its candidates that had started become crash results (as a worker
 // that died with its candidate: never run again); those that had not started go back
 // to the front of the queue. The run goes on on the other ranks where the MPI library

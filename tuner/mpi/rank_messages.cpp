@@ -27,7 +27,11 @@ Result<RankHello> rank_hello_from_json(const json& j) {
 json to_json(const RankResult& r) {
   json e;
   to_json(e, r.evaluation);
-  return json{{"type", kRankResult}, {"id", r.id}, {"device", r.device}, {"evaluation", e}, {"eval_ms", r.eval_ms}};
+  return json{{"type", worker::kResult},
+              {"id", r.id},
+              {"device", r.device},
+              {"evaluation", e},
+              {"eval_ms", r.eval_ms}};
 }
 
 Result<RankResult> rank_result_from_json(const json& j) {
@@ -57,8 +61,8 @@ json expect_kernel_message(const GemmProblem& problem, double ms) {
 
 json simple_message(const char* type) { return json{{"type", type}}; }
 
-json shutdown_message(bool skip_finalize) { return json{{"type", kRankShutdown}, {"skip_finalize", skip_finalize}}; }
-
-json rank_error_message(const std::string& message) { return json{{"type", kRankError}, {"message", message}}; }
+json shutdown_message(bool skip_finalize) {
+  return json{{"type", worker::kShutdown}, {"skip_finalize", skip_finalize}};
+}
 
 }  // namespace tilesmith::mpi

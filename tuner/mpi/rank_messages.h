@@ -1,13 +1,14 @@
 #pragma once
 // The messages between rank 0 and the other ranks of a run over several hosts
-// (docs/scale-out.md). A candidate travels as the worker protocol's evaluate request
-// (runtime/worker/wire.h: the template by name and source hash, the problem, the
-// config) and its outcome as the worker's Evaluation JSON, so ranks speak what worker
-// processes speak; the rest is a little bookkeeping:
+// (docs/scale-out.md). Ranks speak the worker protocol's vocabulary (runtime/worker/wire.h):
+// a candidate travels as its evaluate request (the template by name and source hash, the
+// problem, the config), its outcome as a result with the Evaluation JSON, a refusal as its
+// error message with a status, the end as its shutdown. This file adds only what a worker
+// process has no need of:
 //
 //   rank R -> 0   rank_hello     host, device labels, width, device fingerprint
-//   rank R -> 0   rank_error     the rank cannot serve (its devices did not open)
-//   0 -> rank R   evaluate       one candidate, id chosen by rank 0
+//   rank R -> 0   error          the rank cannot serve (wire.h's error_message)
+//   0 -> rank R   evaluate       one candidate, id chosen by rank 0 (wire.h)
 //   rank R -> 0   started        the candidate went to a device (journal it as in flight)
 //   rank R -> 0   result         its outcome: device, Evaluation, eval_ms
 //   0 -> rank R   expect_kernel  a kernel time to scale deadlines from
@@ -25,16 +26,15 @@
 #include "base/status.h"
 #include "registry/problem.h"
 #include "runtime/evaluation.h"
+#include "runtime/worker/wire.h"
 
 namespace tilesmith::mpi {
 
+// The types ranks add; result, error, evaluate and shutdown are wire.h's.
 inline constexpr const char* kRankHello = "rank_hello";
-inline constexpr const char* kRankError = "rank_error";
 inline constexpr const char* kStarted = "started";
-inline constexpr const char* kRankResult = "result";
 inline constexpr const char* kExpectKernel = "expect_kernel";
 inline constexpr const char* kHeartbeat = "heartbeat";
-inline constexpr const char* kRankShutdown = "shutdown";
 
 struct RankHello {
   std::string host;                  // local_host_name() of the rank
@@ -60,6 +60,5 @@ nlohmann::json expect_kernel_message(const GemmProblem& problem, double ms);
 nlohmann::json simple_message(const char* type);  // heartbeat, shutdown
 // The run is over; `skip_finalize` when a rank was lost (MPI_Finalize could wait for it).
 nlohmann::json shutdown_message(bool skip_finalize);
-nlohmann::json rank_error_message(const std::string& message);
 
 }  // namespace tilesmith::mpi

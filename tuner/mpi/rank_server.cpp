@@ -35,12 +35,13 @@ Result<std::optional<json>> next_message(MpiWorld& world) {
 
 ServeEnd refuse_rank(MpiWorld& world, const std::string& message) {
   const ServeEnd lost{1, true};
-  if (!send(world, rank_error_message(message)).ok()) return lost;
+  if (!send(world, worker::error_message(Status::unavailable(message))).ok()) return lost;
   for (;;) {
     if (!world.progress().ok()) return lost;
     auto m = next_message(world);
     if (!m.ok()) return lost;
-    if (*m && worker::message_type(**m) == kRankShutdown) return ServeEnd{0, (**m).value("skip_finalize", false)};
+    if (*m && worker::message_type(**m) == worker::kShutdown)
+      return ServeEnd{0, (**m).value("skip_finalize", false)};
     if (!*m) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -82,7 +83,7 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
       busy = true;
       const json& msg = **m;
       const std::string type = worker::message_type(msg);
-      if (type == kRankShutdown) {
+      if (type == worker::kShutdown) {
         end.skip_finalize = msg.value("skip_finalize", false);
         break;
       }
@@ -97,7 +98,9 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
                         : "this rank has no template " + req->tmpl.name + " with source hash " + req->tmpl.source_hash +
                               " (start every rank with the same --kernels-dir or --replay-file, and the same build)";
           refused = true;
-          if (!send(world, rank_error_message(options.host + ": " + why)).ok()) return lost;
+          if (!send(world, worker::error_message(Status::unavailable(options.host + ": " + why)))
+                   .ok())
+            return lost;
         } else {
           RunnerCandidate c{tmpl, req->problem, req->config, req->id};
           runner.submit(std::move(c), [box](std::uint64_t id, const std::string&, const std::string& device) {

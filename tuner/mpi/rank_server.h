@@ -7,7 +7,7 @@
 // It says hello (host, devices, width, fingerprint), then serves evaluate requests
 // until shutdown, reporting each candidate's start (rank 0 journals it as in flight)
 // and its result, and a heartbeat every second. A request for a template this rank does
-// not have (another --kernels-dir or --replay-file) is a rank_error: rank 0 stops using
+// not have (another --kernels-dir or --replay-file) is an error message: rank 0 stops using
 // the rank and gives its candidates to the others.
 //
 // Single-threaded: serve_rank() does every MPI call on the calling thread.

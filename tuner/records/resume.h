@@ -21,8 +21,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "tuner/loop/generation.h"
 #include "tuner/records/history.h"
+#include "tuner/records/plan.h"
 
 namespace tilesmith {
 

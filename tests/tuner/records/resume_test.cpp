@@ -6,8 +6,8 @@
 
 #include "base/files.h"
 #include "tests/cli/process.h"
-#include "tuner/loop/generation.h"
 #include "tuner/records/journal.h"
+#include "tuner/records/plan.h"
 #include "tuner/records/resume.h"
 
 namespace tilesmith {

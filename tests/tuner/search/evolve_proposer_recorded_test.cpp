@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/replay/recording.h"
-#include "tuner/search/bench/search_run.h"
+#include "tuner/bench/search_run.h"
 #include "tuner/search/offline_proposers.h"
 
 namespace tilesmith {

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/replay/recording.h"
-#include "tuner/search/bench/loop_run.h"
+#include "tuner/bench/loop_run.h"
 #include "tuner/search/offline_proposers.h"
 
 namespace tilesmith {

@@ -18,11 +18,11 @@
 
 #include "base/host_name.h"
 #include "tuner/loop/loop.h"
-#include "tuner/loop/generation.h"
 #include "tuner/loop/loop_rows.h"
 #include "tuner/loop/retime.h"
 #include "tuner/records/best_entry.h"
 #include "tuner/records/journal.h"
+#include "tuner/records/plan.h"
 
 namespace tilesmith {
 namespace loop_detail {

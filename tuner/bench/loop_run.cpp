@@ -1,4 +1,4 @@
-#include "tuner/search/bench/loop_run.h"
+#include "tuner/bench/loop_run.h"
 
 #include <atomic>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "tuner/loop/generation.h"
+#include "tuner/records/plan.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,10 +1,10 @@
 // The build without MPI: a single host only. Launched with several ranks (mpirun -n 2,
 // srun -n 2) every copy would tune into the same results folder; refuse instead.
-#include "cli/scale_out.h"
+#include "tuner/assembly/scale_out.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 
-Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorFlags* flags) {
+Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorSettings* flags) {
   const LaunchInfo launch = launched_ranks();
   if (launch.ranks > 1)
     return Status::invalid("launched as " + std::to_string(launch.ranks) + " ranks (" + launch.launcher + "=" +
@@ -15,4 +15,4 @@ Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorFlags* flags) {
   return std::unique_ptr<ScaleOut>();
 }
 
-}  // namespace tilesmith::cli
+}  // namespace tilesmith

@@ -1,4 +1,4 @@
-#include "tuner/search/bench/search_run.h"
+#include "tuner/bench/search_run.h"
 
 #include <chrono>
 #include <cmath>

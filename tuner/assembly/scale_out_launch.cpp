@@ -2,9 +2,9 @@
 #include <string>
 #include <utility>
 
-#include "cli/scale_out.h"
+#include "tuner/assembly/scale_out.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 
 namespace {
 // A non-negative integer environment variable, or -1.
@@ -28,4 +28,4 @@ LaunchInfo launched_ranks() {
   return {};
 }
 
-}  // namespace tilesmith::cli
+}  // namespace tilesmith

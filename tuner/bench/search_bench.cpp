@@ -23,9 +23,9 @@
 
 #include "analysis/stats.h"
 #include "runtime/replay/recording.h"
-#include "tuner/search/bench/loop_report.h"
-#include "tuner/search/bench/loop_run.h"
-#include "tuner/search/bench/search_run.h"
+#include "tuner/bench/loop_report.h"
+#include "tuner/bench/loop_run.h"
+#include "tuner/bench/search_run.h"
 #include "tuner/loop/convergence_stop.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"

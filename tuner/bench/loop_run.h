@@ -21,7 +21,7 @@
 #include "base/status.h"
 #include "runtime/replay/recording.h"
 #include "tuner/loop/loop.h"
-#include "tuner/search/bench/search_run.h"
+#include "tuner/bench/search_run.h"
 #include "tuner/search/proposer.h"
 
 namespace tilesmith::bench {

@@ -1,4 +1,4 @@
-// How autotune-loop tells that a launcher started it as several ranks (cli/scale_out.h):
+// How autotune-loop tells that a launcher started it as several ranks (tuner/assembly/scale_out.h):
 // the build without MPI refuses such a launch on this, so R copies never tune into one
 // results folder.
 
@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/scale_out.h"
+#include "tuner/assembly/scale_out.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 namespace {
 
 class LaunchEnv : public ::testing::Test {
@@ -64,7 +64,7 @@ TEST_F(LaunchEnv, GarbageIsNotALaunch) {
 
 TEST_F(LaunchEnv, OneRankIsASingleHostRunAndLocalRankIsGpuZero) {
   ::setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
-  EvaluatorFlags flags;
+  EvaluatorSettings flags;
   flags.devices = "local-rank";
   auto s = join_scale_out(&flags);
   ASSERT_TRUE(s.ok()) << s.status().to_string();
@@ -73,4 +73,4 @@ TEST_F(LaunchEnv, OneRankIsASingleHostRunAndLocalRankIsGpuZero) {
 }
 
 }  // namespace
-}  // namespace tilesmith::cli
+}  // namespace tilesmith

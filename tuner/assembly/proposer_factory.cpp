@@ -1,4 +1,4 @@
-#include "tuner/loop/run_setup.h"
+#include "tuner/assembly/proposer_factory.h"
 
 #include <cmath>
 

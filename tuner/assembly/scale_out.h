@@ -15,11 +15,11 @@
 #include <string>
 
 #include "base/status.h"
-#include "cli/evaluator_setup.h"
+#include "tuner/assembly/open_evaluator.h"
 #include "registry/kernel_template.h"
 #include "tuner/loop/candidate_runner.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 
 // How many ranks a launcher started this command as, from its environment: OpenMPI's
 // OMPI_COMM_WORLD_SIZE, PMI_SIZE (MPICH, Slurm's PMI-2), Slurm's SLURM_STEP_NUM_TASKS
@@ -63,6 +63,6 @@ class ScaleOut {
 // ranks, MPI initialised; `--devices local-rank` in *flags becomes this rank's index
 // among the ranks of its host (one rank per GPU). invalid_argument when launched with
 // several ranks by a build without MPI; unavailable when MPI does not start.
-Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorFlags* flags);
+Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorSettings* flags);
 
-}  // namespace tilesmith::cli
+}  // namespace tilesmith

@@ -1,4 +1,4 @@
-#include "tuner/search/bench/loop_report.h"
+#include "tuner/bench/loop_report.h"
 
 #include <algorithm>
 #include <cstdio>

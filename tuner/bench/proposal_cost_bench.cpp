@@ -24,7 +24,7 @@
 #include "base/hash.h"
 #include "runtime/replay/recording.h"
 #include "runtime/replay/replay_evaluator.h"
-#include "tuner/search/bench/recorded_history.h"
+#include "tuner/bench/recorded_history.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"
 

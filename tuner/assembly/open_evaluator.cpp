@@ -1,17 +1,15 @@
-#include "cli/evaluator_setup.h"
+#include "tuner/assembly/open_evaluator.h"
 
 #include <algorithm>
 #include <charconv>
 #include <thread>
 
-#include "cli/cli_common.h"
-#include "cli/flag_checks.h"
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/replay_evaluator.h"
 #include "runtime/replay/replay_set.h"
 #include "runtime/worker/worker_evaluator.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 
 OpenedEvaluator::~OpenedEvaluator() {
   // The runners use the evaluators; the evaluators hold device state of the backend.
@@ -32,56 +30,6 @@ Evaluator& OpenedEvaluator::primary() { return runner().evaluator(); }
 double OpenedEvaluator::measured_bandwidth() const {
   if (workers) return workers->measured_bandwidth();
   return gpu ? gpu->measured_bandwidth() : 0;
-}
-
-void add_evaluator_flags(CLI::App& app, EvaluatorFlags& f, bool several_devices) {
-  app.add_option("--backend", f.backend,
-                 "where candidates are measured: cuda, hip, replay (recorded measurements, no GPU), or auto (the "
-                 "first GPU backend that finds a GPU)")
-      ->check(CLI::IsMember({"auto", "cuda", "hip", "replay"}))
-      ->capture_default_str();
-  app.add_option("--device", f.device,
-                 several_devices ? "GPU ordinal within the backend (default 0); the same as --devices N"
-                                 : "GPU ordinal within the backend (default 0)")
-      ->check(integer_at_least(0));
-  if (several_devices) {
-    app.add_option("--devices", f.devices,
-                   "GPUs to measure on, one worker process each, candidates of the same problem in parallel: "
-                   "'0,1', or 'all'. An ordinal given twice ('0,0') starts two workers on that GPU. Per host under "
-                   "mpirun/srun; 'local-rank' there is the GPU numbered like this rank among its host's ranks (one "
-                   "rank per GPU; docs/scale-out.md)");
-    app.add_option("--replay-workers", f.replay_workers,
-                   "with --backend replay: answer in this many worker processes instead of this one (the worker "
-                   "path without a GPU; 0: in this process)")
-        ->check(integer_from_to(0, 64))
-        ->capture_default_str();
-  }
-  app.add_flag("--in-process", f.in_process,
-               "for debugging: measure in this process instead of a worker process (one GPU; a kernel that faults "
-               "or hangs then ends the run, and no deadline applies)");
-  app.add_option("--worker-exe", f.worker_exe,
-                 "the worker executable (default: $TILESMITH_WORKER, else tilesmith-worker beside this program)");
-  app.add_option("--run-deadline", f.run_deadline_s,
-                 "seconds a candidate's run may take before it is cut off as timeout, plus an allowance for a "
-                 "worker's first run of the problem (inputs, CPU reference); default 0: scaled from the expected "
-                 "runtime, at least 30 (docs/reliability.md)")
-      ->check(number_at_least(0));
-  app.add_option("--compile-deadline", f.compile_deadline_s,
-                 "seconds a compile may take before it is cut off as timeout (default 0: at least 60, 10x the "
-                 "slowest compile seen)")
-      ->check(number_at_least(0));
-  app.add_option("--cache-dir", f.cache_dir,
-                 "compiled-kernel cache (default: $XDG_CACHE_HOME/tilesmith/kernels or ~/.cache/tilesmith/kernels)");
-  app.add_option("--replay-file", f.replay_files,
-                 "with --backend replay: a Kernel Tuner cache file (.json or .json.gz) to answer from, or a folder "
-                 "of them (e.g. data/recordings/llama3_8b_bf16_decode). Repeatable (--problems): each problem is "
-                 "answered by the recordings of its shape, and a problem no recording covers is refused")
-      ->type_name("FILE")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--replay-space", f.replay_space,
-                 "with --backend replay: the space file with the recording's constraints (default: found by kernel "
-                 "name in data/spaces or $TILESMITH_SPACES_DIR)");
 }
 
 int default_compile_threads() {
@@ -115,7 +63,7 @@ Result<std::vector<int>> parse_device_list(const std::string& text) {
 
 namespace {
 
-worker::WorkerEvaluatorOptions worker_options(const EvaluatorFlags& f, const EvaluatorContext& ctx,
+worker::WorkerEvaluatorOptions worker_options(const EvaluatorSettings& f, const EvaluatorContext& ctx,
                                               const std::string& backend, int ordinal, std::size_t devices) {
   worker::WorkerEvaluatorOptions o;
   // prepare() spreads the run's compile threads over the devices: each device's worker
@@ -134,9 +82,28 @@ worker::WorkerEvaluatorOptions worker_options(const EvaluatorFlags& f, const Eva
   return o;
 }
 
+// The in-process backend: the named one, or with "auto" the first (cuda, then hip) that
+// finds a GPU. unavailable with every backend's reason when none does.
+Result<std::unique_ptr<Backend>> choose_backend(const std::string& name) {
+  if (name != "auto") {
+    TS_ASSIGN_OR_RETURN(auto b, make_backend(name));
+    auto devs = b->devices();
+    if (!devs.ok()) return Status::unavailable(name + ": " + devs.status().message());
+    return b;
+  }
+  std::string reasons;
+  for (const char* n : {"cuda", "hip"}) {
+    auto b = make_backend(n);
+    auto devs = (*b)->devices();
+    if (devs.ok()) return std::move(b).value();
+    reasons += std::string(reasons.empty() ? "" : "; ") + n + ": " + devs.status().message();
+  }
+  return Status::unavailable("no GPU found (" + reasons + ")");
+}
+
 // The backend whose worker finds a GPU: the named one, or for auto the first of cuda and
 // hip. Asked of short-lived workers, so this process loads no GPU runtime.
-Result<std::string> resolve_backend(const EvaluatorFlags& f) {
+Result<std::string> resolve_backend(const EvaluatorSettings& f) {
   if (f.backend != "auto") return f.backend;
   std::string reasons;
   for (const char* name : {"cuda", "hip"}) {
@@ -168,7 +135,7 @@ Result<OpenedEvaluator> open_workers(std::vector<worker::WorkerEvaluatorOptions>
 
 }  // namespace
 
-Status check_evaluator_flags(const EvaluatorFlags& f) {
+Status check_evaluator_settings(const EvaluatorSettings& f) {
   if (f.device && !f.devices.empty()) return Status::invalid("give --device N or --devices LIST, not both");
   const bool deadlines = f.run_deadline_s > 0 || f.compile_deadline_s > 0;
   if (f.in_process && f.replay_workers > 0)
@@ -204,9 +171,9 @@ Status check_evaluator_flags(const EvaluatorFlags& f) {
   return Status::ok_status();
 }
 
-Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorContext& ctx) {
+Result<OpenedEvaluator> open_evaluator(const EvaluatorSettings& f, const EvaluatorContext& ctx) {
   OpenedEvaluator out;
-  TS_RETURN_IF_ERROR(check_evaluator_flags(f));
+  TS_RETURN_IF_ERROR(check_evaluator_settings(f));
 
   if (f.backend == "replay") {
     replay::RecordingOptions ro;
@@ -277,4 +244,4 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& f, const EvaluatorC
   return open_workers(std::move(specs), std::move(out));
 }
 
-}  // namespace tilesmith::cli
+}  // namespace tilesmith

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/search/bench/loop_run.h"
+#include "tuner/bench/loop_run.h"
 
 namespace tilesmith::bench {
 

@@ -1,5 +1,7 @@
 #pragma once
-// Opening what a command measures with. Shared by autotune-loop and bench-best.
+// Opening what a command measures with, from its settings (the command line's
+// --backend, --device(s), ... : cli/evaluator_flags.h). Shared by autotune-loop's runs, its
+// MPI ranks and bench-best.
 //
 //  - GPU backends (cuda, hip; auto: the first whose worker finds a GPU): one worker
 //    process (tilesmith-worker) per selected device, so a kernel that faults, hangs or
@@ -18,8 +20,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "base/status.h"
 #include "registry/kernel_template.h"
 #include "runtime/backend.h"
@@ -29,9 +29,10 @@
 #include "tuner/loop/candidate_runner.h"
 #include "tuner/loop/worker_runner.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 
-struct EvaluatorFlags {
+// The flags' names are given beside each setting: the errors name them.
+struct EvaluatorSettings {
   std::string backend = "auto";  // auto, cuda, hip, replay
   std::optional<int> device;     // --device N
   std::string devices;           // --devices LIST: "0,1", "all", "0,0" (two workers on GPU 0)
@@ -46,11 +47,6 @@ struct EvaluatorFlags {
   double run_deadline_s = 0;      // --run-deadline (0: scaled from the expected runtime)
   double compile_deadline_s = 0;  // --compile-deadline (0: scaled from the compiles seen)
 };
-
-// --backend, --device, --in-process, --worker-exe, --run-deadline, --compile-deadline,
-// --cache-dir, --replay-file, --replay-space; with `several_devices` also --devices and
-// --replay-workers (autotune-loop measures several candidates at once; bench-best one).
-void add_evaluator_flags(CLI::App& app, EvaluatorFlags& flags, bool several_devices);
 
 // "0,1,3" -> {0, 1, 3}; a repeated ordinal is another worker on that device. "all" is
 // not a list (the caller asks the backend). invalid_argument saying what is wrong.
@@ -103,17 +99,17 @@ struct OpenedEvaluator {
   OpenedEvaluator& operator=(OpenedEvaluator&&) = default;
 };
 
-// The checks open_evaluator makes of the flags alone (no recording read, no process
+// The checks open_evaluator makes of the settings alone (no recording read, no process
 // started): flags that do not fit together, a bad --devices list, a --worker-exe that is
 // not there. invalid_argument saying what is wrong. A command calls it before it writes
 // anything, so bad flags leave nothing on disk.
-Status check_evaluator_flags(const EvaluatorFlags& flags);
+Status check_evaluator_settings(const EvaluatorSettings& settings);
 
-// Makes check_evaluator_flags' checks first. invalid_argument: flags that do not fit together (--replay-file without --backend
+// Makes check_evaluator_settings' checks first. invalid_argument: flags that do not fit together (--replay-file without --backend
 // replay, --devices with --device, a bad list, a --worker-exe that is not there, ...);
 // not_found / parse_error: an unreadable recording; unavailable: no GPU, a device that
 // cannot be opened, or no worker executable (exit code 3); failed_precondition: the
 // selected devices are not the same model.
-Result<OpenedEvaluator> open_evaluator(const EvaluatorFlags& flags, const EvaluatorContext& context);
+Result<OpenedEvaluator> open_evaluator(const EvaluatorSettings& settings, const EvaluatorContext& context);
 
-}  // namespace tilesmith::cli
+}  // namespace tilesmith

@@ -1,4 +1,4 @@
-#include "tuner/search/bench/recorded_history.h"
+#include "tuner/bench/recorded_history.h"
 
 #include <algorithm>
 #include <numeric>

@@ -5,11 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include "base/host_name.h"
-#include "cli/scale_out.h"
+#include "tuner/assembly/scale_out.h"
 #include "tuner/mpi/mpi_runner.h"
 #include "tuner/mpi/rank_server.h"
 
-namespace tilesmith::cli {
+namespace tilesmith {
 namespace {
 
 // TILESMITH_MPI_TEST_KILL=RANK:N — the kill test's hook (tests/cli/mpi_run_test.cpp):
@@ -113,7 +113,7 @@ class MpiScaleOut final : public ScaleOut {
 
 }  // namespace
 
-Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorFlags* flags) {
+Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorSettings* flags) {
   const LaunchInfo launch = launched_ranks();
   if (launch.ranks <= 1) {
     if (flags->devices == "local-rank") flags->devices = "0";
@@ -127,4 +127,4 @@ Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorFlags* flags) {
   return std::unique_ptr<ScaleOut>(new MpiScaleOut(std::move(world)));
 }
 
-}  // namespace tilesmith::cli
+}  // namespace tilesmith
