@@ -16,15 +16,16 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
     return batch;
   }
   auto view = views_.get(*request.space, request.context);
-  auto history = proposers::detail::map_history(*view, request.history);
-  std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history.observations.size()));
+  history_.update(view, request.history);
+  const PointSet& tried = history_.tried();
+  std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history_.size()));
   std::vector<PointValues> chosen;
   if (view->enumerated()) {
     // Partial Fisher-Yates over the untried points: uniform, without replacement.
     std::vector<size_t> untried;
     untried.reserve(view->points().size());
     for (size_t i = 0; i < view->points().size(); ++i)
-      if (!history.tried.count(view->points()[i])) untried.push_back(i);
+      if (!tried.count(view->points()[i])) untried.push_back(i);
     for (size_t k = 0; k < untried.size() && chosen.size() < static_cast<size_t>(request.count);
          ++k) {
       std::uniform_int_distribution<size_t> pick(k, untried.size() - 1);
@@ -37,7 +38,7 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
     for (int a = 0; a < attempts && chosen.size() < static_cast<size_t>(request.count); ++a) {
       auto p = view->sample(rng);
       if (!p) break;
-      if (history.tried.count(*p) || !taken.insert(*p).second) continue;
+      if (tried.count(*p) || !taken.insert(*p).second) continue;
       chosen.push_back(std::move(*p));
     }
   }

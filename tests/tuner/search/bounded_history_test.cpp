@@ -14,6 +14,7 @@
 #include "tuner/search/detail/history_index.h"
 #include "tuner/search/detail/training_rows.h"
 #include "tuner/search/evolve_proposer.h"
+#include "tuner/search/random_proposer.h"
 
 namespace tilesmith {
 namespace {
@@ -218,6 +219,29 @@ TEST(EvolveProposer, KeepingTheHistoryNeverChangesAProposal) {
     EXPECT_EQ(kept.last_profile().absorbed_rows, gen == 0 ? history.size() : 8u);
     EXPECT_EQ(kept.last_profile().forest_rows, std::min<size_t>(60, history.size()));
     EXPECT_EQ(kept.last_profile().process_rows, std::min<size_t>(40, history.size()));
+    for (const auto& p : warm.proposals) {
+      Trial t;
+      t.config = p.config;
+      t.outcome = Outcome::kOk;
+      t.time_ms = fake_ms(p.config);
+      history.push_back(t);
+    }
+  }
+}
+
+// The random proposer keeps its map of the history too: each call maps only the rows added
+// since the last one, and proposes what a proposer starting from nothing would.
+TEST(RandomProposer, MapsOnlyNewRowsAndKeepingNeverChangesAProposal) {
+  ParamSpace space = grid_space();
+  RandomProposer kept;
+  auto history = history_of(space, 40, 3);
+  for (int gen = 0; gen < 6; ++gen) {
+    auto warm = kept.propose(request(space, history, 200 + gen));
+    auto cold = RandomProposer().propose(request(space, history, 200 + gen));
+    ASSERT_TRUE(warm.status.ok()) << warm.status.to_string();
+    ASSERT_EQ(warm.proposals.size(), cold.proposals.size());
+    for (size_t i = 0; i < warm.proposals.size(); ++i) EXPECT_EQ(warm.proposals[i].config, cold.proposals[i].config);
+    EXPECT_EQ(kept.last_absorbed_rows(), gen == 0 ? history.size() : 8u);
     for (const auto& p : warm.proposals) {
       Trial t;
       t.config = p.config;

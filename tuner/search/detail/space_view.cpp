@@ -159,21 +159,4 @@ int SpaceView::hamming(const PointValues& a, const PointValues& b) {
   return n;
 }
 
-MappedHistory map_history(const SpaceView& view, const std::vector<Trial>* history) {
-  MappedHistory out;
-  if (!history) return out;
-  for (const Trial& t : *history) {
-    auto p = view.space().from_config(t.config);
-    if (!p.ok()) continue;
-    out.tried.insert(*p);
-    Observation o;
-    o.point = std::move(p).value();
-    o.ok = t.outcome == Outcome::kOk && t.time_ms.has_value() && *t.time_ms > 0;
-    o.time_ms = o.ok ? *t.time_ms : 0;
-    out.ok_count += o.ok;
-    out.observations.push_back(std::move(o));
-  }
-  return out;
-}
-
 }  // namespace tilesmith::proposers::detail

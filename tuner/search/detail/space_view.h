@@ -99,22 +99,15 @@ class SpaceView {
   std::unordered_map<PointValues, std::int64_t, PointHash> index_;
 };
 
-// The history as proposers use it: every tried point (whatever its outcome) and the
-// measured ones. Configs that do not map onto the space (unknown parameters, values
-// off a domain) cannot be proposed again anyway and are left out.
+// A history row as proposers use it (detail/history_index.h keeps them): the point tried
+// (whatever its outcome) and, when measured, its time. Configs that do not map onto the
+// space (unknown parameters, values off a domain) cannot be proposed again anyway and are
+// left out.
 struct Observation {
   PointValues point;
   bool ok = false;
   double time_ms = 0;  // when ok
 };
-
-struct MappedHistory {
-  PointSet tried;
-  std::vector<Observation> observations;  // history order; later repeats of a point included
-  size_t ok_count = 0;
-};
-
-MappedHistory map_history(const SpaceView& view, const std::vector<Trial>* history);
 
 // A seed mixing the request's seed with the history, so a proposer asked twice with the
 // same seed but a grown history does not repeat its random choices.
