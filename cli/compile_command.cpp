@@ -26,7 +26,8 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       "resource usage.\n  Example: autotune-loop compile --arch gfx90a --config "
       "'{\"BLOCK_M\":128,\"BLOCK_N\":64,\"BLOCK_K\":8,\"THREAD_M\":8,\"THREAD_N\":4}'");
   sub->add_option("--template", opts->template_name, "template name")->capture_default_str();
-  sub->add_option("--config", opts->config_json, "config as a JSON object of integers (default: the template's defaults)");
+  sub->add_option("--config", opts->config_json,
+                  "config as a JSON object of integers; parameters it leaves out take the template's defaults");
   sub->add_option("--arch", opts->arch, "target: sm_XX (NVRTC) or gfxXXX (hipRTC)")->capture_default_str();
   sub->add_option("--kernels-dir", opts->kernels_dir, "load templates from this folder instead of the built-in ones");
   sub->add_flag("--json", opts->json, "print one JSON object");
@@ -55,11 +56,16 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
     }
     auto p = to_problem(*problem);
     if (!p.ok()) return fail(kExitUsage, p.status().message());
+    // Parameters --config leaves out take the template's defaults (as bench-best and warm
+    // starts fill them); an unknown name stays in, so validation names it.
     Config config = tmpl->defaults();
+    std::vector<std::string> filled;
     if (!opts->config_json.empty()) {
       auto c = config_from_json_text(opts->config_json);
       if (!c.ok()) return fail(kExitUsage, "--config: " + c.status().message());
-      config = *c;
+      for (const auto& [name, value] : config)
+        if (!c->count(name)) filled.push_back(name + "=" + std::to_string(value));
+      for (const auto& [name, value] : *c) config[name] = value;
     }
     // The target's form is checked here; whether this compiler knows it, by the compiler.
     static const std::regex kArch("sm_[0-9]{2,3}[af]?|gfx[0-9a-f]{3,5}");
@@ -103,11 +109,17 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       j["arch"] = cc.rendered.arch.empty() ? opts->arch : cc.rendered.arch;
       j["compiler"] = c->version();
       j["config"] = config_to_json(config);
+      j["defaults_filled"] = filled;
       j["options"] = cc.rendered.options;
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << tmpl->name() << " " << config_to_json_text(config) << " for " << opts->arch << " with "
                 << c->version() << ": " << outcome_name(e.outcome) << "\n";
+      if (!filled.empty()) {
+        std::cout << "  defaults filled in:";
+        for (const auto& f : filled) std::cout << " " << f;
+        std::cout << "\n";
+      }
       if (e.outcome == Outcome::kOk) {
         std::cout << "  compile " << e.compile_ms << " ms" << (e.compile_cache_hit ? " (cache hit)" : "")
                   << ", binary " << cc.compiled.binary.size() << " bytes\n";

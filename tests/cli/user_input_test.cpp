@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/flag_checks.h"
 #include "tests/cli/history_reader.h"
@@ -297,6 +298,25 @@ TEST(CliInput, AConfigFileInEveryAcceptedFormRuns) {
   r = run_process({autotune_loop_exe().string(), "--config", file.string(), "--progress", "none"}, dir);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(read_csv_rows(results / "history.csv").size(), 6u) << "max-evals = 6 of 2 generations of 4";
+}
+
+// compile --config may give only some parameters: the others take the template's defaults, and
+// the output says which; a name the template does not have is refused, named.
+TEST(CliInput, CompileFillsWhatAPartialConfigLeavesOut) {
+  const fs::path dir = fresh_dir("cli_input_compile_partial");
+  const std::string exe = autotune_loop_exe().string();
+  auto r = run_process({exe, "compile", "--arch", "gfx90a", "--template", "gemm_tiled", "--config", R"({"BLOCK_M": 32})",
+                        "--m", "256", "--n", "256", "--k", "256", "--json"},
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["BLOCK_M"], 32);
+  EXPECT_EQ(j["config"].size(), j["defaults_filled"].size() + 1) << r.out;
+  EXPECT_EQ(j["outcome"], "ok") << r.out;
+  auto bad = run_process({exe, "compile", "--arch", "gfx90a", "--template", "gemm_tiled", "--config", R"({"BLOCK_Q": 32})"},
+                         dir);
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_TRUE(contains(bad.err, "BLOCK_Q")) << bad.err;
 }
 
 TEST(CliInput, EachSubcommandsHelpIsItsOwn) {
