@@ -260,6 +260,15 @@ __device__ __forceinline__ void stage_chunk(const float (&acc)[WG_M_TILES][ACC_N
   }
 }
 
+// Element j of a 16-byte piece of C's type held as four 32-bit words.
+__device__ __forceinline__ ts_c_t piece_element(const unsigned (&words)[4], int j) {
+#if TS_C_DTYPE == 0
+  return __uint_as_float(words[j]);
+#else
+  return (ts_c_t)(words[j / 2] >> (16 * (j % 2)));
+#endif
+}
+
 // The bias values of C[m, n .. n + PIECE_VALS - 1], in one 16-byte read where the bias allows.
 __device__ __forceinline__ void bias_piece(float (&b)[PIECE_VALS], int m, int n, int N, const ts_c_t* __restrict__ bias) {
 #if TS_BIAS_PER_COLUMN
@@ -268,13 +277,7 @@ __device__ __forceinline__ void bias_piece(float (&b)[PIECE_VALS], int m, int n,
     const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
     const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-    for (int j = 0; j < PIECE_VALS; ++j) {
-#if TS_C_DTYPE == 0
-      b[j] = __uint_as_float(words[j]);
-#else
-      b[j] = ts_c_to_float((ts_c_t)(words[j / 2] >> (16 * (j % 2))));
-#endif
-    }
+    for (int j = 0; j < PIECE_VALS; ++j) b[j] = ts_c_to_float(piece_element(words, j));
     return;
   }
 #endif
@@ -350,13 +353,8 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
       *reinterpret_cast<uint4*>(out) = make_uint4(words[0], words[1], words[2], words[3]);
     } else {
 #pragma unroll
-      for (int j = 0; j < PIECE_VALS; ++j) {
-#if TS_C_DTYPE == 0
-        if (gn + j < N) out[j] = __uint_as_float(words[j]);
-#else
-        if (gn + j < N) out[j] = (ts_c_t)(words[j / 2] >> (16 * (j % 2)));
-#endif
-      }
+      for (int j = 0; j < PIECE_VALS; ++j)
+        if (gn + j < N) out[j] = piece_element(words, j);
     }
   }
 }

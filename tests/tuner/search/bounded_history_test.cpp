@@ -195,6 +195,17 @@ ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& histo
   return r;
 }
 
+// The proposals, measured by fake_ms, appended to the history as the loop would.
+void append_measured(const std::vector<Proposal>& proposals, std::vector<Trial>* history) {
+  for (const auto& p : proposals) {
+    Trial t;
+    t.config = p.config;
+    t.outcome = Outcome::kOk;
+    t.time_ms = fake_ms(p.config);
+    history->push_back(t);
+  }
+}
+
 // A resumed run starts with nothing kept; it must propose what the run that kept its
 // index would have, past the training bound too.
 TEST(EvolveProposer, KeepingTheHistoryNeverChangesAProposal) {
@@ -219,13 +230,7 @@ TEST(EvolveProposer, KeepingTheHistoryNeverChangesAProposal) {
     EXPECT_EQ(kept.last_profile().absorbed_rows, gen == 0 ? history.size() : 8u);
     EXPECT_EQ(kept.last_profile().forest_rows, std::min<size_t>(60, history.size()));
     EXPECT_EQ(kept.last_profile().process_rows, std::min<size_t>(40, history.size()));
-    for (const auto& p : warm.proposals) {
-      Trial t;
-      t.config = p.config;
-      t.outcome = Outcome::kOk;
-      t.time_ms = fake_ms(p.config);
-      history.push_back(t);
-    }
+    append_measured(warm.proposals, &history);
   }
 }
 
@@ -242,13 +247,7 @@ TEST(RandomProposer, MapsOnlyNewRowsAndKeepingNeverChangesAProposal) {
     ASSERT_EQ(warm.proposals.size(), cold.proposals.size());
     for (size_t i = 0; i < warm.proposals.size(); ++i) EXPECT_EQ(warm.proposals[i].config, cold.proposals[i].config);
     EXPECT_EQ(kept.last_absorbed_rows(), gen == 0 ? history.size() : 8u);
-    for (const auto& p : warm.proposals) {
-      Trial t;
-      t.config = p.config;
-      t.outcome = Outcome::kOk;
-      t.time_ms = fake_ms(p.config);
-      history.push_back(t);
-    }
+    append_measured(warm.proposals, &history);
   }
 }
 
