@@ -19,6 +19,7 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
     std::string kernels_dir;
     std::string device;
     bool replace = false;
+    bool skip_unfinished = false;
   };
   auto [sub, f] = add_run_subcommand<ExportFlags>(app, "export",
       "Write the winners of a run (one problem, or a --problems set) as a package a program uses through "
@@ -33,6 +34,9 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--replace", f->replace,
                 "replace the package at --out: only one an earlier export wrote, unchanged since (its manifest.json); "
                 "never the results folder or a folder holding it");
+  sub->add_flag("--skip-unfinished", f->skip_unfinished,
+                "a problem set's problems without a winner yet (a run stopped early) are left out and named, instead "
+                "of refusing the export; the library runs the vendor for them");
   sub->callback([f, &exit_code] {
     auto fail = [&](int code, const std::string& msg) {
       std::cerr << "autotune-loop export: " << msg << "\n";
@@ -45,6 +49,7 @@ CLI::App* add_export_command(CLI::App& app, int& exit_code) {
     o.out_dir = f->out;
     o.device_filter = f->device;
     o.replace = f->replace;
+    o.skip_unfinished = f->skip_unfinished;
     // Before anything else: a refused --out needs no compiler to say so.
     if (Status st = check_export_destination(o); !st.ok()) return fail(kExitUsage, st.message());
     // The compiler follows the device the winners were measured on.

@@ -67,7 +67,8 @@ Result<std::map<std::string, BestEntry>> winners_in(const fs::path& path, const 
 }
 
 // A set's problem_set.json: names, counts and subfolders, in the set's order.
-Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const ExportOptions& o) {
+Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const ExportOptions& o,
+                                                std::vector<std::string>* unfinished) {
   const fs::path set_path = dir / kProblemSetFileName;
   TS_ASSIGN_OR_RETURN(std::string text, read_file(set_path));
   json j;
@@ -89,7 +90,12 @@ Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const Expor
     if (sub.empty() || fs::path(sub).is_absolute() || sub.find("..") != std::string::npos)
       return Status::parse_error(set_path.string() + ": problem " + p.name + " names an unsafe folder \"" + sub + "\"");
     p.best_config = dir / sub / "best_config.json";
-    TS_ASSIGN_OR_RETURN(auto winners, winners_in(p.best_config, o.device_filter));
+    auto found = winners_in(p.best_config, o.device_filter);
+    if (!found.ok() && found.status().code() == StatusCode::kNotFound && o.skip_unfinished) {
+      if (unfinished) unfinished->push_back(p.name + ": " + found.status().message());
+      continue;
+    }
+    TS_ASSIGN_OR_RETURN(auto winners, std::move(found));
     if (item.contains("problem")) {
       TS_ASSIGN_OR_RETURN(GemmProblem want, problem_from_json(item["problem"]));
       auto it = winners.find(want.key());
@@ -104,6 +110,8 @@ Result<std::vector<ExportProblem>> set_problems(const fs::path& dir, const Expor
     }
     out.push_back(std::move(p));
   }
+  if (out.empty() && o.skip_unfinished)
+    return Status::not_found(set_path.string() + ": no problem of the set has a winner yet; tune (or resume) first");
   if (out.empty()) return Status::parse_error(set_path.string() + " lists no problems");
   return out;
 }
@@ -274,11 +282,12 @@ void vendor_spread_from_journal(const fs::path& dir, double median_ms, gemmlib::
 
 }  // namespace
 
-Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& o) {
+Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& o,
+                                                           std::vector<std::string>* unfinished) {
   std::error_code ec;
   if (!fs::is_directory(o.results_dir, ec))
     return Status::not_found("results folder " + o.results_dir.string() + " does not exist: give --results the folder an autotune-loop run wrote");
-  if (fs::exists(o.results_dir / kProblemSetFileName, ec)) return set_problems(o.results_dir, o);
+  if (fs::exists(o.results_dir / kProblemSetFileName, ec)) return set_problems(o.results_dir, o, unfinished);
   const fs::path best = o.results_dir / "best_config.json";
   if (!fs::exists(best, ec))
     return Status::not_found(o.results_dir.string() + " holds neither problem_set.json (a problem set's run) nor "
@@ -301,7 +310,10 @@ Status check_export_destination(const ExportOptions& o) { return destination(o).
 Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrary& templates, Compiler& compiler) {
   TS_RETURN_IF_ERROR(check_export_destination(o));
   ExportReport report;
-  TS_ASSIGN_OR_RETURN(report.problems, collect_export_problems(o));
+  std::vector<std::string> unfinished;
+  TS_ASSIGN_OR_RETURN(report.problems, collect_export_problems(o, &unfinished));
+  for (const auto& u : unfinished)
+    report.notes.push_back("left out (the library runs the vendor for it): " + u);
 
   const BestEntry& first = report.problems.front().winner;
   for (const auto& p : report.problems)

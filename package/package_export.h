@@ -44,6 +44,9 @@ struct ExportOptions {
   std::string device_filter;
   // Replace the package at out_dir: only one export wrote, unchanged since (its manifest).
   bool replace = false;
+  // A set's problems without a winner yet (a run stopped early) are left out and named in
+  // the report's notes instead of refusing the export; the library runs the vendor for them.
+  bool skip_unfinished = false;
 };
 
 struct ExportedKernel {
@@ -65,7 +68,10 @@ struct ExportReport {
 // name (default_problem_name: "m16_n6144_k4096_bf16_NN"), count 1.
 // Errors name the file and what to do: no results there, a problem with no winner, several
 // devices without a filter, a replay-backend entry (nothing to compile).
-Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& options);
+// With options.skip_unfinished, `unfinished` (when given) gets "NAME: why" for each set
+// problem left out.
+Result<std::vector<ExportProblem>> collect_export_problems(const ExportOptions& options,
+                                                           std::vector<std::string>* unfinished = nullptr);
 
 // Whether the package may be written at options.out_dir, checked before anything else
 // (paths resolved with weakly_canonical, so a link at --out counts as where it points).

@@ -3,12 +3,13 @@
 # build/ (or $TILESMITH_BUILD_DIR). OpenMPI is optional for the build (runs over several
 # hosts, docs/scale-out.md) but installed here, so the tests run the several-rank path. The CUDA toolkit is not a Debian package: where
 # nvcc/NVRTC are present the cuda backend is built, elsewhere it reports itself
-# unavailable.
+# unavailable. python3-torch (CPU) is for the Python package's tests (docs/pytorch.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config libcurl4-openssl-dev nlohmann-json3-dev libspdlog-dev
           libcli11-dev libgtest-dev libgmock-dev libamdhip64-dev libopenblas-dev zlib1g-dev libcpp-httplib-dev
-          libjs-chart.js openmpi-bin libopenmpi-dev libeigen3-dev liblbfgspp-dev ${TILESMITH_EXTRA_PACKAGES:-})
+          libjs-chart.js openmpi-bin libopenmpi-dev libeigen3-dev liblbfgspp-dev python3 python3-numpy python3-torch
+          ${TILESMITH_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -189,6 +189,47 @@ TEST_F(PackageExport, ProblemSetKeepsNamesCountsAndSharesOneBinaryPerKernel) {
   EXPECT_EQ(t["problems"][0]["kernel"], t["problems"][2]["kernel"]);
 }
 
+// A run stopped before every problem had a winner: refused by default (naming the
+// problem), exported without it under skip_unfinished, which names what it left out.
+TEST_F(PackageExport, SkipUnfinishedLeavesOutAndNamesTheProblemsWithoutAWinner) {
+  REQUIRE_NVRTC();
+  const fs::path results = dir_ / "set";
+  ProblemSet set;
+  set.name = "decode";
+  const GemmProblem done = half_problem(16, 4096, 4096), late = half_problem(16, 4096, 14336);
+  set.entries.push_back({"o_t16", 32, done});
+  set.entries.push_back({"down_t16", 32, late});
+  fs::create_directories(results / "o_t16");
+  fs::create_directories(results / "down_t16");  // created by the run, never given a winner
+  ASSERT_TRUE(write_best_config(results / "o_t16" / "best_config.json", {entry("gemm_decode", done, 0.03)}).ok());
+  ASSERT_TRUE(write_file_atomic(results / kProblemSetFileName, problem_set_to_json(set).dump()).ok());
+
+  auto refused = export_package({results, dir_ / "pkg", "", false}, *lib_, *nvrtc());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("down_t16/best_config.json does not exist"), std::string::npos)
+      << refused.status().message();
+  EXPECT_FALSE(fs::exists(dir_ / "pkg"));
+
+  ExportOptions o{results, dir_ / "pkg", "", false};
+  o.skip_unfinished = true;
+  auto r = export_package(o, *lib_, *nvrtc());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  json t = json::parse(*read_file(dir_ / "pkg" / "tuned.json"));
+  ASSERT_EQ(t["problems"].size(), 1u);
+  EXPECT_EQ(t["problems"][0]["name"], "o_t16");
+  bool named = false;
+  for (const auto& n : r->notes) named |= n.find("left out") != std::string::npos && n.find("down_t16") != std::string::npos;
+  EXPECT_TRUE(named) << "the notes do not name down_t16";
+
+  // Nothing finished at all: still refused, saying so.
+  fs::remove(results / "o_t16" / "best_config.json");
+  o.out_dir = dir_ / "pkg2";
+  auto none = export_package(o, *lib_, *nvrtc());
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("no problem of the set has a winner yet"), std::string::npos)
+      << none.status().message();
+}
+
 // The contract of docs/package.md from both ends: what the exporter writes, the runtime
 // library's reader takes whole, and its dispatch rule runs the tuned kernel for the tuned
 // shape and the nearest valid one for another.
