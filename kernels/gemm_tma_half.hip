@@ -131,8 +131,10 @@
 #include "ts_tma.h"
 
 static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row tiles");
-static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_SIZE == 1),
-              "ping-pong: two consumers taking turns over a persistent block's tiles, no split or cluster");
+// A cluster pair runs its units in the same order (same turns), so each stage is read by the
+// same consumer in both blocks and the empty barriers' count (ROW_SHARES * 4 * CLUSTER_PEERS) holds.
+static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_K == 1),
+              "ping-pong: two consumers taking turns over a persistent block's tiles, no split");
 static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
 static_assert(STAGES >= 2, "at least two stages");
 static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && BLOCK_N >= 128),

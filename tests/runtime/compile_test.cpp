@@ -325,7 +325,16 @@ TEST(Compile, TmaPingPongConfigsCompileAndTheirRulesHold) {
     c["BLOCK_N"] = bn;
     c["PINGPONG"] = 1;
     expect_valid_and_compiled(*nvrtc, t, p, c, dev);
-    expect_changes_refused(t, p, dev, c, {{"CONSUMERS", 1}, {"PERSISTENT", 0}, {"SPLIT_K", 2}, {"CLUSTER_M", 2}});
+    expect_changes_refused(t, p, dev, c, {{"CONSUMERS", 1}, {"PERSISTENT", 0}, {"SPLIT_K", 2}, {"CLUSTER_K", 2}});
+  }
+  // Ping-pong in pairs along M or N: both blocks take their units in the same turns.
+  for (const char* pair : {"CLUSTER_M", "CLUSTER_N"}) {
+    Config c = t.defaults();
+    c["BLOCK_M"] = 128;
+    c["BLOCK_N"] = 128;
+    c["PINGPONG"] = 1;
+    c[pair] = 2;
+    expect_valid_and_compiled(*nvrtc, t, p, c, dev);
   }
   Config too_big = t.defaults();  // 128 x 256 for one consumer: 256 accumulators a thread
   too_big["BLOCK_N"] = 256;

@@ -541,16 +541,18 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
 // gemm_tma_half's shared-memory epilogue where C's rows are not 16-byte aligned and the last
 // 16-byte piece of a row is partial: N odd or 4 off a multiple of 8 (A row-major and B column-major,
 // or both column-major, keep the operands' strides TMA's), C in every type, each epilogue, the
-// cooperative, ping-pong and one-consumer schedules, and split-K summed through the workspace.
+// cooperative, ping-pong and one-consumer schedules, ping-pong in 2x1 and 1x2 clusters, and
+// split-K summed through the workspace.
 TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
   const KernelTemplate& t = *lib.find("gemm_tma_half");
   struct Tile {
-    int block_m, block_n, consumers, pingpong, split_k = 1;
+    int block_m, block_n, consumers, pingpong, split_k = 1, cluster_m = 1, cluster_n = 1;
   };
-  const Tile tiles[] = {{128, 256, 2, 0},    {128, 128, 2, 1},    {64, 256, 1, 0},
-                        {128, 192, 2, 0},    {128, 256, 2, 0, 2}, {64, 256, 1, 0, 4}};
+  const Tile tiles[] = {{128, 256, 2, 0},    {128, 128, 2, 1},          {64, 256, 1, 0},
+                        {128, 192, 2, 0},    {128, 256, 2, 0, 2},       {64, 256, 1, 0, 4},
+                        {128, 128, 2, 1, 1, 2, 1}, {128, 128, 2, 1, 1, 1, 2}};
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
                                 Epilogue::kBiasRow};
   const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
@@ -570,6 +572,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
                                        {"CONSUMERS", tile.consumers},
                                        {"PINGPONG", tile.pingpong},
                                        {"SPLIT_K", tile.split_k},
+                                       {"CLUSTER_M", tile.cluster_m},
+                                       {"CLUSTER_N", tile.cluster_n},
                                        {"STAGES", 4},
                                        {"EPILOGUE_SMEM", 1}});
       expect_valid_and_validated(t, p, c);
