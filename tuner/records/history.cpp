@@ -13,6 +13,7 @@
 
 #include "base/format.h"
 #include "base/files.h"
+#include "runtime/telemetry.h"
 #include "tuner/records/csv.h"
 
 namespace tilesmith {
@@ -219,6 +220,28 @@ const std::vector<Column>& columns() {
       TS_NUM_COLUMN(rel_error_norm),
       TS_NUM_COLUMN(vendor_ratio),
       TS_NUM_COLUMN(eval_ms),
+      // Telemetry (version 5): empty where nothing was read.
+      {"sm_clock_mhz", [](const HistoryRow& r) { return opt_num(r.sm_clock_mhz); },
+       [](HistoryRow& r, const std::string& s) { return set_opt_double(r.sm_clock_mhz, "sm_clock_mhz", s); }, 5},
+      {"mem_clock_mhz", [](const HistoryRow& r) { return opt_num(r.mem_clock_mhz); },
+       [](HistoryRow& r, const std::string& s) { return set_opt_double(r.mem_clock_mhz, "mem_clock_mhz", s); }, 5},
+      {"power_w", [](const HistoryRow& r) { return opt_num(r.power_w); },
+       [](HistoryRow& r, const std::string& s) { return set_opt_double(r.power_w, "power_w", s); }, 5},
+      {"max_temp_c", [](const HistoryRow& r) { return opt_num(r.max_temp_c); },
+       [](HistoryRow& r, const std::string& s) { return set_opt_double(r.max_temp_c, "max_temp_c", s); }, 5},
+      {"throttle_reasons", [](const HistoryRow& r) { return text(r.throttle_reasons); },
+       [](HistoryRow& r, const std::string& s) -> Status {
+         if (!s.empty() && s != "none") {
+           auto reasons = parse_throttle_reason_names(s);
+           if (!reasons.ok()) return bad("throttle_reasons", s, "'none' or throttle reasons joined by '+'");
+         }
+         r.throttle_reasons = s;
+         return {};
+       },
+       5},
+      {"joules_per_launch", [](const HistoryRow& r) { return opt_num(r.joules_per_launch); },
+       [](HistoryRow& r, const std::string& s) { return set_opt_double(r.joules_per_launch, "joules_per_launch", s); },
+       5},
       TS_TEXT_COLUMN(backend),
       {"host", [](const HistoryRow& r) { return text(r.host); },
        [](HistoryRow& r, const std::string& s) -> Status {

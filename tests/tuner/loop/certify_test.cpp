@@ -6,6 +6,7 @@
 #include <random>
 
 #include "tuner/loop/certify.h"
+#include "tuner/loop/retime.h"
 
 namespace tilesmith {
 namespace {
@@ -184,6 +185,17 @@ TEST(Certify, OneFinalistOrTooSmallABudgetClaimNothing) {
   o.max_rounds = 16;
   auto early = certify({{{1.0}, {1.0}, {1.0}}, {{1.0}, {1.0}, {1.0}}}, o);
   EXPECT_EQ(early.verdict, Verdict::kUndecided) << "rounds remain";
+}
+
+TEST(Certify, ARoundsSampleIsTheEvaluationsMedianAndEnergyWhereMeasured) {
+  Evaluation e;
+  e.outcome = Outcome::kOk;
+  e.timing.median_ms = 0.75;
+  EXPECT_EQ(round_sample(e).ms, 0.75);
+  EXPECT_FALSE(round_sample(e).joules);
+  e.telemetry = TelemetrySummary{.readings = 2, .joules_per_launch = 0.3};
+  ASSERT_TRUE(round_sample(e).joules);
+  EXPECT_DOUBLE_EQ(*round_sample(e).joules, 0.3);
 }
 
 TEST(Certify, MalformedInputIsAProgrammerError) {
