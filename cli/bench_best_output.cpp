@@ -163,9 +163,14 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
            {"drift", r.drift ? json(*r.drift) : json(nullptr)},
            {"peak_tflops", peak > 0 ? json(peak / 1e12) : json(nullptr)}};
     if (r.update.changed()) j["config_run"] = config_to_json(r.update.config);
+    // The re-timing's verdict and interval as recorded (null for an entry without one),
+    // and whether today's median lies in that interval.
+    j["certification"] = r.entry->certification.is_object() ? r.entry->certification : json(nullptr);
     if (r.now) {
       to_json(j["now"], *r.now);
       j["percent_of_peak"] = maybe(percent_of_peak(device, p, *r.now));
+      const auto in = r.now->ok() ? within_recorded_interval(*r.entry, r.now->timing.median_ms) : std::nullopt;
+      j["within_recorded_interval"] = in ? json(*in) : json(nullptr);
     }
     if (r.vendor) {
       to_json(j["vendor"], *r.vendor);

@@ -153,6 +153,11 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   EXPECT_EQ(e["template"]["name"], "gemm_RTX_3090");
   EXPECT_EQ(e["metrics"]["source"], "retime");
   EXPECT_EQ(e["retime"].size(), 3u);
+  // The re-timing's verdict: the recording's finalists either separate or tie.
+  ASSERT_TRUE(e["certification"].is_object()) << e.dump(2);
+  const std::string verdict = e["certification"]["verdict"];
+  EXPECT_TRUE(verdict == "certified" || verdict == "tie") << verdict;
+  EXPECT_TRUE(contains(r.out, std::string("winner (") + verdict + ")")) << r.out;
   const auto hrow = e["provenance"]["history_row"].get<std::size_t>();
   ASSERT_GE(hrow, 1u);
   ASSERT_LE(hrow, rows.size());
@@ -181,6 +186,7 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   EXPECT_TRUE(contains(b.out, "recorded")) << b.out;
   EXPECT_TRUE(contains(b.out, "now")) << b.out;
   EXPECT_TRUE(contains(b.out, "status    ok")) << b.out;
+  EXPECT_TRUE(contains(b.out, "re-timed  " + verdict + " after")) << b.out;
   auto bj_args = bench;
   bj_args.push_back("--json");
   auto bj = run_process(bj_args, dir);
@@ -189,6 +195,8 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   ASSERT_EQ(bjson["entries"].size(), 1u);
   EXPECT_EQ(bjson["entries"][0]["status"], "ok");
   EXPECT_LT(std::fabs(bjson["entries"][0]["drift"].get<double>()), 0.10);
+  EXPECT_EQ(bjson["entries"][0]["certification"], e["certification"]);
+  EXPECT_TRUE(bjson["entries"][0]["within_recorded_interval"].is_boolean()) << bj.out;
 
   // Drift beyond a zero tolerance is flagged, and fails only with --fail-on-drift.
   auto strict = bench;
