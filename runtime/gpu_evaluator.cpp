@@ -133,9 +133,25 @@ struct GpuEvaluator::State {
       if (warm % 4 == 0 || warm == 1) device->synchronize();
     } while (ms_since(w0) < t.warmup_ms);
     device->synchronize();
+    TelemetrySource* source = telemetry_out ? telemetry.get() : nullptr;
+    // Where the clock can be read, the warm-up goes on in slices until it stops moving
+    // (a GPU still ramping up would slow the first samples down), for at most four more
+    // warm-ups.
+    if (source) {
+      ClockSettle settle;
+      const double slice_ms = std::max(5.0, t.warmup_ms / 4);
+      while (!settle.observe(source->read().sm_clock_mhz) && ms_since(w0) < 5 * t.warmup_ms) {
+        const auto s0 = Clock::now();
+        int n = 0;
+        do {
+          launch();
+          if (++n % 4 == 0) device->synchronize();
+        } while (ms_since(s0) < slice_ms);
+        device->synchronize();
+      }
+    }
     st.warmup_ms = ms_since(w0);
 
-    TelemetrySource* source = telemetry_out ? telemetry.get() : nullptr;
     std::vector<TelemetryReading> readings;
     std::vector<double> samples;
     constexpr int kBatch = 10;

@@ -1,6 +1,7 @@
 #include "runtime/telemetry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "analysis/stats.h"
@@ -92,6 +93,16 @@ TelemetrySummary summarize_telemetry(const std::vector<TelemetryReading>& readin
   if (!mem.empty()) s.mem_clock_mhz = analysis::summarize(mem).median;
   if (!power.empty()) s.power_w = analysis::summarize(power).mean;
   return s;
+}
+
+bool ClockSettle::observe(std::optional<double> mhz) {
+  if (!mhz) return true;
+  if (last_ && *last_ > 0 && std::fabs(*mhz - *last_) <= tolerance_ * *last_)
+    ++in_a_row_;
+  else
+    in_a_row_ = 0;
+  last_ = mhz;
+  return in_a_row_ >= steady_;
 }
 
 bool EnergyWindow::observe(std::int64_t launches, double energy_j, double elapsed_ms) {

@@ -74,6 +74,24 @@ class TelemetrySource {
   virtual std::optional<double> energy_j(std::string* why = nullptr) = 0;
 };
 
+// Whether the SM clock has reached a steady state during a warm-up: the readings taken
+// between warm-up slices, settled once `steady` readings in a row are within `tolerance`
+// (relative) of the one before. A device that reports no clock is settled at once: there
+// is nothing to wait for. Pure.
+class ClockSettle {
+ public:
+  explicit ClockSettle(double tolerance = 0.01, int steady = 2)
+      : tolerance_(tolerance), steady_(steady) {}
+  // One reading; true once settled.
+  bool observe(std::optional<double> sm_clock_mhz);
+
+ private:
+  double tolerance_;
+  int steady_;
+  int in_a_row_ = 0;
+  std::optional<double> last_;
+};
+
 // The energy of one launch from an energy counter that advances in steps (NVML's updates
 // every few milliseconds): kernels run back to back, the counter is read after each
 // synchronised chunk, and the window spans whole counter steps, from the first change

@@ -59,6 +59,20 @@ TEST(Telemetry, ThrottleReasonsHaveNamesBothWays) {
   EXPECT_FALSE(parse_throttle_reason_names("0xzz").ok());
 }
 
+TEST(Telemetry, ClockSettlesAfterReadingsInARowWithinTheTolerance) {
+  ClockSettle settle(0.01, 2);
+  EXPECT_FALSE(settle.observe(1100.0));
+  EXPECT_FALSE(settle.observe(1600.0)) << "still ramping";
+  EXPECT_FALSE(settle.observe(1965.0));
+  EXPECT_FALSE(settle.observe(1980.0)) << "one step within 1% is not yet two";
+  EXPECT_TRUE(settle.observe(1975.0));
+  ClockSettle jumpy(0.01, 2);
+  jumpy.observe(1980.0);
+  jumpy.observe(1980.0);
+  EXPECT_FALSE(jumpy.observe(1700.0)) << "a drop starts the count again";
+  EXPECT_TRUE(ClockSettle().observe(std::nullopt)) << "no clock to read: nothing to wait for";
+}
+
 TEST(Telemetry, EnergyWindowSpansWholeCounterSteps) {
   // A counter stepping every 20 ms by 10 J while each launch takes 1 ms: 0.5 J a launch.
   EnergyWindow w(100, 500);
