@@ -71,8 +71,10 @@ void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p,
                 e.timing.cv * 100, e.timing.samples, e.tflops, e.gbps, e.roofline_pct, e.accuracy.max_abs_error,
                 e.accuracy.rel_error_norm);
     if (!e.message.empty()) std::printf("    %s\n", e.message.c_str());  // a failure, or how the vendor ran
-    if (const std::string t = telemetry_line(e, p.flops()); !t.empty()) std::printf("    device: %s\n", t.c_str());
-    else if (!e.telemetry_note.empty()) std::printf("    %s\n", e.telemetry_note.c_str());
+    if (const std::string t = telemetry_line(e, p.flops()); !t.empty())
+      std::printf("    device: %s\n", t.c_str());
+    else if (!e.telemetry_note.empty())
+      std::printf("    %s\n", e.telemetry_note.c_str());
   }
   if (ratio) std::printf("\nratio (ours / vendor throughput): %.3f\n", *ratio);
 }
@@ -86,11 +88,14 @@ std::string telemetry_line(const Evaluation& e, double flops) {
   if (t.power_w) parts.push_back(fmt("%.1f W", *t.power_w));
   if (t.max_temperature_c) parts.push_back(fmt("max %.0f C", *t.max_temperature_c));
   if (t.joules_per_launch && *t.joules_per_launch > 0)
-    parts.push_back(fmt("%.4g J/launch", *t.joules_per_launch) +
-                    (flops > 0 ? " (" + fmt("%.3g", flops / *t.joules_per_launch / 1e12) + " TFLOP/s per W)" : ""));
+    parts.push_back(
+        fmt("%.4g J/launch", *t.joules_per_launch) +
+        (flops > 0 ? " (" + fmt("%.3g", flops / *t.joules_per_launch / 1e12) + " TFLOP/s per W)"
+                   : ""));
   if (t.throttled())
-    parts.push_back("throttled (" + throttle_reason_names(t.throttle_reasons & throttle::kSlowdown) + ") in " +
-                    std::to_string(t.throttled_readings) + " of " + std::to_string(t.readings) + " readings");
+    parts.push_back(
+        "throttled (" + throttle_reason_names(t.throttle_reasons & throttle::kSlowdown) + ") in " +
+        std::to_string(t.throttled_readings) + " of " + std::to_string(t.readings) + " readings");
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
   return out;
@@ -101,7 +106,8 @@ namespace {
 std::optional<std::pair<double, double>> recorded_interval(const BestEntry& e) {
   if (!e.certification.is_object()) return std::nullopt;
   const json& iv = e.certification.value("interval_ms", json());
-  if (!iv.is_array() || iv.size() != 2 || !iv[0].is_number() || !iv[1].is_number()) return std::nullopt;
+  if (!iv.is_array() || iv.size() != 2 || !iv[0].is_number() || !iv[1].is_number())
+    return std::nullopt;
   return std::make_pair(iv[0].get<double>(), iv[1].get<double>());
 }
 }  // namespace
@@ -113,8 +119,9 @@ std::string certification_text(const BestEntry& e) {
   if (c.contains("rounds") && c["rounds"].is_number_integer())
     out += " after " + std::to_string(c["rounds"].get<int>()) + " rounds";
   if (auto iv = recorded_interval(e))
-    out += ", " + fmt("%.0f%%", c.value("interval_coverage", 0.95) * 100) + " interval of the median [" +
-           fmt("%.4f", iv->first) + ", " + fmt("%.4f", iv->second) + "] ms";
+    out += ", " + fmt("%.0f%%", c.value("interval_coverage", 0.95) * 100) +
+           " interval of the median [" + fmt("%.4f", iv->first) + ", " + fmt("%.4f", iv->second) +
+           "] ms";
   return out;
 }
 
@@ -165,11 +172,13 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
     if (r.update.changed()) j["config_run"] = config_to_json(r.update.config);
     // The re-timing's verdict and interval as recorded (null for an entry without one),
     // and whether today's median lies in that interval.
-    j["certification"] = r.entry->certification.is_object() ? r.entry->certification : json(nullptr);
+    j["certification"] =
+        r.entry->certification.is_object() ? r.entry->certification : json(nullptr);
     if (r.now) {
       to_json(j["now"], *r.now);
       j["percent_of_peak"] = maybe(percent_of_peak(device, p, *r.now));
-      const auto in = r.now->ok() ? within_recorded_interval(*r.entry, r.now->timing.median_ms) : std::nullopt;
+      const auto in =
+          r.now->ok() ? within_recorded_interval(*r.entry, r.now->timing.median_ms) : std::nullopt;
       j["within_recorded_interval"] = in ? json(*in) : json(nullptr);
     }
     if (r.vendor) {
@@ -223,7 +232,8 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                 e.provenance.value("run_id", std::string("?")).c_str(),
                 e.provenance.contains("history_row") ? e.provenance["history_row"].dump().c_str() : "?",
                 e.provenance.value("timestamp", std::string("?")).c_str());
-    if (const std::string c = certification_text(e); !c.empty()) std::printf("    re-timed  %s\n", c.c_str());
+    if (const std::string c = certification_text(e); !c.empty())
+      std::printf("    re-timed  %s\n", c.c_str());
     if (r.now) {
       const Evaluation& n = *r.now;
       if (n.ok()) {
@@ -255,7 +265,8 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
       std::printf("    device    ours: %s\n", telemetry_line(*r.now, flops).c_str());
     if (r.vendor && !telemetry_line(*r.vendor, flops).empty())
       std::printf("    device    vendor: %s\n", telemetry_line(*r.vendor, flops).c_str());
-    if (r.now && !r.now->telemetry_note.empty() && telemetry_notes.insert(r.now->telemetry_note).second)
+    if (r.now && !r.now->telemetry_note.empty() &&
+        telemetry_notes.insert(r.now->telemetry_note).second)
       std::printf("    note      %s\n", r.now->telemetry_note.c_str());
     if (r.now) std::printf("    floor     %s\n", floor_line(r.floor, r.floor_note, r.now, r.vendor).c_str());
     for (const auto& note : r.notes) std::printf("    note      %s\n", note.c_str());

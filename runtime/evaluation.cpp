@@ -70,8 +70,10 @@ Status telemetry_from_json(const json& j, const std::string& what, TelemetrySumm
   g.get("throttle_reasons", reasons);
   if (g.status().ok()) {
     auto r = parse_throttle_reason_names(reasons);
-    if (!r.ok()) g.fail("throttle_reasons: " + r.status().message());
-    else t->throttle_reasons = *r;
+    if (!r.ok())
+      g.fail("throttle_reasons: " + r.status().message());
+    else
+      t->throttle_reasons = *r;
   }
   auto opt = [&](const char* key, std::optional<double>& out) {
     if (!j.contains(key)) return;

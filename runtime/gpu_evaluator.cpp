@@ -123,7 +123,8 @@ struct GpuEvaluator::State {
   // and the energy of one launch measured after them; `note` says what is missing.
   TimingStats time_launches(const std::function<void()>& launch) { return time_launches(launch, options.timing); }
   TimingStats time_launches(const std::function<void()>& launch, const TimingOptions& t,
-                            std::optional<TelemetrySummary>* telemetry_out = nullptr, std::string* note = nullptr) {
+                            std::optional<TelemetrySummary>* telemetry_out = nullptr,
+                            std::string* note = nullptr) {
     TimingStats st;
     auto w0 = Clock::now();
     int warm = 0;
@@ -197,8 +198,9 @@ struct GpuEvaluator::State {
   // Launches back to back (no flush: the steady state a GEMM in a loop runs in), in
   // synchronised chunks of about a millisecond, until the energy counter has stepped
   // over at least energy_ms (runtime/telemetry.h, EnergyWindow).
-  std::optional<double> energy_per_launch(const std::function<void()>& launch, const TimingOptions& t,
-                                          double median_ms, std::string* why) {
+  std::optional<double> energy_per_launch(const std::function<void()>& launch,
+                                          const TimingOptions& t, double median_ms,
+                                          std::string* why) {
     if (t.energy_ms <= 0) return std::nullopt;
     std::optional<double> e0 = telemetry->energy_j(why);
     if (!e0) return std::nullopt;
@@ -247,8 +249,10 @@ Result<std::unique_ptr<GpuEvaluator>> GpuEvaluator::open(Backend& backend, int o
   // A device without telemetry is measured as before; the reason travels with each
   // evaluation (Evaluation::telemetry_note).
   auto telemetry = s->device->open_telemetry();
-  if (telemetry.ok()) s->telemetry = std::move(telemetry).value();
-  else s->telemetry_note = "no telemetry: " + telemetry.status().message();
+  if (telemetry.ok())
+    s->telemetry = std::move(telemetry).value();
+  else
+    s->telemetry_note = "no telemetry: " + telemetry.status().message();
   try {
     const DeviceFacts& f = s->device->facts();
     // Twice the L2, so every sample starts with the cache holding none of the inputs.

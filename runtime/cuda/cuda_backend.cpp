@@ -188,10 +188,12 @@ class CudaDevice final : public GpuDevice {
   Result<std::unique_ptr<TelemetrySource>> open_telemetry() override {
     TS_ASSIGN_OR_RETURN(const nvml::Api* nvml, nvml::api());
     int domain = 0, bus = 0, device = 0;
-    if (api_.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev_) != CUDA_SUCCESS ||
+    if (api_.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev_) !=
+            CUDA_SUCCESS ||
         api_.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev_) != CUDA_SUCCESS ||
         api_.cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev_) != CUDA_SUCCESS)
-      return Status::unavailable("the CUDA driver gives no PCI address for the device, so NVML cannot find it");
+      return Status::unavailable(
+          "the CUDA driver gives no PCI address for the device, so NVML cannot find it");
     char id[32];
     std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", domain, bus, device);
     TS_ASSIGN_OR_RETURN(std::unique_ptr<nvml::Telemetry> t, nvml::Telemetry::open(*nvml, id));

@@ -184,7 +184,8 @@ class HipDevice final : public GpuDevice {
     return {};
   }
   Result<std::unique_ptr<TelemetrySource>> open_telemetry() override {
-    return Status::unavailable("clocks, power and energy are read through NVML on NVIDIA only; ROCm SMI is not read yet");
+    return Status::unavailable(
+        "clocks, power and energy are read through NVML on NVIDIA only; ROCm SMI is not read yet");
   }
 
   std::string vendor_name() const override {

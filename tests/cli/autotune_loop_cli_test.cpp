@@ -112,7 +112,9 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
     const CsvRow& row = rows[i];
     EXPECT_EQ(row.at("schema_version"), "5");
     EXPECT_FALSE(row.at("host").empty()) << "every row names its host";
-    EXPECT_EQ(row.at("power_w") + row.at("sm_clock_mhz") + row.at("throttle_reasons") + row.at("joules_per_launch"), "")
+    EXPECT_EQ(row.at("power_w") + row.at("sm_clock_mhz") + row.at("throttle_reasons") +
+                  row.at("joules_per_launch"),
+              "")
         << "a replayed recording has no telemetry";
     EXPECT_EQ(row.at("device"), "replay:0") << "in-process replay: one device";
     EXPECT_EQ(row.at("row"), std::to_string(i + 1));

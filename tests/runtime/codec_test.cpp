@@ -76,8 +76,8 @@ TEST(Codec, DeviceFactsKeepsEveryField) {
 
 Evaluation full_evaluation() {
   Evaluation e;
-  auto& [outcome, message, compile_log, compile_ms, compile_cache_hit, resources, accuracy, timing, tflops, gbps,
-         roofline_bound_tflops, roofline_pct, telemetry, telemetry_note] = e;
+  auto& [outcome, message, compile_log, compile_ms, compile_cache_hit, resources, accuracy, timing,
+         tflops, gbps, roofline_bound_tflops, roofline_pct, telemetry, telemetry_note] = e;
   outcome = Outcome::kWrongResult;
   message = "12 elements over tolerance";
   compile_log = "ptxas info: Used 96 registers\nptxas info: 8 bytes spill stores";
@@ -123,14 +123,15 @@ Evaluation full_evaluation() {
   roofline_pct = 30.75;
   {
     TelemetrySummary t;
-    auto& [readings, sm_clock_mhz, mem_clock_mhz, power_w, max_temperature_c, throttle_reasons, throttled_readings,
-           joules_per_launch] = t;
+    auto& [readings, sm_clock_mhz, mem_clock_mhz, power_w, max_temperature_c, throttle_reasons,
+           throttled_readings, joules_per_launch] = t;
     readings = 4;
     sm_clock_mhz = 1980;
     mem_clock_mhz = 2619;
     power_w = 612.25;
     max_temperature_c = 71;
-    throttle_reasons = throttle::kSwPowerCap | throttle::kHwThermal | 0x10000;  // one bit NVML may add later
+    throttle_reasons =
+        throttle::kSwPowerCap | throttle::kHwThermal | 0x10000;  // one bit NVML may add later
     throttled_readings = 3;
     joules_per_launch = 0.4375;
     telemetry = t;
@@ -168,7 +169,8 @@ TEST(Codec, EvaluationKeepsEveryField) {
     expect_same(b10, a10, "roofline_bound_tflops");
     expect_same(b11, a11, "roofline_pct");
     expect_same(b13, a13, "telemetry_note");
-    (void)b5, (void)b6, (void)b7, (void)b12, (void)a5, (void)a6, (void)a7, (void)a12;  // compared below, member by member
+    (void)b5, (void)b6, (void)b7, (void)b12, (void)a5, (void)a6, (void)a7,
+        (void)a12;  // compared below, member by member
   }
   {
     const auto& [b0, b1, b2, b3, b4, b5, b6] = back->resources;

@@ -17,8 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/format.h"
 #include "base/files.h"
+#include "base/format.h"
 #include "base/hash.h"
 #include "tuner/loop/compile_ahead.h"
 #include "tuner/loop/detail/loop_internal.h"
@@ -422,9 +422,10 @@ Status GenerationLoop::Runner::retime() {
           if (e.ok()) ev["median_ms"] = e.timing.median_ms;
           note_journal(s_.journal.append(ev, false));
           if (!e.ok())
-            s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " + rr.template_name +
-                                        " failed its re-timing in round " + std::to_string(round) + ": " +
-                                        outcome_name(e.outcome) + (e.message.empty() ? "" : " (" + e.message + ")"));
+            s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " +
+                                        rr.template_name + " failed its re-timing in round " +
+                                        std::to_string(round) + ": " + outcome_name(e.outcome) +
+                                        (e.message.empty() ? "" : " (" + e.message + ")"));
         });
     add_measure(seconds_since(t0), false);
     if (s_.stop_requested() || report.stopped) {

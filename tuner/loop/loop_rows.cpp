@@ -96,7 +96,8 @@ HistoryRow RowMaker::evaluation(const PlanItem& item, int generation, const std:
     r.power_w = t.power_w;
     r.max_temp_c = t.max_temperature_c;
     // "none" tells a reading without reasons from no reading at all.
-    if (t.readings > 0) r.throttle_reasons = t.throttle_reasons ? throttle_reason_names(t.throttle_reasons) : "none";
+    if (t.readings > 0)
+      r.throttle_reasons = t.throttle_reasons ? throttle_reason_names(t.throttle_reasons) : "none";
     r.joules_per_launch = t.joules_per_launch;
   }
   return r;

@@ -23,7 +23,8 @@ std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& r
 }
 
 RoundSample round_sample(const Evaluation& e) {
-  return RoundSample{e.timing.median_ms, e.telemetry ? e.telemetry->joules_per_launch : std::nullopt};
+  return RoundSample{e.timing.median_ms,
+                     e.telemetry ? e.telemetry->joules_per_launch : std::nullopt};
 }
 
 namespace {

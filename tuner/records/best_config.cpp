@@ -115,7 +115,8 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
     e.provenance = j.value("provenance", json::object());
     e.environment = j.value("environment", json::object());
     e.retime = j.value("retime", json::array());
-    if (j.contains("certification") && j["certification"].is_object()) e.certification = j["certification"];
+    if (j.contains("certification") && j["certification"].is_object())
+      e.certification = j["certification"];
   } catch (const json::exception& ex) {
     // A field of the wrong type past the checks above: name the entry, not the library.
     std::string what = ex.what();

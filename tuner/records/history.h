@@ -5,8 +5,8 @@
 // file where HistoryFile::open repairs it. Columns and their meaning: docs/history.md
 // (schema version kHistorySchemaVersion; a new column or a changed meaning bumps it).
 // Files of versions 1-4 (no `device` column before 2, no `c_dtype` before 3, no `host`
-// before 4, no telemetry columns before 5) are still read, and a run resumed on one goes on writing rows of its
-// version: an append-only file cannot change its header.
+// before 4, no telemetry columns before 5) are still read, and a run resumed on one goes
+// on writing rows of its version: an append-only file cannot change its header.
 //
 // A row is one of two stages:
 //   proposal    a candidate rejected before evaluation (by the proposer's parser, the

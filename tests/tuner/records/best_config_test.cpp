@@ -97,7 +97,8 @@ TEST(BestConfig, VendorSpreadRoundTripsAndIsAbsentFromOlderFiles) {
 TEST(BestConfig, CertificationRoundTripsAndIsAbsentFromOlderFiles) {
   const fs::path path = fresh_dir("best_certification") / "best_config.json";
   BestEntry e = entry("H200", "gemm_tiled", 4096, 5.0);
-  e.certification = json{{"verdict", "tie"}, {"rounds", 16}, {"interval_ms", {4.9, 5.1}}, {"tied_with", {"y"}}};
+  e.certification =
+      json{{"verdict", "tie"}, {"rounds", 16}, {"interval_ms", {4.9, 5.1}}, {"tied_with", {"y"}}};
   ASSERT_TRUE(upsert_best_config(path, e).ok());
   auto read = read_best_config(path);
   ASSERT_TRUE(read.ok()) << read.status().to_string();

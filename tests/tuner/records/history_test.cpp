@@ -149,20 +149,30 @@ TEST(History, HeaderIsTheDocumentedSchema) {
   // docs/history.md documents these columns in this order; a change here is a schema
   // change (bump kHistorySchemaVersion and document it).
   EXPECT_EQ(history_header_line(),
-            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
-            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
-            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
-            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
-            "eval_ms,sm_clock_mhz,mem_clock_mhz,power_w,max_temp_c,throttle_reasons,joules_per_launch,backend,host,"
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,"
+            "template_hash,m,n,k,"
+            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,"
+            "outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_"
+            "load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_"
+            "norm,vendor_ratio,"
+            "eval_ms,sm_clock_mhz,mem_clock_mhz,power_w,max_temp_c,throttle_reasons,joules_per_"
+            "launch,backend,host,"
             "device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
   EXPECT_EQ(kHistorySchemaVersion, 5);
   // Version 4, still read: the same without the telemetry columns.
   EXPECT_EQ(history_header_line(4),
-            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
-            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
-            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
-            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
-            "eval_ms,backend,host,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,"
+            "template_hash,m,n,k,"
+            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,"
+            "outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_"
+            "load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_"
+            "norm,vendor_ratio,"
+            "eval_ms,backend,host,device,device_name,device_arch,driver_version,runtime_version,"
+            "tilesmith_version\n");
   // Version 3, still read: the same without `host`.
   EXPECT_EQ(history_header_line(3),
             "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
@@ -223,7 +233,8 @@ TEST(History, ABadThrottleReasonIsAParseErrorNamingTheColumn) {
   ASSERT_TRUE(parsed.ok());
   auto row = history_row_from_fields(parsed->records[1].fields);
   ASSERT_FALSE(row.ok());
-  EXPECT_NE(row.status().message().find("throttle_reasons"), std::string::npos) << row.status().message();
+  EXPECT_NE(row.status().message().find("throttle_reasons"), std::string::npos)
+      << row.status().message();
 }
 
 TEST(History, VersionThreeFilesAreReadAndAppendedToWithoutAHost) {

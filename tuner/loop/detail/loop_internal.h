@@ -194,8 +194,9 @@ class GenerationLoop::Runner {
     s_.log(lost ? LogLevel::kWarn : LogLevel::kDebug, line);
     // Why the telemetry columns are empty (or the energy is): once per reason, not per row.
     if (e.ok() && !e.telemetry_note.empty() && s_.telemetry_notes.insert(e.telemetry_note).second)
-      s_.log(LogLevel::kInfo, e.telemetry_note + (e.telemetry ? " (no joules_per_launch in history.csv)"
-                                                                : " (history.csv's telemetry columns stay empty)"));
+      s_.log(LogLevel::kInfo,
+             e.telemetry_note + (e.telemetry ? " (no joules_per_launch in history.csv)"
+                                             : " (history.csv's telemetry columns stay empty)"));
     TS_RETURN_IF_ERROR(append(std::move(row)));
     note_device_health();
     return {};
