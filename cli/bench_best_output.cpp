@@ -102,10 +102,10 @@ std::string telemetry_line(const Evaluation& e, double flops) {
 }
 
 namespace {
-// The recorded interval of the median, when the entry has one.
-std::optional<std::pair<double, double>> recorded_interval(const BestEntry& e) {
+// A recorded [lo, hi] of the certification ("interval_ms", "range_ms"), when there is one.
+std::optional<std::pair<double, double>> recorded_pair(const BestEntry& e, const char* key) {
   if (!e.certification.is_object()) return std::nullopt;
-  const json& iv = e.certification.value("interval_ms", json());
+  const json& iv = e.certification.value(key, json());
   if (!iv.is_array() || iv.size() != 2 || !iv[0].is_number() || !iv[1].is_number())
     return std::nullopt;
   return std::make_pair(iv[0].get<double>(), iv[1].get<double>());
@@ -118,17 +118,26 @@ std::string certification_text(const BestEntry& e) {
   std::string out = c.value("verdict", std::string("?"));
   if (c.contains("rounds") && c["rounds"].is_number_integer())
     out += " after " + std::to_string(c["rounds"].get<int>()) + " rounds";
-  if (auto iv = recorded_interval(e))
+  if (auto iv = recorded_pair(e, "interval_ms"))
     out += ", " + fmt("%.0f%%", c.value("interval_coverage", 0.95) * 100) +
            " interval of the median [" + fmt("%.4f", iv->first) + ", " + fmt("%.4f", iv->second) +
            "] ms";
+  if (auto r = recorded_pair(e, "range_ms"))
+    out += ", rounds [" + fmt("%.4f", r->first) + ", " + fmt("%.4f", r->second) + "] ms (" +
+           fmt("%.0f%%", c.value("range_coverage", 0.0) * 100) + " of new runs fall there)";
   return out;
 }
 
 std::optional<bool> within_recorded_interval(const BestEntry& e, double median_ms) {
-  auto iv = recorded_interval(e);
+  auto iv = recorded_pair(e, "interval_ms");
   if (!iv) return std::nullopt;
   return median_ms >= iv->first && median_ms <= iv->second;
+}
+
+std::optional<bool> within_recorded_range(const BestEntry& e, double median_ms) {
+  auto r = recorded_pair(e, "range_ms");
+  if (!r) return std::nullopt;
+  return median_ms >= r->first && median_ms <= r->second;
 }
 
 namespace {
@@ -180,6 +189,9 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
       const auto in =
           r.now->ok() ? within_recorded_interval(*r.entry, r.now->timing.median_ms) : std::nullopt;
       j["within_recorded_interval"] = in ? json(*in) : json(nullptr);
+      const auto in_range =
+          r.now->ok() ? within_recorded_range(*r.entry, r.now->timing.median_ms) : std::nullopt;
+      j["within_recorded_range"] = in_range ? json(*in_range) : json(nullptr);
     }
     if (r.vendor) {
       to_json(j["vendor"], *r.vendor);
@@ -243,6 +255,8 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                                                                               : ", outside the recorded p20-p80";
         if (auto in = within_recorded_interval(e, n.timing.median_ms))
           spread += *in ? ", within the recorded interval" : ", outside the recorded interval";
+        if (auto in = within_recorded_range(e, n.timing.median_ms))
+          spread += *in ? ", within the rounds' range" : ", outside the rounds' range";
         const std::string accuracy = n.accuracy.checked ? "max error " + fmt("%.3g", n.accuracy.max_abs_error) +
                                                               ", rel " + fmt("%.3g", n.accuracy.rel_error_norm)
                                                         : std::string("accuracy not checked");

@@ -77,9 +77,12 @@ std::string telemetry_line(const Evaluation& e, double flops);
 // The recorded re-timing's verdict and interval, for the "recorded" line: "certified after
 // 12 rounds, 95% interval of the median [0.5101, 0.5140] ms"; "" for an entry without one.
 std::string certification_text(const BestEntry& e);
-// Whether `median_ms` lies in the entry's recorded interval of the median; nullopt when
-// the entry records none.
+// Whether `median_ms` lies in the entry's recorded interval of the median (a statement
+// about the median), and in the recorded range of the winner's rounds (where one more
+// measurement is expected, with the recorded range_coverage); nullopt when the entry
+// records none.
 std::optional<bool> within_recorded_interval(const BestEntry& e, double median_ms);
+std::optional<bool> within_recorded_range(const BestEntry& e, double median_ms);
 
 // --epilogue-cost: the same config and the vendor library timed on the problem without its fused
 // epilogue, beside the fused figures, all in one process.

@@ -199,6 +199,7 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   EXPECT_LT(std::fabs(bjson["entries"][0]["drift"].get<double>()), 0.10);
   EXPECT_EQ(bjson["entries"][0]["certification"], e["certification"]);
   EXPECT_TRUE(bjson["entries"][0]["within_recorded_interval"].is_boolean()) << bj.out;
+  EXPECT_TRUE(bjson["entries"][0]["within_recorded_range"].is_boolean()) << bj.out;
 
   // Drift beyond a zero tolerance is flagged, and fails only with --fail-on-drift.
   auto strict = bench;

@@ -44,6 +44,18 @@ TEST(BenchBestOutput, TheRecordedIntervalIsShownAndTodaysMedianPlacedInIt) {
             "certified after 12 rounds, 96% interval of the median [0.5101, 0.5140] ms");
   EXPECT_EQ(within_recorded_interval(e, 0.512), true);
   EXPECT_EQ(within_recorded_interval(e, 0.52), false);
+  EXPECT_FALSE(within_recorded_range(e, 0.512).has_value()) << "an entry recorded before the range";
+  e.certification["range_ms"] = {0.508, 0.5182};
+  e.certification["range_coverage"] = 11.0 / 13;
+  EXPECT_EQ(
+      certification_text(e),
+      "certified after 12 rounds, 96% interval of the median [0.5101, 0.5140] ms, rounds [0.5080, "
+      "0.5182] ms (85% of new runs fall there)");
+  EXPECT_EQ(within_recorded_range(e, 0.517), true)
+      << "outside the interval of the median, inside the range";
+  EXPECT_EQ(within_recorded_interval(e, 0.517), false);
+  EXPECT_EQ(within_recorded_range(e, 0.519), false);
+  e.certification.erase("range_ms");
   e.certification["interval_ms"] = nullptr;  // too few rounds for one
   EXPECT_EQ(certification_text(e), "certified after 12 rounds");
   EXPECT_FALSE(within_recorded_interval(e, 0.512).has_value());

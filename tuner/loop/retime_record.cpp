@@ -1,5 +1,6 @@
 #include "tuner/loop/retime_record.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tilesmith {
@@ -61,6 +62,18 @@ json certification_json(const RetimeReport& report, const CertifyOptions& option
          {"interval_ms", pair_or_null(w.interval)},
          {"interval_coverage", w.interval ? json(w.interval->coverage) : json(nullptr)}};
   if (c.standings.size() > 1) j["test_confidence"] = c.test_level;
+  // Where one more measurement of the winner should fall: the range of its n rounds holds
+  // a new, exchangeable one with probability (n - 1) / (n + 1), whatever the distribution.
+  // (The interval of the median is narrower by design: it is about the median, not about
+  // the next run; bench-best compares today's median with both.)
+  const RetimeResult& winner = report.finalists[report.contestants[c.winner]];
+  if (winner.rounds.size() >= 2) {
+    double lo = winner.rounds.front().ms, hi = lo;
+    for (const auto& r : winner.rounds) lo = std::min(lo, r.ms), hi = std::max(hi, r.ms);
+    const double n = double(winner.rounds.size());
+    j["range_ms"] = json::array({lo, hi});
+    j["range_coverage"] = (n - 1) / (n + 1);
+  }
   if (c.verdict == Verdict::kTie) {
     j["tie_rule"] = c.tie_rule;
     json tied = json::array();

@@ -19,8 +19,10 @@ namespace tilesmith {
 nlohmann::json retime_finalist_json(const RetimeResult& r);
 
 // verdict, rounds, max_rounds, confidence, test_confidence, the winner's median_ms,
-// interval_ms and interval_coverage; for a tie the tie_rule and the config hashes tied
-// with the winner. null when the re-timing reached no verdict (every finalist failed).
+// interval_ms and interval_coverage, range_ms ([min, max] of its rounds) and
+// range_coverage ((n - 1) / (n + 1): where one more measurement falls); for a tie the
+// tie_rule and the config hashes tied with the winner. null when the re-timing reached
+// no verdict (every finalist failed).
 nlohmann::json certification_json(const RetimeReport& report, const CertifyOptions& options);
 
 // "certified after 12 rounds: 0.5123 ms [0.5101, 0.5140] (95%), 1.021x faster than the

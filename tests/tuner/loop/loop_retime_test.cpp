@@ -76,6 +76,12 @@ TEST(LoopRetime, FinalistsAreMeasuredInAlternatingRoundsUntilTheWinnerIsCertifie
   ASSERT_TRUE(c["interval_ms"].is_array());
   EXPECT_LE(c["interval_ms"][0].get<double>(), c["median_ms"].get<double>());
   EXPECT_GE(c["interval_ms"][1].get<double>(), c["median_ms"].get<double>());
+  // The range of the winner's rounds holds its interval of the median.
+  ASSERT_TRUE(c["range_ms"].is_array());
+  EXPECT_LE(c["range_ms"][0].get<double>(), c["interval_ms"][0].get<double>());
+  EXPECT_GE(c["range_ms"][1].get<double>(), c["interval_ms"][1].get<double>());
+  const double n = c["rounds"].get<double>();
+  EXPECT_DOUBLE_EQ(c["range_coverage"].get<double>(), (n - 1) / (n + 1));
   const json& retime = (*entries)[0].retime;
   ASSERT_EQ(retime.size(), 3u);
   for (const auto& fin : retime) {
