@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "tuner/records/history_report.h"
 
@@ -70,8 +71,73 @@ void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p,
                 e.timing.cv * 100, e.timing.samples, e.tflops, e.gbps, e.roofline_pct, e.accuracy.max_abs_error,
                 e.accuracy.rel_error_norm);
     if (!e.message.empty()) std::printf("    %s\n", e.message.c_str());  // a failure, or how the vendor ran
+    if (const std::string t = telemetry_line(e, p.flops()); !t.empty())
+      std::printf("    device: %s\n", t.c_str());
+    else if (!e.telemetry_note.empty())
+      std::printf("    %s\n", e.telemetry_note.c_str());
   }
   if (ratio) std::printf("\nratio (ours / vendor throughput): %.3f\n", *ratio);
+}
+
+std::string telemetry_line(const Evaluation& e, double flops) {
+  if (!e.telemetry || e.telemetry->readings == 0) return {};
+  const TelemetrySummary& t = *e.telemetry;
+  std::vector<std::string> parts;
+  if (t.sm_clock_mhz) parts.push_back(fmt("SM %.0f MHz", *t.sm_clock_mhz));
+  if (t.mem_clock_mhz) parts.push_back(fmt("mem %.0f MHz", *t.mem_clock_mhz));
+  if (t.power_w) parts.push_back(fmt("%.1f W", *t.power_w));
+  if (t.max_temperature_c) parts.push_back(fmt("max %.0f C", *t.max_temperature_c));
+  if (t.joules_per_launch && *t.joules_per_launch > 0)
+    parts.push_back(
+        fmt("%.4g J/launch", *t.joules_per_launch) +
+        (flops > 0 ? " (" + fmt("%.3g", flops / *t.joules_per_launch / 1e12) + " TFLOP/s per W)"
+                   : ""));
+  if (t.throttled())
+    parts.push_back(
+        "throttled (" + throttle_reason_names(t.throttle_reasons & throttle::kSlowdown) + ") in " +
+        std::to_string(t.throttled_readings) + " of " + std::to_string(t.readings) + " readings");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+namespace {
+// A recorded [lo, hi] of the certification ("interval_ms", "range_ms"), when there is one.
+std::optional<std::pair<double, double>> recorded_pair(const BestEntry& e, const char* key) {
+  if (!e.certification.is_object()) return std::nullopt;
+  const json& iv = e.certification.value(key, json());
+  if (!iv.is_array() || iv.size() != 2 || !iv[0].is_number() || !iv[1].is_number())
+    return std::nullopt;
+  return std::make_pair(iv[0].get<double>(), iv[1].get<double>());
+}
+}  // namespace
+
+std::string certification_text(const BestEntry& e) {
+  if (!e.certification.is_object()) return {};
+  const json& c = e.certification;
+  std::string out = c.value("verdict", std::string("?"));
+  if (c.contains("rounds") && c["rounds"].is_number_integer())
+    out += " after " + std::to_string(c["rounds"].get<int>()) + " rounds";
+  if (auto iv = recorded_pair(e, "interval_ms"))
+    out += ", " + fmt("%.0f%%", c.value("interval_coverage", 0.95) * 100) +
+           " interval of the median [" + fmt("%.4f", iv->first) + ", " + fmt("%.4f", iv->second) +
+           "] ms";
+  if (auto r = recorded_pair(e, "range_ms"))
+    out += ", rounds [" + fmt("%.4f", r->first) + ", " + fmt("%.4f", r->second) + "] ms (" +
+           fmt("%.0f%%", c.value("range_coverage", 0.0) * 100) + " of new runs fall there)";
+  return out;
+}
+
+std::optional<bool> within_recorded_interval(const BestEntry& e, double median_ms) {
+  auto iv = recorded_pair(e, "interval_ms");
+  if (!iv) return std::nullopt;
+  return median_ms >= iv->first && median_ms <= iv->second;
+}
+
+std::optional<bool> within_recorded_range(const BestEntry& e, double median_ms) {
+  auto r = recorded_pair(e, "range_ms");
+  if (!r) return std::nullopt;
+  return median_ms >= r->first && median_ms <= r->second;
 }
 
 namespace {
@@ -113,9 +179,19 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
            {"drift", r.drift ? json(*r.drift) : json(nullptr)},
            {"peak_tflops", peak > 0 ? json(peak / 1e12) : json(nullptr)}};
     if (r.update.changed()) j["config_run"] = config_to_json(r.update.config);
+    // The re-timing's verdict and interval as recorded (null for an entry without one),
+    // and whether today's median lies in that interval.
+    j["certification"] =
+        r.entry->certification.is_object() ? r.entry->certification : json(nullptr);
     if (r.now) {
       to_json(j["now"], *r.now);
       j["percent_of_peak"] = maybe(percent_of_peak(device, p, *r.now));
+      const auto in =
+          r.now->ok() ? within_recorded_interval(*r.entry, r.now->timing.median_ms) : std::nullopt;
+      j["within_recorded_interval"] = in ? json(*in) : json(nullptr);
+      const auto in_range =
+          r.now->ok() ? within_recorded_range(*r.entry, r.now->timing.median_ms) : std::nullopt;
+      j["within_recorded_range"] = in_range ? json(*in_range) : json(nullptr);
     }
     if (r.vendor) {
       to_json(j["vendor"], *r.vendor);
@@ -149,6 +225,7 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
   for (const auto& m : src.missing) std::printf("\nnot tuned %s", m.c_str());
   std::printf("\ndrift tolerance %.1f%%\n", o.drift_tolerance_pct);
   std::vector<std::vector<std::string>> table;
+  std::set<std::string> telemetry_notes;  // each said once, not once per entry
   int i = 0;
   for (const auto& r : results) {
     const BestEntry& e = *r.entry;
@@ -167,6 +244,8 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                 e.provenance.value("run_id", std::string("?")).c_str(),
                 e.provenance.contains("history_row") ? e.provenance["history_row"].dump().c_str() : "?",
                 e.provenance.value("timestamp", std::string("?")).c_str());
+    if (const std::string c = certification_text(e); !c.empty())
+      std::printf("    re-timed  %s\n", c.c_str());
     if (r.now) {
       const Evaluation& n = *r.now;
       if (n.ok()) {
@@ -174,6 +253,10 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
         if (rp20 && rp80)
           spread = n.timing.median_ms >= *rp20 && n.timing.median_ms <= *rp80 ? ", within the recorded p20-p80"
                                                                               : ", outside the recorded p20-p80";
+        if (auto in = within_recorded_interval(e, n.timing.median_ms))
+          spread += *in ? ", within the recorded interval" : ", outside the recorded interval";
+        if (auto in = within_recorded_range(e, n.timing.median_ms))
+          spread += *in ? ", within the rounds' range" : ", outside the rounds' range";
         const std::string accuracy = n.accuracy.checked ? "max error " + fmt("%.3g", n.accuracy.max_abs_error) +
                                                               ", rel " + fmt("%.3g", n.accuracy.rel_error_norm)
                                                         : std::string("accuracy not checked");
@@ -190,6 +273,15 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                   r.now && r.now->ok() ? (", ratio now " + fmt("%.3f", r.vendor->timing.median_ms / r.now->timing.median_ms)).c_str() : "");
     else if (r.now)
       std::printf("    vendor    %s\n", r.vendor_note.c_str());
+    // What the GPU did meanwhile: clocks, power, energy, throttling (ours, then the vendor's).
+    const double flops = e.problem.flops();
+    if (r.now && !telemetry_line(*r.now, flops).empty())
+      std::printf("    device    ours: %s\n", telemetry_line(*r.now, flops).c_str());
+    if (r.vendor && !telemetry_line(*r.vendor, flops).empty())
+      std::printf("    device    vendor: %s\n", telemetry_line(*r.vendor, flops).c_str());
+    if (r.now && !r.now->telemetry_note.empty() &&
+        telemetry_notes.insert(r.now->telemetry_note).second)
+      std::printf("    note      %s\n", r.now->telemetry_note.c_str());
     if (r.now) std::printf("    floor     %s\n", floor_line(r.floor, r.floor_note, r.now, r.vendor).c_str());
     for (const auto& note : r.notes) std::printf("    note      %s\n", note.c_str());
     std::printf("    status    %s\n", r.status.c_str());

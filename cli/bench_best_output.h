@@ -69,6 +69,21 @@ std::vector<std::string> floor_beaten_by(const std::optional<ReadFloor>& floor, 
 std::string floor_line(const std::optional<ReadFloor>& floor, const std::string& note,
                        const std::optional<Evaluation>& ours, const std::optional<Evaluation>& vendor);
 
+// What the device did while `e` was timed: "SM 1980 MHz, mem 2619 MHz, 612.3 W, max 71 C,
+// 0.4375 J/launch (2.51 TFLOP/s per W), throttled (sw_power_cap) in 3 of 4 readings".
+// `flops`: one launch's work, for the per-watt figure. "" when nothing was read.
+std::string telemetry_line(const Evaluation& e, double flops);
+
+// The recorded re-timing's verdict and interval, for the "recorded" line: "certified after
+// 12 rounds, 95% interval of the median [0.5101, 0.5140] ms"; "" for an entry without one.
+std::string certification_text(const BestEntry& e);
+// Whether `median_ms` lies in the entry's recorded interval of the median (a statement
+// about the median), and in the recorded range of the winner's rounds (where one more
+// measurement is expected, with the recorded range_coverage); nullopt when the entry
+// records none.
+std::optional<bool> within_recorded_interval(const BestEntry& e, double median_ms);
+std::optional<bool> within_recorded_range(const BestEntry& e, double median_ms);
+
 // --epilogue-cost: the same config and the vendor library timed on the problem without its fused
 // epilogue, beside the fused figures, all in one process.
 struct EpilogueCost {

@@ -73,6 +73,16 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                                        "winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))
       ->capture_default_str();
+  app.add_option(
+         "--retime-rounds", f.retime_rounds,
+         "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping "
+         "early "
+         "once the fastest is certified faster than the others at 95% (looks after 8 rounds, then "
+         "every "
+         "4); otherwise the winner is reported as a tie, broken toward the steadier finalist "
+         "(docs/timing-and-tolerances.md)")
+      ->check(integer_from_to(1, 1000))
+      ->capture_default_str();
   app.add_option("--compile-threads", f.compile_threads,
                  "compiles running ahead of the GPUs, all devices together (default: min(4, half the cores) per "
                  "device; 0: compile just before measuring)")

@@ -47,6 +47,48 @@ Status timing_from_json(const json& j, const std::string& what, TimingStats* t) 
   return g.status();
 }
 
+json telemetry_to_json(const TelemetrySummary& t) {
+  json j{{"readings", t.readings},
+         {"throttle_reasons", throttle_reason_names(t.throttle_reasons)},
+         {"throttled_readings", t.throttled_readings}};
+  auto put = [&](const char* key, const std::optional<double>& v) {
+    if (v) j[key] = exact_double(*v);
+  };
+  put("sm_clock_mhz", t.sm_clock_mhz);
+  put("mem_clock_mhz", t.mem_clock_mhz);
+  put("power_w", t.power_w);
+  put("max_temperature_c", t.max_temperature_c);
+  put("joules_per_launch", t.joules_per_launch);
+  return j;
+}
+
+Status telemetry_from_json(const json& j, const std::string& what, TelemetrySummary* t) {
+  FieldReader g(j, what);
+  g.get("readings", t->readings);
+  g.get("throttled_readings", t->throttled_readings);
+  std::string reasons;
+  g.get("throttle_reasons", reasons);
+  if (g.status().ok()) {
+    auto r = parse_throttle_reason_names(reasons);
+    if (!r.ok())
+      g.fail("throttle_reasons: " + r.status().message());
+    else
+      t->throttle_reasons = *r;
+  }
+  auto opt = [&](const char* key, std::optional<double>& out) {
+    if (!j.contains(key)) return;
+    double v = 0;
+    g.get(key, v);
+    out = v;
+  };
+  opt("sm_clock_mhz", t->sm_clock_mhz);
+  opt("mem_clock_mhz", t->mem_clock_mhz);
+  opt("power_w", t->power_w);
+  opt("max_temperature_c", t->max_temperature_c);
+  opt("joules_per_launch", t->joules_per_launch);
+  return g.status();
+}
+
 // The one codec: the journal, bench-best's output and the worker wire all write this form.
 void to_json(nlohmann::json& j, const Evaluation& e) {
   const KernelResources& r = e.resources;
@@ -77,6 +119,9 @@ void to_json(nlohmann::json& j, const Evaluation& e) {
            {"gbps", exact_double(e.gbps)},
            {"roofline_bound_tflops", exact_double(e.roofline_bound_tflops)},
            {"roofline_pct", exact_double(e.roofline_pct)}};
+  // Only where there is some: older readers and replayed evaluations stay as they were.
+  if (e.telemetry) j["telemetry"] = telemetry_to_json(*e.telemetry);
+  if (!e.telemetry_note.empty()) j["telemetry_note"] = e.telemetry_note;
 }
 
 Result<Evaluation> evaluation_from_json(const json& j) {
@@ -122,6 +167,12 @@ Result<Evaluation> evaluation_from_json(const json& j) {
   f.get("gbps", e.gbps);
   f.get("roofline_bound_tflops", e.roofline_bound_tflops);
   f.get("roofline_pct", e.roofline_pct);
+  if (const json* t = f.object("telemetry")) {
+    TelemetrySummary summary;
+    f.merge(telemetry_from_json(*t, "evaluation.telemetry", &summary));
+    e.telemetry = summary;
+  }
+  f.get("telemetry_note", e.telemetry_note);
   if (!f.status().ok()) return f.status();
   return e;
 }

@@ -3,6 +3,7 @@
 // and every figure measured along the way. Plain value type.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 #include "base/status.h"
 #include "registry/outcome.h"
+#include "runtime/telemetry.h"
 
 namespace tilesmith {
 
@@ -58,6 +60,13 @@ struct Evaluation {
   double gbps = 0;          // problem.min_bytes() / median
   double roofline_bound_tflops = 0;  // min(peak, bytes-bound) at the problem's intensity
   double roofline_pct = 0;  // tflops / bound * 100
+  // The device's clocks, power, temperature and throttling while the samples ran, and
+  // the energy of one launch (runtime/telemetry.h); absent where nothing was read (no
+  // NVML, the replay backend, a candidate not timed). telemetry_note says why, where the
+  // evaluator knows ("NVML: libnvidia-ml.so.1 not found"), and what was missing from an
+  // incomplete one ("no energy counter").
+  std::optional<TelemetrySummary> telemetry;
+  std::string telemetry_note;
   bool ok() const { return outcome == Outcome::kOk; }
 };
 
@@ -72,5 +81,10 @@ Result<Evaluation> evaluation_from_json(const nlohmann::json& j);
 // as they are. `what` names the object in errors ("evaluation.timing").
 nlohmann::json timing_to_json(const TimingStats& t);
 Status timing_from_json(const nlohmann::json& j, const std::string& what, TimingStats* t);
+
+// The "telemetry" object of that form: absent figures left out; throttle reasons by name
+// (runtime/telemetry.h). Read strictly by type; parse_error naming the field otherwise.
+nlohmann::json telemetry_to_json(const TelemetrySummary& t);
+Status telemetry_from_json(const nlohmann::json& j, const std::string& what, TelemetrySummary* t);
 
 }  // namespace tilesmith

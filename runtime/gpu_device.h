@@ -13,6 +13,7 @@
 #include "registry/problem.h"
 #include "registry/tensor_map.h"
 #include "runtime/evaluation.h"
+#include "runtime/telemetry.h"
 
 namespace tilesmith {
 
@@ -83,6 +84,13 @@ class GpuDevice {
   // caller can time the plain GEMM instead; unavailable when there is no library.
   virtual Status vendor_gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) = 0;
   virtual std::string vendor_name() const = 0;
+
+  // The device's clocks, power, temperature and energy counter (runtime/telemetry.h), or
+  // unavailable saying why (no NVML, a backend that reads none). Called once per
+  // evaluator; the source is used from the evaluator's thread.
+  virtual Result<std::unique_ptr<TelemetrySource>> open_telemetry() {
+    return Status::unavailable("this backend reads no telemetry");
+  }
 };
 
 // A device allocation that frees itself. Move-only.

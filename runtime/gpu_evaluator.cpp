@@ -26,6 +26,10 @@ struct GpuEvaluator::State {
   std::shared_ptr<Compiler> compiler;
   double bandwidth = 0;
   std::string broken;
+  // The device's telemetry (NVML), or why there is none: said with every evaluation, so
+  // whoever records them can say it once.
+  std::unique_ptr<TelemetrySource> telemetry;
+  std::string telemetry_note;
   DeviceBuffer flush;
 
   // The current problem: inputs, reference and device buffers, built on first use. The
@@ -114,9 +118,13 @@ struct GpuEvaluator::State {
   }
 
   // Warm-up by time, then samples with the L2 flushed before each, until the spread
-  // settles or the caps are reached.
+  // settles or the caps are reached. With `telemetry` the device is read after every
+  // batch of samples (the batch has just finished: the reading is the state it ran in)
+  // and the energy of one launch measured after them; `note` says what is missing.
   TimingStats time_launches(const std::function<void()>& launch) { return time_launches(launch, options.timing); }
-  TimingStats time_launches(const std::function<void()>& launch, const TimingOptions& t) {
+  TimingStats time_launches(const std::function<void()>& launch, const TimingOptions& t,
+                            std::optional<TelemetrySummary>* telemetry_out = nullptr,
+                            std::string* note = nullptr) {
     TimingStats st;
     auto w0 = Clock::now();
     int warm = 0;
@@ -126,8 +134,26 @@ struct GpuEvaluator::State {
       if (warm % 4 == 0 || warm == 1) device->synchronize();
     } while (ms_since(w0) < t.warmup_ms);
     device->synchronize();
+    TelemetrySource* source = telemetry_out ? telemetry.get() : nullptr;
+    // Where the clock can be read, the warm-up goes on in slices until it stops moving
+    // (a GPU still ramping up would slow the first samples down), for at most four more
+    // warm-ups.
+    if (source) {
+      ClockSettle settle;
+      const double slice_ms = std::max(5.0, t.warmup_ms / 4);
+      while (!settle.observe(source->read().sm_clock_mhz) && ms_since(w0) < 5 * t.warmup_ms) {
+        const auto s0 = Clock::now();
+        int n = 0;
+        do {
+          launch();
+          if (++n % 4 == 0) device->synchronize();
+        } while (ms_since(s0) < slice_ms);
+        device->synchronize();
+      }
+    }
     st.warmup_ms = ms_since(w0);
 
+    std::vector<TelemetryReading> readings;
     std::vector<double> samples;
     constexpr int kBatch = 10;
     std::vector<std::unique_ptr<GpuEvent>> starts, ends;
@@ -145,6 +171,7 @@ struct GpuEvaluator::State {
         device->record(*ends[i]);
       }
       for (int i = 0; i < kBatch; ++i) samples.push_back(device->elapsed_ms(*starts[i], *ends[i]));
+      if (source) readings.push_back(source->read());
       const int n = int(samples.size());
       if (n < t.min_samples) continue;
       auto s = analysis::summarize(samples);
@@ -154,7 +181,44 @@ struct GpuEvaluator::State {
     st = summarize_timing(std::move(samples));
     st.warmup_ms = warmup_ms;
     st.l2_flushed = flush_l2;
+    if (telemetry_out) {
+      if (!source) {
+        if (note) *note = telemetry_note;
+      } else {
+        TelemetrySummary summary = summarize_telemetry(readings);
+        std::string why;
+        summary.joules_per_launch = energy_per_launch(launch, t, st.median_ms, &why);
+        if (note) *note = why;
+        *telemetry_out = summary;
+      }
+    }
     return st;
+  }
+
+  // Launches back to back (no flush: the steady state a GEMM in a loop runs in), in
+  // synchronised chunks of about a millisecond, until the energy counter has stepped
+  // over at least energy_ms (runtime/telemetry.h, EnergyWindow).
+  std::optional<double> energy_per_launch(const std::function<void()>& launch,
+                                          const TimingOptions& t, double median_ms,
+                                          std::string* why) {
+    if (t.energy_ms <= 0) return std::nullopt;
+    std::optional<double> e0 = telemetry->energy_j(why);
+    if (!e0) return std::nullopt;
+    const int chunk = median_ms > 0 ? std::max(1, int(std::ceil(1.0 / median_ms))) : 1;
+    EnergyWindow window(t.energy_ms, 4 * t.energy_ms + 100);
+    const auto t0 = Clock::now();
+    window.observe(0, *e0, 0);
+    std::int64_t launches = 0;
+    while (true) {
+      for (int i = 0; i < chunk; ++i) launch();
+      launches += chunk;
+      device->synchronize();
+      std::optional<double> e = telemetry->energy_j(why);
+      if (!e) return std::nullopt;
+      if (window.observe(launches, *e, ms_since(t0))) break;
+    }
+    if (!window.joules_per_launch()) *why = window.why_none();
+    return window.joules_per_launch();
   }
 
   void fill_metrics(Evaluation& e) {
@@ -182,6 +246,13 @@ Result<std::unique_ptr<GpuEvaluator>> GpuEvaluator::open(Backend& backend, int o
   TS_ASSIGN_OR_RETURN(std::shared_ptr<Compiler> rtc, backend.compiler());
   std::filesystem::path dir = s->options.cache_dir.empty() ? default_cache_dir() / "kernels" : s->options.cache_dir;
   s->compiler = std::make_shared<CompileCache>(rtc, dir, s->options.cache_max_bytes);
+  // A device without telemetry is measured as before; the reason travels with each
+  // evaluation (Evaluation::telemetry_note).
+  auto telemetry = s->device->open_telemetry();
+  if (telemetry.ok())
+    s->telemetry = std::move(telemetry).value();
+  else
+    s->telemetry_note = "no telemetry: " + telemetry.status().message();
   try {
     const DeviceFacts& f = s->device->facts();
     // Twice the L2, so every sample starts with the cache holding none of the inputs.
@@ -294,7 +365,7 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
     }
     // With beta != 0 each run reads the C the previous one wrote; the work per run is
     // the same, so the timing stands.
-    e.timing = s.time_launches(launch);
+    e.timing = s.time_launches(launch, s.options.timing, &e.telemetry, &e.telemetry_note);
     s.fill_metrics(e);
     e.outcome = Outcome::kOk;
   } catch (const GpuError& err) {
@@ -343,10 +414,12 @@ Result<Evaluation> GpuEvaluator::vendor_baseline(const GemmProblem& problem) {
       return e;
     }
     Status st;
-    e.timing = s.time_launches([&] {
-      Status r = s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), bias);
-      if (!r.ok()) st = r;
-    });
+    e.timing = s.time_launches(
+        [&] {
+          Status r = s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), bias);
+          if (!r.ok()) st = r;
+        },
+        s.options.timing, &e.telemetry, &e.telemetry_note);
     TS_RETURN_IF_ERROR(st);
     s.fill_metrics(e);
     e.outcome = Outcome::kOk;

@@ -23,6 +23,10 @@ struct TimingOptions {
   double target_cv = 0.01;      // keep sampling past min_samples while the spread is larger
   double max_sampling_ms = 1500;  // cap on wall time spent sampling one kernel
   bool flush_l2 = true;         // overwrite a buffer of 2x L2 before every sample
+  // After sampling, where the device has an energy counter: launches back to back for at
+  // least this long, spanning whole counter steps, for the energy of one launch
+  // (runtime/telemetry.h, EnergyWindow); 0: no energy figure.
+  double energy_ms = 100;
 };
 
 struct GpuEvaluatorOptions {

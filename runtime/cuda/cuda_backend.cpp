@@ -2,6 +2,7 @@
 // compiling; cuBLASLt (and cuBLAS) for the baseline. Everything is reached through dlopen'd tables
 // (cuda_api.h), so nothing here needs the driver to be installed to load.
 
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -13,6 +14,7 @@
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/cuda/tensor_map_encode.h"
 #include "runtime/gpu_error.h"
+#include "runtime/nvml/nvml_telemetry.h"
 
 namespace tilesmith {
 namespace cuda {
@@ -179,6 +181,23 @@ class CudaDevice final : public GpuDevice {
     Status ex = gemm_ex(p, a, b, c);
     if (!ex.ok()) return ex.with_context("cuBLASLt: " + lt.message() + "; then cublasGemmEx");
     return ex;
+  }
+
+  // NVML finds the device by its PCI address: NVML's index order need not be CUDA's
+  // (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER).
+  Result<std::unique_ptr<TelemetrySource>> open_telemetry() override {
+    TS_ASSIGN_OR_RETURN(const nvml::Api* nvml, nvml::api());
+    int domain = 0, bus = 0, device = 0;
+    if (api_.cuDeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, dev_) !=
+            CUDA_SUCCESS ||
+        api_.cuDeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, dev_) != CUDA_SUCCESS ||
+        api_.cuDeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, dev_) != CUDA_SUCCESS)
+      return Status::unavailable(
+          "the CUDA driver gives no PCI address for the device, so NVML cannot find it");
+    char id[32];
+    std::snprintf(id, sizeof id, "%04x:%02x:%02x.0", domain, bus, device);
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<nvml::Telemetry> t, nvml::Telemetry::open(*nvml, id));
+    return std::unique_ptr<TelemetrySource>(std::move(t));
   }
 
   std::string vendor_name() const override {

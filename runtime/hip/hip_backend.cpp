@@ -183,6 +183,11 @@ class HipDevice final : public GpuDevice {
                               dtype_name(p.c_type) + " C) failed with hipBLAS status " + std::to_string(st));
     return {};
   }
+  Result<std::unique_ptr<TelemetrySource>> open_telemetry() override {
+    return Status::unavailable(
+        "clocks, power and energy are read through NVML on NVIDIA only; ROCm SMI is not read yet");
+  }
+
   std::string vendor_name() const override {
     std::string ex = hipblas_ ? hipblas_->gemm_ex_symbol : "hipblasGemmEx";
     return "hipBLAS (fp32: hipblasSgemm; fp16/bf16: " + ex + ", fp32 compute)";

@@ -110,8 +110,12 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   std::map<int, double> best_by_generation;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const CsvRow& row = rows[i];
-    EXPECT_EQ(row.at("schema_version"), "4");
+    EXPECT_EQ(row.at("schema_version"), "5");
     EXPECT_FALSE(row.at("host").empty()) << "every row names its host";
+    EXPECT_EQ(row.at("power_w") + row.at("sm_clock_mhz") + row.at("throttle_reasons") +
+                  row.at("joules_per_launch"),
+              "")
+        << "a replayed recording has no telemetry";
     EXPECT_EQ(row.at("device"), "replay:0") << "in-process replay: one device";
     EXPECT_EQ(row.at("row"), std::to_string(i + 1));
     EXPECT_EQ(row.at("stage"), "evaluation");
@@ -151,6 +155,11 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   EXPECT_EQ(e["template"]["name"], "gemm_RTX_3090");
   EXPECT_EQ(e["metrics"]["source"], "retime");
   EXPECT_EQ(e["retime"].size(), 3u);
+  // The re-timing's verdict: the recording's finalists either separate or tie.
+  ASSERT_TRUE(e["certification"].is_object()) << e.dump(2);
+  const std::string verdict = e["certification"]["verdict"];
+  EXPECT_TRUE(verdict == "certified" || verdict == "tie") << verdict;
+  EXPECT_TRUE(contains(r.out, std::string("winner (") + verdict + ")")) << r.out;
   const auto hrow = e["provenance"]["history_row"].get<std::size_t>();
   ASSERT_GE(hrow, 1u);
   ASSERT_LE(hrow, rows.size());
@@ -179,6 +188,7 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   EXPECT_TRUE(contains(b.out, "recorded")) << b.out;
   EXPECT_TRUE(contains(b.out, "now")) << b.out;
   EXPECT_TRUE(contains(b.out, "status    ok")) << b.out;
+  EXPECT_TRUE(contains(b.out, "re-timed  " + verdict + " after")) << b.out;
   auto bj_args = bench;
   bj_args.push_back("--json");
   auto bj = run_process(bj_args, dir);
@@ -187,6 +197,9 @@ TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   ASSERT_EQ(bjson["entries"].size(), 1u);
   EXPECT_EQ(bjson["entries"][0]["status"], "ok");
   EXPECT_LT(std::fabs(bjson["entries"][0]["drift"].get<double>()), 0.10);
+  EXPECT_EQ(bjson["entries"][0]["certification"], e["certification"]);
+  EXPECT_TRUE(bjson["entries"][0]["within_recorded_interval"].is_boolean()) << bj.out;
+  EXPECT_TRUE(bjson["entries"][0]["within_recorded_range"].is_boolean()) << bj.out;
 
   // Drift beyond a zero tolerance is flagged, and fails only with --fail-on-drift.
   auto strict = bench;

@@ -76,8 +76,8 @@ TEST(Codec, DeviceFactsKeepsEveryField) {
 
 Evaluation full_evaluation() {
   Evaluation e;
-  auto& [outcome, message, compile_log, compile_ms, compile_cache_hit, resources, accuracy, timing, tflops, gbps,
-         roofline_bound_tflops, roofline_pct] = e;
+  auto& [outcome, message, compile_log, compile_ms, compile_cache_hit, resources, accuracy, timing,
+         tflops, gbps, roofline_bound_tflops, roofline_pct, telemetry, telemetry_note] = e;
   outcome = Outcome::kWrongResult;
   message = "12 elements over tolerance";
   compile_log = "ptxas info: Used 96 registers\nptxas info: 8 bytes spill stores";
@@ -121,6 +121,22 @@ Evaluation full_evaluation() {
   gbps = 2048.25;
   roofline_bound_tflops = 400.5;
   roofline_pct = 30.75;
+  {
+    TelemetrySummary t;
+    auto& [readings, sm_clock_mhz, mem_clock_mhz, power_w, max_temperature_c, throttle_reasons,
+           throttled_readings, joules_per_launch] = t;
+    readings = 4;
+    sm_clock_mhz = 1980;
+    mem_clock_mhz = 2619;
+    power_w = 612.25;
+    max_temperature_c = 71;
+    throttle_reasons =
+        throttle::kSwPowerCap | throttle::kHwThermal | 0x10000;  // one bit NVML may add later
+    throttled_readings = 3;
+    joules_per_launch = 0.4375;
+    telemetry = t;
+  }
+  telemetry_note = "no energy counter on this GPU";
   return e;
 }
 
@@ -141,8 +157,8 @@ TEST(Codec, EvaluationKeepsEveryField) {
   auto back = evaluation_from_json(through_text(json(e)));
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   {
-    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11] = *back;
-    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11] = e;
+    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13] = *back;
+    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13] = e;
     expect_same(b0, a0, "outcome");
     expect_same(b1, a1, "message");
     expect_same(b2, a2, "compile_log");
@@ -152,7 +168,9 @@ TEST(Codec, EvaluationKeepsEveryField) {
     expect_same(b9, a9, "gbps");
     expect_same(b10, a10, "roofline_bound_tflops");
     expect_same(b11, a11, "roofline_pct");
-    (void)b5, (void)b6, (void)b7, (void)a5, (void)a6, (void)a7;  // compared below, member by member
+    expect_same(b13, a13, "telemetry_note");
+    (void)b5, (void)b6, (void)b7, (void)b12, (void)a5, (void)a6, (void)a7,
+        (void)a12;  // compared below, member by member
   }
   {
     const auto& [b0, b1, b2, b3, b4, b5, b6] = back->resources;
@@ -189,11 +207,52 @@ TEST(Codec, EvaluationKeepsEveryField) {
     expect_same(b7, a7, "timing.warmup_ms");
     expect_same(b8, a8, "timing.l2_flushed");
   }
+  {
+    ASSERT_TRUE(back->telemetry.has_value());
+    const auto& [b0, b1, b2, b3, b4, b5, b6, b7] = *back->telemetry;
+    const auto& [a0, a1, a2, a3, a4, a5, a6, a7] = *e.telemetry;
+    expect_same(b0, a0, "telemetry.readings");
+    expect_same(b1, a1, "telemetry.sm_clock_mhz");
+    expect_same(b2, a2, "telemetry.mem_clock_mhz");
+    expect_same(b3, a3, "telemetry.power_w");
+    expect_same(b4, a4, "telemetry.max_temperature_c");
+    expect_same(b5, a5, "telemetry.throttle_reasons");
+    expect_same(b6, a6, "telemetry.throttled_readings");
+    expect_same(b7, a7, "telemetry.joules_per_launch");
+  }
+}
+
+TEST(Codec, AnEvaluationWithoutTelemetryStaysAsBefore) {
+  Evaluation e = full_evaluation();
+  e.telemetry.reset();
+  e.telemetry_note.clear();
+  const json j = e;
+  EXPECT_FALSE(j.contains("telemetry"));
+  EXPECT_FALSE(j.contains("telemetry_note"));
+  auto back = evaluation_from_json(j);
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->telemetry.has_value());
+  // A telemetry object with some figures absent (a device without an energy counter).
+  e.telemetry = TelemetrySummary{.readings = 2, .sm_clock_mhz = 1755};
+  back = evaluation_from_json(json(e));
+  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back->telemetry.has_value());
+  EXPECT_EQ(back->telemetry->sm_clock_mhz, 1755);
+  EXPECT_FALSE(back->telemetry->joules_per_launch.has_value());
+  EXPECT_FALSE(back->telemetry->power_w.has_value());
 }
 
 TEST(Codec, WrongTypesAreParseErrors) {
   json j = full_evaluation();
   j["timing"]["samples"] = "many";
+  EXPECT_EQ(evaluation_from_json(j).status().code(), StatusCode::kParseError);
+  j = full_evaluation();
+  j["telemetry"]["throttle_reasons"] = "sw_power_cap+too_hot";
+  auto bad = evaluation_from_json(j);
+  EXPECT_EQ(bad.status().code(), StatusCode::kParseError);
+  EXPECT_NE(bad.status().message().find("too_hot"), std::string::npos) << bad.status().message();
+  j = full_evaluation();
+  j["telemetry"]["power_w"] = "hot";
   EXPECT_EQ(evaluation_from_json(j).status().code(), StatusCode::kParseError);
   json d = DeviceFacts{.backend = "cuda"};
   d["memory_bus_bits"] = 1.5;

@@ -37,6 +37,7 @@ struct RunSettings {
   std::string results = "results";
   std::uint64_t seed = 1;
   int retime = 3;
+  int retime_rounds = 16;  // the re-timing's budget of interleaved rounds (tuner/loop/certify.h)
   std::vector<std::string> warm_start;  // best_config.json files or results folders
   int compile_threads = -1;             // -1: automatic
   bool no_vendor = false;

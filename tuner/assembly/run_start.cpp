@@ -28,6 +28,7 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"patience", f.patience},
       {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
       {"retime", f.retime},
+      {"retime_rounds", f.retime_rounds},
       {"backend", f.evaluator.backend},
       {"replay_file",
        f.evaluator.replay_files.empty() ? std::string() : f.evaluator.replay_files.front()},
@@ -229,6 +230,7 @@ LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
   lo.budget.hours = f.hours;
   lo.budget.patience = f.patience;
   lo.retime_top = f.retime;
+  lo.retime_rounds.max_rounds = f.retime_rounds;
   // Several devices eat compiles as fast as one each: the default is per device.
   lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());
   lo.vendor_baseline = !f.no_vendor;

@@ -17,11 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base/format.h"
 #include "base/files.h"
+#include "base/format.h"
 #include "base/hash.h"
 #include "tuner/loop/compile_ahead.h"
 #include "tuner/loop/detail/loop_internal.h"
+#include "tuner/loop/retime_record.h"
 
 namespace tilesmith {
 namespace fs = std::filesystem;
@@ -407,30 +408,33 @@ Status GenerationLoop::Runner::retime() {
     auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top);
     if (finalists.empty()) continue;
     const auto t0 = Clock::now();
-    auto results = tilesmith::retime(
-        retimer_, *t.target.tmpl, s_.options.problem, finalists, [this] { return s_.stop_requested(); },
-        [this](const RetimeResult& rr) {
+    RetimeReport report = tilesmith::retime(
+        retimer_, *t.target.tmpl, s_.options.problem, finalists, s_.options.retime_rounds,
+        [this] { return s_.stop_requested(); },
+        [this](const RetimeResult& rr, const Evaluation& e, int round) {
           json ev{{"event", "retime"},
                   {"session", s_.session},
                   {"template", rr.template_name},
                   {"config_hash", rr.row.config_hash},
                   {"history_row", rr.row.row},
-                  {"outcome", outcome_name(rr.retimed.outcome)}};
-          if (rr.retimed.ok()) ev["median_ms"] = rr.retimed.timing.median_ms;
+                  {"round", round},
+                  {"outcome", outcome_name(e.outcome)}};
+          if (e.ok()) ev["median_ms"] = e.timing.median_ms;
           note_journal(s_.journal.append(ev, false));
-          if (!rr.retimed.ok())
-            s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " + rr.template_name +
-                                        " failed its re-timing: " + outcome_name(rr.retimed.outcome) +
-                                        (rr.retimed.message.empty() ? "" : " (" + rr.retimed.message + ")"));
+          if (!e.ok())
+            s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " +
+                                        rr.template_name + " failed its re-timing in round " +
+                                        std::to_string(round) + ": " + outcome_name(e.outcome) +
+                                        (e.message.empty() ? "" : " (" + e.message + ")"));
         });
     add_measure(seconds_since(t0), false);
-    if (s_.stop_requested()) {
+    if (s_.stop_requested() || report.stopped) {
       s_.log(LogLevel::kWarn, "re-timing abandoned (stop requested); best_config.json keeps the search's best");
       s_.report.winners.clear();
       collect_search_winners();
       return {};
     }
-    const RetimeResult* winner = retime_winner(results);
+    const RetimeResult* winner = retime_winner(report.finalists);
     if (!winner) {
       s_.log(LogLevel::kError, "no finalist of " + name +
                                    " passed its re-timing; its best_config.json entry is removed rather than "
@@ -438,19 +442,16 @@ Status GenerationLoop::Runner::retime() {
       TS_RETURN_IF_ERROR(remove_best_config_entry(best_path_, entry_for(t, *finalists.front(), nullptr).key()));
     } else {
       BestEntry entry = entry_for(t, winner->row, &winner->retimed);
-      for (const auto& rr : results) {
-        json f{{"config_hash", rr.row.config_hash},
-               {"history_row", rr.row.row},
-               {"search_median_ms", rr.row.median_ms.value_or(0)},
-               {"outcome", outcome_name(rr.retimed.outcome)},
-               {"winner", rr.winner}};
-        if (rr.retimed.ok()) f["retime_median_ms"] = rr.retimed.timing.median_ms;
-        entry.retime.push_back(f);
-      }
+      for (const auto& rr : report.finalists) entry.retime.push_back(retime_finalist_json(rr));
+      entry.certification = certification_json(report, s_.options.retime_rounds);
+      s_.log(LogLevel::kInfo, name + ": " + certification_line(report));
+      json ev{{"event", "certification"}, {"session", s_.session}, {"template", name}};
+      ev.update(entry.certification);
+      note_journal(s_.journal.append(ev, false));
       TS_RETURN_IF_ERROR(upsert_best_config(best_path_, entry).with_context("writing best_config.json"));
       s_.report.winners.push_back(entry);
     }
-    for (auto& rr : results) s_.report.retimes.push_back(std::move(rr));
+    for (auto& rr : report.finalists) s_.report.retimes.push_back(std::move(rr));
   }
   return {};
 }

@@ -64,6 +64,9 @@ struct LoopOptions {
   std::uint64_t seed = 1;  // with the generation and template: each request's seed
   LoopBudget budget;
   int retime_top = 3;      // finalists re-timed per template at the end; 0: none
+  // How they are re-timed: rounds, looks and the confidence of a certified winner
+  // (tuner/loop/certify.h); max_rounds is the budget.
+  CertifyOptions retime_rounds;
   int compile_threads = 2; // compile-ahead threads; 0: compile just before measuring
   bool vendor_baseline = true;
   // The vendor library's time measured by an earlier session (a problem set times it at

@@ -89,6 +89,17 @@ HistoryRow RowMaker::evaluation(const PlanItem& item, int generation, const std:
     r.rel_error_norm = e.accuracy.rel_error_norm;
   }
   r.eval_ms = eval_ms;
+  if (e.ok() && e.telemetry) {
+    const TelemetrySummary& t = *e.telemetry;
+    r.sm_clock_mhz = t.sm_clock_mhz;
+    r.mem_clock_mhz = t.mem_clock_mhz;
+    r.power_w = t.power_w;
+    r.max_temp_c = t.max_temperature_c;
+    // "none" tells a reading without reasons from no reading at all.
+    if (t.readings > 0)
+      r.throttle_reasons = t.throttle_reasons ? throttle_reason_names(t.throttle_reasons) : "none";
+    r.joules_per_launch = t.joules_per_launch;
+  }
   return r;
 }
 

@@ -1,39 +1,137 @@
 #include "tuner/loop/retime.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace tilesmith {
 
-std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows, const std::string& template_name,
-                                                int top) {
+std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows,
+                                                const std::string& template_name, int top) {
   std::vector<const HistoryRow*> ok;
   std::set<std::string> seen;
   for (const auto& r : rows)
-    if (r.template_name == template_name && r.evaluated() && r.ok() && r.median_ms && seen.insert(r.key()).second)
+    if (r.template_name == template_name && r.evaluated() && r.ok() && r.median_ms &&
+        seen.insert(r.key()).second)
       ok.push_back(&r);
-  std::stable_sort(ok.begin(), ok.end(), [](const HistoryRow* a, const HistoryRow* b) { return *a->median_ms < *b->median_ms; });
-  if (ok.size() > static_cast<std::size_t>(std::max(top, 0))) ok.resize(static_cast<std::size_t>(std::max(top, 0)));
+  std::stable_sort(ok.begin(), ok.end(), [](const HistoryRow* a, const HistoryRow* b) {
+    return *a->median_ms < *b->median_ms;
+  });
+  if (ok.size() > static_cast<std::size_t>(std::max(top, 0)))
+    ok.resize(static_cast<std::size_t>(std::max(top, 0)));
   return ok;
 }
 
-std::vector<RetimeResult> retime(Evaluator& evaluator, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                 const std::vector<const HistoryRow*>& finalists, const std::function<bool()>& stop,
-                                 const std::function<void(const RetimeResult&)>& after_each) {
-  std::vector<RetimeResult> results;
+RoundSample round_sample(const Evaluation& e) {
+  return RoundSample{e.timing.median_ms,
+                     e.telemetry ? e.telemetry->joules_per_launch : std::nullopt};
+}
+
+namespace {
+struct Contestant {
+  RetimeResult result;
+  Config config;
+  std::vector<Evaluation> evaluations;  // one per round
+  bool out = false;
+};
+
+std::vector<std::vector<RoundSample>> samples_of(const std::vector<Contestant>& cs,
+                                                 std::vector<std::size_t>* in) {
+  std::vector<std::vector<RoundSample>> s;
+  in->clear();
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    if (!cs[i].out) {
+      s.push_back(cs[i].result.rounds);
+      in->push_back(i);
+    }
+  return s;
+}
+}  // namespace
+
+RetimeReport retime(
+    Evaluator& evaluator, const KernelTemplate& tmpl, const GemmProblem& problem,
+    const std::vector<const HistoryRow*>& finalists, const CertifyOptions& options,
+    const std::function<bool()>& stop,
+    const std::function<void(const RetimeResult&, const Evaluation&, int round)>& after_each) {
+  RetimeReport report;
+  std::vector<Contestant> cs;
   for (const HistoryRow* r : finalists) {
-    if (stop && stop()) break;
     auto config = config_from_json_text(r->config);
     if (!config.ok()) continue;
-    RetimeResult rr{tmpl.name(), *r, evaluator.evaluate(tmpl, problem, *config), false};
-    if (after_each) after_each(rr);
-    results.push_back(std::move(rr));
+    cs.push_back(
+        Contestant{RetimeResult{tmpl.name(), *r, {}, {}, std::nullopt, Verdict::kUndecided, false},
+                   *config,
+                   {}});
   }
-  RetimeResult* best = nullptr;
-  for (auto& rr : results)
-    if (rr.retimed.ok() && (!best || rr.retimed.timing.median_ms < best->retimed.timing.median_ms)) best = &rr;
-  if (best) best->winner = true;
-  return results;
+  auto in_count = [&] {
+    return std::count_if(cs.begin(), cs.end(), [](const Contestant& c) { return !c.out; });
+  };
+  // A single finalist has nothing to be compared with: its own interval needs the first
+  // look's rounds, no more.
+  const int single_rounds = std::min(options.min_rounds, options.max_rounds);
+  std::optional<Certification> verdict;
+  for (int round = 1; round <= options.max_rounds && in_count() > 0; ++round) {
+    // Forward in odd rounds, backward in even ones: a drift within a round then favours
+    // no finalist over the rounds (docs/timing-and-tolerances.md).
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      Contestant& c = cs[round % 2 == 1 ? k : cs.size() - 1 - k];
+      if (c.out) continue;
+      if (stop && stop()) {
+        report.stopped = true;
+        break;
+      }
+      Evaluation e = evaluator.evaluate(tmpl, problem, c.config);
+      if (e.ok() && std::isfinite(e.timing.median_ms) && e.timing.median_ms > 0) {
+        c.result.rounds.push_back(round_sample(e));
+      } else {
+        c.out = true;
+        c.result.rounds.clear();
+        c.result.retimed = e;
+      }
+      c.evaluations.push_back(e);
+      if (after_each) after_each(c.result, e, round);
+    }
+    if (report.stopped) break;
+    std::vector<std::size_t> in;
+    auto samples = samples_of(cs, &in);
+    if (samples.empty()) break;
+    if (samples.size() == 1 ? round >= single_rounds : is_look(round, options)) {
+      Certification c = certify(samples, options);
+      if (c.verdict != Verdict::kUndecided) {
+        verdict = std::move(c);
+        report.contestants = in;
+        break;
+      }
+    }
+  }
+  for (auto& c : cs) {
+    if (!c.out && !c.evaluations.empty()) {
+      // The round nearest the median over the rounds stands for the finalist.
+      std::vector<double> t;
+      for (const auto& s : c.result.rounds) t.push_back(s.ms);
+      std::sort(t.begin(), t.end());
+      const double median = t.empty() ? 0 : (t[(t.size() - 1) / 2] + t[t.size() / 2]) / 2;
+      const Evaluation* nearest = &c.evaluations.front();
+      for (const auto& e : c.evaluations)
+        if (std::fabs(e.timing.median_ms - median) < std::fabs(nearest->timing.median_ms - median))
+          nearest = &e;
+      c.result.retimed = *nearest;
+    }
+  }
+  if (verdict) {
+    // A verdict comes after a whole round, so every finalist has been evaluated at least
+    // once and report.finalists below keeps cs's order and indices.
+    for (std::size_t k = 0; k < report.contestants.size(); ++k) {
+      RetimeResult& r = cs[report.contestants[k]].result;
+      r.standing = verdict->standings[k];
+      r.winner = k == verdict->winner;
+    }
+    for (auto& c : cs) c.result.verdict = verdict->verdict;
+    report.certification = std::move(verdict);
+  }
+  for (auto& c : cs)
+    if (!c.evaluations.empty()) report.finalists.push_back(std::move(c.result));
+  return report;
 }
 
 const RetimeResult* retime_winner(const std::vector<RetimeResult>& results) {

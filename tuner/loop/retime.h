@@ -1,36 +1,59 @@
 #pragma once
-// The end of a run: the fastest few configs of a template are measured again, and the
-// fastest re-measurement wins. A search measurement that was lucky (a quiet GPU, a
-// favourable clock) does not become the answer on its own; a finalist that fails its
-// re-run (wrong_result, a launch error) is out.
+// The end of a run: the fastest few configs of a template are measured again, in
+// interleaved rounds (A B C, C B A, ...), until the fastest is certified faster than the
+// others or the round budget is spent (tuner/loop/certify.h has the statistics). A search
+// measurement that was lucky (a quiet GPU, a favourable clock) does not become the answer
+// on its own; a clock that drifts during the re-timing slows every finalist alike; a
+// finalist that fails any of its re-runs (wrong_result, a launch error) is out.
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "registry/kernel_template.h"
 #include "registry/problem.h"
 #include "runtime/evaluator.h"
+#include "tuner/loop/certify.h"
 #include "tuner/records/history.h"
 
 namespace tilesmith {
 
 struct RetimeResult {
   std::string template_name;
-  HistoryRow row;        // the finalist's history row (its search measurement)
-  Evaluation retimed;    // the re-timing
+  HistoryRow row;  // the finalist's history row (its search measurement)
+  // The round whose median is nearest the finalist's median over its rounds (a real
+  // measurement, with its own spread); for a finalist that is out, the failing round.
+  Evaluation retimed;
+  std::vector<RoundSample> rounds;        // its samples in round order, while it was in
+  std::optional<Standing> standing;       // its place in the contest; absent when it is out
+  Verdict verdict = Verdict::kUndecided;  // the template's contest (the same for each finalist)
   bool winner = false;
 };
 
-// The `top` fastest ok evaluation rows of the template (one per config), fastest first.
-std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows, const std::string& template_name,
-                                                int top);
+struct RetimeReport {
+  std::vector<RetimeResult> finalists;         // in the order given
+  std::optional<Certification> certification;  // over those that passed every round
+  std::vector<std::size_t> contestants;        // finalists[] index of each standing
+  bool stopped = false;                        // `stop` ended it before the verdict
+};
 
-// Re-measures each finalist with `evaluator`, calling `after_each` after each one. Stops
-// early (returning what it has) when `stop` says so. Marks the winner (the fastest ok
-// re-timing), if any.
-std::vector<RetimeResult> retime(Evaluator& evaluator, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                 const std::vector<const HistoryRow*>& finalists, const std::function<bool()>& stop,
-                                 const std::function<void(const RetimeResult&)>& after_each);
+// The `top` fastest ok evaluation rows of the template (one per config), fastest first.
+std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows,
+                                                const std::string& template_name, int top);
+
+// One round's sample from a finalist's evaluation (its median, and energy where measured).
+RoundSample round_sample(const Evaluation& e);
+
+// Re-measures the finalists with `evaluator` in rounds, `options` deciding when to stop,
+// calling `after_each` after every evaluation with its round (1-based). A single finalist
+// is measured for options.min_rounds rounds (capped by max_rounds), so its interval is
+// known too. Stops early (stopped = true, returning what it has) when `stop` says so.
+// Marks the winner, if any finalist passed every round.
+RetimeReport retime(
+    Evaluator& evaluator, const KernelTemplate& tmpl, const GemmProblem& problem,
+    const std::vector<const HistoryRow*>& finalists, const CertifyOptions& options,
+    const std::function<bool()>& stop,
+    const std::function<void(const RetimeResult&, const Evaluation&, int round)>& after_each);
 
 // The winner of retime()'s results; nullptr when none passed.
 const RetimeResult* retime_winner(const std::vector<RetimeResult>& results);

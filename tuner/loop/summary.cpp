@@ -84,13 +84,27 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
 
   if (!report.retimes.empty()) {
     std::vector<std::vector<std::string>> rows;
-    for (const auto& r : report.retimes)
-      rows.push_back({r.template_name, std::to_string(r.row.row), fmt("%.4f", r.row.median_ms.value_or(0)),
-                      r.retimed.ok() ? fmt("%.4f", r.retimed.timing.median_ms) : "",
-                      r.retimed.ok() ? fmt("%.4f", r.retimed.timing.p20_ms) + "-" + fmt("%.4f", r.retimed.timing.p80_ms) : "",
-                      outcome_name(r.retimed.outcome), r.winner ? "winner" : "", r.row.config});
-    out += "\nRe-timed finalists:\n" +
-           format_table({"template", "row", "search_ms", "retime_ms", "p20-p80_ms", "outcome", "", "config"}, rows);
+    for (const auto& r : report.retimes) {
+      const Standing* st = r.standing ? &*r.standing : nullptr;
+      std::string mark;
+      if (r.winner)
+        mark = std::string("winner (") + verdict_name(r.verdict) + ")";
+      else if (st && st->tied)
+        mark = "tied";
+      rows.push_back(
+          {r.template_name, std::to_string(r.row.row), fmt("%.4f", r.row.median_ms.value_or(0)),
+           std::to_string(r.rounds.size()), st ? fmt("%.4f", st->median_ms) : "",
+           st && st->interval ? fmt("%.4f", st->interval->lo) + "-" + fmt("%.4f", st->interval->hi)
+                              : "",
+           st ? fmt("%.3f", st->ratio_median) : "", outcome_name(r.retimed.outcome), mark,
+           r.row.config});
+    }
+    out +=
+        "\nRe-timed finalists (interleaved rounds; interval: the median's, 95%; x_fastest: the "
+        "paired ratio):\n" +
+        format_table({"template", "row", "search_ms", "rounds", "retime_ms", "interval_ms",
+                      "x_fastest", "outcome", "", "config"},
+                     rows);
   }
   out += "\n";
   if (report.winners.empty()) {
@@ -98,10 +112,16 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
   } else {
     for (const auto& w : report.winners) {
       const double median = w.metrics.value("median_ms", 0.0);
-      out += "best -> " + (ctx.results_dir / "best_config.json").string() + ": " + w.template_name + " " +
-             config_to_json_text(w.config) + "\n       " + fmt("%.4f ms", median) + ", " +
-             fmt("%.2f TFLOP/s", w.metrics.value("tflops", 0.0)) + " (" + w.metrics.value("source", std::string()) +
-             ")" + (w.vendor_ratio ? ", " + fmt("%.3fx", *w.vendor_ratio) + " the vendor's throughput" : "") + "\n";
+      out += "best -> " + (ctx.results_dir / "best_config.json").string() + ": " + w.template_name +
+             " " + config_to_json_text(w.config) + "\n       " + fmt("%.4f ms", median) + ", " +
+             fmt("%.2f TFLOP/s", w.metrics.value("tflops", 0.0)) + " (" +
+             w.metrics.value("source", std::string()) +
+             (w.certification.is_object() ? ", " + w.certification.value("verdict", std::string())
+                                          : std::string()) +
+             ")" +
+             (w.vendor_ratio ? ", " + fmt("%.3fx", *w.vendor_ratio) + " the vendor's throughput"
+                             : "") +
+             "\n";
     }
   }
   return out;

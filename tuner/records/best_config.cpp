@@ -47,6 +47,8 @@ json entry_to_json(const BestEntry& e) {
          {"provenance", e.provenance},
          {"environment", e.environment},
          {"retime", e.retime.is_array() ? e.retime : json::array()}};
+  // Only where there is one: a search entry and older readers stay as they were.
+  if (e.certification.is_object()) j["certification"] = e.certification;
   return j;
 }
 
@@ -113,6 +115,8 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
     e.provenance = j.value("provenance", json::object());
     e.environment = j.value("environment", json::object());
     e.retime = j.value("retime", json::array());
+    if (j.contains("certification") && j["certification"].is_object())
+      e.certification = j["certification"];
   } catch (const json::exception& ex) {
     // A field of the wrong type past the checks above: name the entry, not the library.
     std::string what = ex.what();

@@ -39,6 +39,9 @@ struct BestEntry {
   nlohmann::json provenance;     // run_id, session, history_row, generation, proposer, timestamp (UTC, ISO 8601)
   nlohmann::json environment;    // tilesmith_version, compiler, backend
   nlohmann::json retime = nlohmann::json::array();  // the re-timed finalists: config_hash, history_row, search and re-timed medians
+  // Whether the re-timing certified the winner: verdict, rounds, the winner's interval of
+  // the median (docs/best_config.md). null for a search entry and in older files.
+  nlohmann::json certification;
 
   // device fingerprint | template@hash | problem key: one entry per key.
   std::string key() const;

@@ -11,8 +11,9 @@
 #include <ctime>
 #include <functional>
 
-#include "base/format.h"
 #include "base/files.h"
+#include "base/format.h"
+#include "runtime/telemetry.h"
 #include "tuner/records/csv.h"
 
 namespace tilesmith {
@@ -124,7 +125,8 @@ const std::vector<Column>& columns() {
        }},
       {"stage", [](const HistoryRow& r) { return r.stage; },
        [](HistoryRow& r, const std::string& s) -> Status {
-         if (s != kStageProposal && s != kStageEvaluation) return bad("stage", s, "'proposal' or 'evaluation'");
+         if (s != kStageProposal && s != kStageEvaluation)
+           return bad("stage", s, "'proposal' or 'evaluation'");
          r.stage = s;
          return {};
        }},
@@ -185,7 +187,8 @@ const std::vector<Column>& columns() {
          r.outcome = *o;
          return {};
        }},
-      {"message", [](const HistoryRow& r) { return csv::sanitize_text(r.message, kMaxMessageBytes); },
+      {"message",
+       [](const HistoryRow& r) { return csv::sanitize_text(r.message, kMaxMessageBytes); },
        [](HistoryRow& r, const std::string& s) -> Status {
          r.message = s;
          return {};
@@ -193,12 +196,18 @@ const std::vector<Column>& columns() {
       TS_TEXT_COLUMN(rationale),
       TS_NUM_COLUMN(compile_ms),
       {"compile_cached",
-       [](const HistoryRow& r) { return r.compile_cached ? std::string(*r.compile_cached ? "true" : "false") : ""; },
+       [](const HistoryRow& r) {
+         return r.compile_cached ? std::string(*r.compile_cached ? "true" : "false") : "";
+       },
        [](HistoryRow& r, const std::string& s) -> Status {
-         if (s.empty()) r.compile_cached.reset();
-         else if (s == "true") r.compile_cached = true;
-         else if (s == "false") r.compile_cached = false;
-         else return bad("compile_cached", s, "true or false");
+         if (s.empty())
+           r.compile_cached.reset();
+         else if (s == "true")
+           r.compile_cached = true;
+         else if (s == "false")
+           r.compile_cached = false;
+         else
+           return bad("compile_cached", s, "true or false");
          return {};
        }},
       TS_INT_COLUMN(registers),
@@ -219,6 +228,41 @@ const std::vector<Column>& columns() {
       TS_NUM_COLUMN(rel_error_norm),
       TS_NUM_COLUMN(vendor_ratio),
       TS_NUM_COLUMN(eval_ms),
+      // Telemetry (version 5): empty where nothing was read.
+      {"sm_clock_mhz", [](const HistoryRow& r) { return opt_num(r.sm_clock_mhz); },
+       [](HistoryRow& r, const std::string& s) {
+         return set_opt_double(r.sm_clock_mhz, "sm_clock_mhz", s);
+       },
+       5},
+      {"mem_clock_mhz", [](const HistoryRow& r) { return opt_num(r.mem_clock_mhz); },
+       [](HistoryRow& r, const std::string& s) {
+         return set_opt_double(r.mem_clock_mhz, "mem_clock_mhz", s);
+       },
+       5},
+      {"power_w", [](const HistoryRow& r) { return opt_num(r.power_w); },
+       [](HistoryRow& r, const std::string& s) { return set_opt_double(r.power_w, "power_w", s); },
+       5},
+      {"max_temp_c", [](const HistoryRow& r) { return opt_num(r.max_temp_c); },
+       [](HistoryRow& r, const std::string& s) {
+         return set_opt_double(r.max_temp_c, "max_temp_c", s);
+       },
+       5},
+      {"throttle_reasons", [](const HistoryRow& r) { return text(r.throttle_reasons); },
+       [](HistoryRow& r, const std::string& s) -> Status {
+         if (!s.empty() && s != "none") {
+           auto reasons = parse_throttle_reason_names(s);
+           if (!reasons.ok())
+             return bad("throttle_reasons", s, "'none' or throttle reasons joined by '+'");
+         }
+         r.throttle_reasons = s;
+         return {};
+       },
+       5},
+      {"joules_per_launch", [](const HistoryRow& r) { return opt_num(r.joules_per_launch); },
+       [](HistoryRow& r, const std::string& s) {
+         return set_opt_double(r.joules_per_launch, "joules_per_launch", s);
+       },
+       5},
       TS_TEXT_COLUMN(backend),
       {"host", [](const HistoryRow& r) { return text(r.host); },
        [](HistoryRow& r, const std::string& s) -> Status {

@@ -4,9 +4,9 @@
 // loses at most the row being written, and that one is cut off (torn) at the end of the
 // file where HistoryFile::open repairs it. Columns and their meaning: docs/history.md
 // (schema version kHistorySchemaVersion; a new column or a changed meaning bumps it).
-// Files of versions 1-3 (no `device` column before 2, no `c_dtype` before 3, no `host`
-// before 4) are still read, and a run resumed on one goes on writing rows of its
-// version: an append-only file cannot change its header.
+// Files of versions 1-4 (no `device` column before 2, no `c_dtype` before 3, no `host`
+// before 4, no telemetry columns before 5) are still read, and a run resumed on one goes
+// on writing rows of its version: an append-only file cannot change its header.
 //
 // A row is one of two stages:
 //   proposal    a candidate rejected before evaluation (by the proposer's parser, the
@@ -27,7 +27,7 @@
 
 namespace tilesmith {
 
-inline constexpr int kHistorySchemaVersion = 4;
+inline constexpr int kHistorySchemaVersion = 5;
 // The oldest version still read (and appended to, in its own format).
 inline constexpr int kHistoryOldestSchemaVersion = 1;
 inline constexpr const char* kHistoryFileName = "history.csv";
@@ -68,6 +68,13 @@ struct HistoryRow {
   std::optional<double> max_abs_error, rel_error_norm;
   std::optional<double> vendor_ratio;  // our throughput / the vendor library's (> 1: faster)
   std::optional<double> eval_ms;       // wall time of the evaluation call
+  // The device while the samples ran (runtime/telemetry.h), empty where nothing was read
+  // (no NVML, the replay backend, not timed). Since version 5.
+  std::optional<double> sm_clock_mhz, mem_clock_mhz;  // medians of the readings
+  std::optional<double> power_w;                      // mean
+  std::optional<double> max_temp_c;                   // highest
+  std::string throttle_reasons;  // "sw_power_cap+hw_thermal", "none" when read and none; "" unread
+  std::optional<double> joules_per_launch;
   std::string backend;
   // Which device measured it: "cuda:1", "hip:0"; for the replay backend "replay:N", N the
   // worker (0 in-process). Empty for proposal rows, and where unknown (a crash found on

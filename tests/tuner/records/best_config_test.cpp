@@ -92,6 +92,28 @@ TEST(BestConfig, VendorSpreadRoundTripsAndIsAbsentFromOlderFiles) {
   EXPECT_FALSE((*read)[0].vendor_cv.has_value());
 }
 
+// The re-timing's verdict round-trips; a file written before there was one (no
+// "certification" key) reads with none, and writing it back adds none.
+TEST(BestConfig, CertificationRoundTripsAndIsAbsentFromOlderFiles) {
+  const fs::path path = fresh_dir("best_certification") / "best_config.json";
+  BestEntry e = entry("H200", "gemm_tiled", 4096, 5.0);
+  e.certification =
+      json{{"verdict", "tie"}, {"rounds", 16}, {"interval_ms", {4.9, 5.1}}, {"tied_with", {"y"}}};
+  ASSERT_TRUE(upsert_best_config(path, e).ok());
+  auto read = read_best_config(path);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ((*read)[0].certification, e.certification);
+
+  json raw = json::parse(std::ifstream(path));
+  raw["entries"][0].erase("certification");
+  ASSERT_TRUE(write_file_atomic(path, raw.dump()).ok());
+  read = read_best_config(path);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_TRUE((*read)[0].certification.is_null());
+  ASSERT_TRUE(write_best_config(path, *read).ok());
+  EXPECT_FALSE(json::parse(std::ifstream(path))["entries"][0].contains("certification"));
+}
+
 TEST(BestConfig, ReadersNeverSeeAHalfWrittenFile) {
   const fs::path dir = fresh_dir("best_atomic");
   const fs::path path = dir / "best_config.json";

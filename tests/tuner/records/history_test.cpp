@@ -127,6 +127,14 @@ HistoryRow sample_row(int i) {
     r.vendor_ratio = 0.47;
     r.registers = 128;
     r.shared_bytes = 16384;
+    if (i % 2) {  // measured with telemetry
+      r.sm_clock_mhz = 1980 - i;
+      r.mem_clock_mhz = 2619;
+      r.power_w = 612.25 + i;
+      r.max_temp_c = 71;
+      r.throttle_reasons = i % 4 == 1 ? "sw_power_cap+hw_thermal" : "none";
+      r.joules_per_launch = 0.4375 * i;
+    }
   }
   r.compile_ms = 812.5;
   r.compile_cached = i % 2 == 0;
@@ -141,12 +149,30 @@ TEST(History, HeaderIsTheDocumentedSchema) {
   // docs/history.md documents these columns in this order; a change here is a schema
   // change (bump kHistorySchemaVersion and document it).
   EXPECT_EQ(history_header_line(),
-            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
-            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,outcome,message,rationale,"
-            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
-            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
-            "eval_ms,backend,host,device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
-  EXPECT_EQ(kHistorySchemaVersion, 4);
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,"
+            "template_hash,m,n,k,"
+            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,"
+            "outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_"
+            "load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_"
+            "norm,vendor_ratio,"
+            "eval_ms,sm_clock_mhz,mem_clock_mhz,power_w,max_temp_c,throttle_reasons,joules_per_"
+            "launch,backend,host,"
+            "device,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+  EXPECT_EQ(kHistorySchemaVersion, 5);
+  // Version 4, still read: the same without the telemetry columns.
+  EXPECT_EQ(history_header_line(4),
+            "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,"
+            "template_hash,m,n,k,"
+            "dtype,c_dtype,layout,c_layout,alpha,beta,epilogue,problem_key,config,config_hash,"
+            "outcome,message,rationale,"
+            "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_"
+            "load_bytes,samples,"
+            "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_"
+            "norm,vendor_ratio,"
+            "eval_ms,backend,host,device,device_name,device_arch,driver_version,runtime_version,"
+            "tilesmith_version\n");
   // Version 3, still read: the same without `host`.
   EXPECT_EQ(history_header_line(3),
             "schema_version,run_id,session,row,timestamp,generation,stage,proposer,model,template,template_hash,m,n,k,"
@@ -168,6 +194,47 @@ TEST(History, HeaderIsTheDocumentedSchema) {
             "compile_ms,compile_cached,registers,shared_bytes,local_bytes,spill_store_bytes,spill_load_bytes,samples,"
             "median_ms,min_ms,p20_ms,p80_ms,cv,tflops,gbps,roofline_pct,max_abs_error,rel_error_norm,vendor_ratio,"
             "eval_ms,backend,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
+}
+
+TEST(History, VersionFourFilesAreReadAndAppendedToWithoutTelemetry) {
+  const fs::path dir = fresh_dir("history_v4");
+  const fs::path path = dir / "history.csv";
+  std::string v4 = history_header_line(4);
+  for (int i = 0; i < 2; ++i) {
+    HistoryRow r = sample_row(2 * i + 1);  // rows with telemetry: a version-4 line drops it
+    r.schema_version = 4;
+    r.row = i + 1;
+    v4 += history_row_line(r);
+  }
+  std::ofstream(path, std::ios::binary) << v4;
+  auto f = HistoryFile::open(path);
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(f->schema_version(), 4);
+  EXPECT_FALSE(f->rows()[0].power_w.has_value()) << "a version-4 file holds no telemetry";
+  EXPECT_EQ(f->rows()[0].throttle_reasons, "");
+  ASSERT_TRUE(f->append(sample_row(3)).ok());
+  const std::string after = slurp(path);
+  EXPECT_EQ(after.substr(0, v4.size()), v4) << "nothing written before is changed";
+  auto parsed = csv::parse(after);
+  ASSERT_TRUE(parsed.ok());
+  for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(4).size());
+  auto again = read_history(path);
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  ASSERT_EQ(again->rows.size(), 3u);
+  EXPECT_EQ(again->rows[2].schema_version, 4);
+  EXPECT_EQ(again->rows[2].median_ms, sample_row(3).median_ms);
+  EXPECT_FALSE(again->rows[2].joules_per_launch.has_value());
+}
+
+TEST(History, ABadThrottleReasonIsAParseErrorNamingTheColumn) {
+  HistoryRow r = sample_row(1);
+  r.throttle_reasons = "sw_power_cap+sleepy";
+  auto parsed = csv::parse(history_header_line() + history_row_line(r));
+  ASSERT_TRUE(parsed.ok());
+  auto row = history_row_from_fields(parsed->records[1].fields);
+  ASSERT_FALSE(row.ok());
+  EXPECT_NE(row.status().message().find("throttle_reasons"), std::string::npos)
+      << row.status().message();
 }
 
 TEST(History, VersionThreeFilesAreReadAndAppendedToWithoutAHost) {
@@ -244,10 +311,10 @@ TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
   EXPECT_EQ(again->rows[3].row, 4);
   EXPECT_EQ(again->rows[3].schema_version, 1);
 
-  // A new file is version 4 and keeps the host, the device and C's type.
+  // A new file is the current version and keeps the host, the device and C's type.
   auto fresh = HistoryFile::open(dir / "new.csv");
   ASSERT_TRUE(fresh.ok());
-  EXPECT_EQ(fresh->schema_version(), 4);
+  EXPECT_EQ(fresh->schema_version(), kHistorySchemaVersion);
   more.dtype = "bf16";
   more.c_dtype = "fp32";
   more.host = "node7/rank2";
@@ -258,7 +325,7 @@ TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
   EXPECT_EQ(back->rows[0].device, "cuda:1");
   EXPECT_EQ(back->rows[0].c_dtype, "fp32");
   EXPECT_EQ(back->rows[0].host, "node7/rank2");
-  EXPECT_EQ(back->rows[0].schema_version, 4);
+  EXPECT_EQ(back->rows[0].schema_version, kHistorySchemaVersion);
 
   // A row claiming another version than its file's header is damage, not a version.
   std::string mixed = history_header_line(2);
@@ -304,6 +371,12 @@ TEST(History, RowsRoundTripThroughTheFile) {
     EXPECT_EQ(got.compile_cached, want.compile_cached);
     EXPECT_EQ(got.vendor_ratio, want.vendor_ratio);
     EXPECT_FALSE(got.gbps.has_value()) << "missing numbers stay empty";
+    EXPECT_EQ(got.sm_clock_mhz, want.sm_clock_mhz);
+    EXPECT_EQ(got.mem_clock_mhz, want.mem_clock_mhz);
+    EXPECT_EQ(got.power_w, want.power_w);
+    EXPECT_EQ(got.max_temp_c, want.max_temp_c);
+    EXPECT_EQ(got.throttle_reasons, want.throttle_reasons);
+    EXPECT_EQ(got.joules_per_launch, want.joules_per_launch);
   }
   // Reopening for append keeps numbering.
   auto again = HistoryFile::open(dir / "history.csv");

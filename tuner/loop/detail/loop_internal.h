@@ -78,6 +78,7 @@ struct GenerationLoop::State {
 
   std::optional<Evaluation> vendor;
   std::string vendor_name, vendor_note;
+  std::set<std::string> telemetry_notes;  // said once each (Evaluation::telemetry_note)
   Clock::time_point started = Clock::now();
   LoopReport report;
   LoopObserver* observer = nullptr;
@@ -191,6 +192,11 @@ class GenerationLoop::Runner {
     // A candidate that cost its worker is worth a look; the run goes on without it.
     const bool lost = e.outcome == Outcome::kCrash || e.outcome == Outcome::kTimeout;
     s_.log(lost ? LogLevel::kWarn : LogLevel::kDebug, line);
+    // Why the telemetry columns are empty (or the energy is): once per reason, not per row.
+    if (e.ok() && !e.telemetry_note.empty() && s_.telemetry_notes.insert(e.telemetry_note).second)
+      s_.log(LogLevel::kInfo,
+             e.telemetry_note + (e.telemetry ? " (no joules_per_launch in history.csv)"
+                                             : " (history.csv's telemetry columns stay empty)"));
     TS_RETURN_IF_ERROR(append(std::move(row)));
     note_device_health();
     return {};

@@ -1,0 +1,65 @@
+// bench-best's words for telemetry and for a recorded re-timing: pure formatting, no GPU.
+#include <gtest/gtest.h>
+
+#include "cli/bench_best_output.h"
+
+namespace tilesmith::cli {
+namespace {
+using nlohmann::json;
+
+TEST(BenchBestOutput, TelemetryLineSaysClocksPowerEnergyAndThrottling) {
+  Evaluation e;
+  EXPECT_EQ(telemetry_line(e, 1e12), "") << "nothing read, nothing said";
+  TelemetrySummary t;
+  t.readings = 4;
+  t.sm_clock_mhz = 1980;
+  t.mem_clock_mhz = 2619;
+  t.power_w = 612.34;
+  t.max_temperature_c = 71;
+  t.joules_per_launch = 0.5;
+  t.throttle_reasons = throttle::kSwPowerCap | throttle::kGpuIdle;
+  t.throttled_readings = 3;
+  e.telemetry = t;
+  // 2e12 FLOP for 0.5 J: 4 TFLOP/s per watt.
+  EXPECT_EQ(telemetry_line(e, 2e12),
+            "SM 1980 MHz, mem 2619 MHz, 612.3 W, max 71 C, 0.5 J/launch (4 TFLOP/s per W), "
+            "throttled (sw_power_cap) "
+            "in 3 of 4 readings");
+  e.telemetry->throttle_reasons = throttle::kGpuIdle;
+  e.telemetry->joules_per_launch.reset();
+  e.telemetry->power_w.reset();
+  EXPECT_EQ(telemetry_line(e, 2e12), "SM 1980 MHz, mem 2619 MHz, max 71 C")
+      << "idle is no throttling";
+}
+
+TEST(BenchBestOutput, TheRecordedIntervalIsShownAndTodaysMedianPlacedInIt) {
+  BestEntry e;
+  EXPECT_EQ(certification_text(e), "") << "an entry written before the rounds";
+  EXPECT_FALSE(within_recorded_interval(e, 1.0).has_value());
+  e.certification = json{{"verdict", "certified"},
+                         {"rounds", 12},
+                         {"interval_ms", {0.5101, 0.514}},
+                         {"interval_coverage", 0.9614}};
+  EXPECT_EQ(certification_text(e),
+            "certified after 12 rounds, 96% interval of the median [0.5101, 0.5140] ms");
+  EXPECT_EQ(within_recorded_interval(e, 0.512), true);
+  EXPECT_EQ(within_recorded_interval(e, 0.52), false);
+  EXPECT_FALSE(within_recorded_range(e, 0.512).has_value()) << "an entry recorded before the range";
+  e.certification["range_ms"] = {0.508, 0.5182};
+  e.certification["range_coverage"] = 11.0 / 13;
+  EXPECT_EQ(
+      certification_text(e),
+      "certified after 12 rounds, 96% interval of the median [0.5101, 0.5140] ms, rounds [0.5080, "
+      "0.5182] ms (85% of new runs fall there)");
+  EXPECT_EQ(within_recorded_range(e, 0.517), true)
+      << "outside the interval of the median, inside the range";
+  EXPECT_EQ(within_recorded_interval(e, 0.517), false);
+  EXPECT_EQ(within_recorded_range(e, 0.519), false);
+  e.certification.erase("range_ms");
+  e.certification["interval_ms"] = nullptr;  // too few rounds for one
+  EXPECT_EQ(certification_text(e), "certified after 12 rounds");
+  EXPECT_FALSE(within_recorded_interval(e, 0.512).has_value());
+}
+
+}  // namespace
+}  // namespace tilesmith::cli

@@ -1,0 +1,160 @@
+// The re-timing at the end of a loop on the replayed synthetic recording: interleaved
+// rounds, the verdict in best_config.json and the journal, a tie and its rule.
+
+#include <random>
+
+#include "tests/tuner/loop/loop_fixture.h"
+
+namespace tilesmith::loop_test {
+namespace {
+
+// The replayed GPU on which every config takes the same time, give or take 1%: whatever
+// the search found, its finalists cannot be told apart.
+class EqualTimesEvaluator final : public Evaluator {
+ public:
+  explicit EqualTimesEvaluator(Evaluator& inner) : inner_(inner) {}
+  const DeviceFacts& device() const override { return inner_.device(); }
+  Evaluation prepare(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    return inner_.prepare(t, p, c);
+  }
+  Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    Evaluation e = inner_.evaluate(t, p, c);
+    if (e.ok())
+      e.timing.median_ms = 1.0 + 0.01 * (double(rng_()) / double(std::mt19937::max()) * 2 - 1);
+    return e;
+  }
+  Result<Evaluation> vendor_baseline(const GemmProblem& p) override {
+    return inner_.vendor_baseline(p);
+  }
+  std::string vendor_name() const override { return inner_.vendor_name(); }
+
+ private:
+  Evaluator& inner_;
+  std::mt19937 rng_{3};
+};
+
+std::vector<json> journal_of(const fs::path& dir, const std::string& event) {
+  std::vector<json> out;
+  std::ifstream in(dir / kJournalFileName);
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("event", "") == event) out.push_back(j);
+  }
+  return out;
+}
+
+TEST(LoopRetime, FinalistsAreMeasuredInAlternatingRoundsUntilTheWinnerIsCertified) {
+  Fixture f;
+  const fs::path dir = fresh_dir("loop_retime_certified");
+  auto proposer = make_offline_proposer("evolve");
+  ASSERT_TRUE(proposer.ok());
+  CountingEvaluator retimer(f.retimer);
+  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, f.options(dir, 40));
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  Observer obs;
+  auto report = (*loop)->run(obs, nullptr, &retimer);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+
+  // Three finalists, A B C then C B A, ...: a round never measures one twice in a row
+  // except across the turn.
+  const auto order = retimer.evaluate_order();
+  ASSERT_EQ(order.size() % 3, 0u);
+  ASSERT_GE(order.size(), 3u * 8);
+  for (std::size_t r = 1; r < order.size() / 3; ++r)
+    for (std::size_t k = 0; k < 3; ++k)
+      EXPECT_EQ(order[3 * r + k], order[3 * (r - 1) + 2 - k]) << "round " << r + 1;
+
+  auto entries = read_best_config(dir / "best_config.json");
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  ASSERT_EQ(entries->size(), 1u);
+  const json& c = (*entries)[0].certification;
+  ASSERT_TRUE(c.is_object());
+  // The recording's configs differ by 30% and more, its repetitions by 3%.
+  EXPECT_EQ(c["verdict"], "certified");
+  EXPECT_EQ(c["rounds"].get<int>() * 3, int(order.size()));
+  EXPECT_EQ(c["max_rounds"], 16);
+  ASSERT_TRUE(c["interval_ms"].is_array());
+  EXPECT_LE(c["interval_ms"][0].get<double>(), c["median_ms"].get<double>());
+  EXPECT_GE(c["interval_ms"][1].get<double>(), c["median_ms"].get<double>());
+  // The range of the winner's rounds holds its interval of the median.
+  ASSERT_TRUE(c["range_ms"].is_array());
+  EXPECT_LE(c["range_ms"][0].get<double>(), c["interval_ms"][0].get<double>());
+  EXPECT_GE(c["range_ms"][1].get<double>(), c["interval_ms"][1].get<double>());
+  const double n = c["rounds"].get<double>();
+  EXPECT_DOUBLE_EQ(c["range_coverage"].get<double>(), (n - 1) / (n + 1));
+  const json& retime = (*entries)[0].retime;
+  ASSERT_EQ(retime.size(), 3u);
+  for (const auto& fin : retime) {
+    EXPECT_EQ(fin["rounds_ms"].size(), c["rounds"].get<std::size_t>());
+    EXPECT_EQ(fin["winner"].get<bool>(), fin["ratio_to_fastest"].get<double>() == 1.0);
+    if (!fin["winner"].get<bool>()) {
+      EXPECT_GT(fin["ratio_interval"][0].get<double>(), 1.0);
+    }
+  }
+  // The journal has every round's evaluation and the verdict.
+  EXPECT_EQ(journal_of(dir, "retime").size(), order.size());
+  auto verdicts = journal_of(dir, "certification");
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0]["verdict"], "certified");
+  EXPECT_TRUE(std::any_of(obs.logs.begin(), obs.logs.end(), [](const std::string& l) {
+    return l.find("synthetic: certified after") == 0;
+  }));
+}
+
+TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {
+  Fixture f;
+  const fs::path dir = fresh_dir("loop_retime_tie");
+  auto proposer = make_offline_proposer("evolve");
+  ASSERT_TRUE(proposer.ok());
+  EqualTimesEvaluator retimer(f.retimer);
+  auto options = f.options(dir, 40);
+  options.retime_rounds.max_rounds = 12;
+  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, options);
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  Observer obs;
+  auto report = (*loop)->run(obs, nullptr, &retimer);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+
+  auto entries = read_best_config(dir / "best_config.json");
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  const json& c = (*entries)[0].certification;
+  EXPECT_EQ(c["verdict"], "tie");
+  EXPECT_EQ(c["rounds"], 12) << "the whole budget is spent before a tie is declared";
+  ASSERT_TRUE(c["tied_with"].is_array());
+  EXPECT_FALSE(c["tied_with"].empty());
+  EXPECT_TRUE(c["tie_rule"] == "spread" || c["tie_rule"] == "median") << c.dump();
+  // The winner the entry names is the one the tie rule picked.
+  for (const auto& fin : (*entries)[0].retime)
+    if (fin["winner"].get<bool>()) {
+      EXPECT_EQ(fin["config_hash"], config_hash((*entries)[0].config));
+      EXPECT_TRUE(fin["tied"].get<bool>());
+    }
+  ASSERT_EQ(report->retimes.size(), 3u);
+  EXPECT_EQ(report->retimes[0].verdict, Verdict::kTie);
+}
+
+TEST(LoopRetime, ABudgetTooSmallForAnIntervalKeepsTheFastestAndSaysSo) {
+  Fixture f;
+  const fs::path dir = fresh_dir("loop_retime_few");
+  auto proposer = make_offline_proposer("evolve");
+  ASSERT_TRUE(proposer.ok());
+  CountingEvaluator retimer(f.retimer);
+  auto options = f.options(dir, 30);
+  options.retime_rounds.max_rounds = 1;
+  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, options);
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  Observer obs;
+  auto report = (*loop)->run(obs, nullptr, &retimer);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  EXPECT_EQ(retimer.evaluate_order().size(), 3u) << "one round, as the re-timing was before rounds";
+  auto entries = read_best_config(dir / "best_config.json");
+  ASSERT_TRUE(entries.ok());
+  EXPECT_EQ((*entries)[0].certification["verdict"], "too_few_rounds");
+  EXPECT_TRUE((*entries)[0].certification["interval_ms"].is_null());
+  EXPECT_TRUE(std::any_of(obs.logs.begin(), obs.logs.end(), [](const std::string& l) {
+    return l.find("raise --retime-rounds") != std::string::npos;
+  }));
+}
+
+}  // namespace
+}  // namespace tilesmith::loop_test

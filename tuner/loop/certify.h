@@ -1,0 +1,93 @@
+#pragma once
+// Whether the fastest of a template's finalists is really faster than the others, from
+// their re-measurements taken in interleaved rounds (A B C, C B A, A B C, ...): one
+// sample per finalist per round, each sample a whole evaluation's median. Pure: the
+// caller runs the rounds (tuner/loop/retime.h) and asks after each one.
+//
+// The method (docs/timing-and-tolerances.md, "The certified winner"):
+// - The fastest finalist is the one with the lowest median over its rounds.
+// - It is compared with every other finalist through their paired ratios, round by round
+//   (t_other / t_fastest in the same round). Both were measured seconds apart, so a clock
+//   or temperature drift over the rounds divides out of each ratio instead of widening
+//   both finalists' spreads; the alternating order cancels what drift there is within a
+//   round.
+// - The interval of the median ratio is the order-statistic (sign test) interval of
+//   analysis/median_interval.h: distribution-free, and one outlying round cannot move it
+//   once there are enough rounds. The fastest is certified when every other finalist's
+//   interval lies above 1.
+// - The contest is looked at after min_rounds and then every look_every rounds up to
+//   max_rounds; each of those looks and each comparison gets an equal share of the
+//   error rate 1 - confidence (Bonferroni), so stopping at the first separation does not
+//   make a certificate more likely than the confidence level says.
+// - At max_rounds, a finalist not separated from the fastest is tied with it. A tie is
+//   broken toward the lowest spread (relative MAD of its rounds); spreads within
+//   spread_alike of the lowest count as alike, and among those the lowest energy per
+//   launch wins when every one of them has a figure, else the lowest median.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/median_interval.h"
+
+namespace tilesmith {
+
+struct CertifyOptions {
+  int min_rounds = 8;   // the first look (8 rounds certify 3 finalists at 95%)
+  int look_every = 4;   // later looks; <= 0: only min_rounds and max_rounds
+  int max_rounds = 16;  // the budget: at most this many rounds
+  double confidence = 0.95;
+  double spread_alike = 1.5;  // a relative MAD of ~10 rounds is itself uncertain by ~40%
+};
+
+// One finalist's measurement in one round.
+struct RoundSample {
+  double ms = 0;
+  std::optional<double> joules;  // energy per launch, where the device reports it
+};
+
+enum class Verdict {
+  kCertified,     // the fastest's paired intervals all lie above 1
+  kTie,           // the budget is spent and some finalist is not separated from the fastest
+  kSingle,        // one finalist: nothing to compare it with
+  kTooFewRounds,  // the budget allows no interval at the level asked (max_rounds too small)
+  kUndecided,     // not separated yet, and rounds remain (asked before the budget is spent)
+};
+const char* verdict_name(Verdict v);
+
+struct Standing {
+  double median_ms = 0;
+  std::optional<analysis::MedianInterval> interval;  // its own median, at `confidence`
+  double spread = 0;                                 // relative MAD of its rounds
+  std::optional<double> median_joules;               // when every round has a figure
+  // t_this / t_fastest per round: its median, and its interval at the per-test level
+  // (the fastest's own: 1, no interval).
+  double ratio_median = 1;
+  std::optional<analysis::MedianInterval> ratio;
+  bool tied = false;  // not separated from the fastest (the fastest itself: true)
+};
+
+struct Certification {
+  Verdict verdict = Verdict::kUndecided;
+  std::size_t fastest = 0;  // lowest median
+  std::size_t winner = 0;   // the fastest, or the tie rule's pick
+  int rounds = 0;
+  double test_level = 0;            // each paired interval's confidence after the Bonferroni split
+  std::string tie_rule;             // tie only: "spread", "energy" or "median" decided it
+  std::vector<Standing> standings;  // in the order of the input
+};
+
+// Whether the contest may end after `rounds` rounds (a look), and how many looks the
+// options allow in all.
+bool is_look(int rounds, const CertifyOptions& o);
+int look_count(const CertifyOptions& o);
+
+// The standings of the finalists after the rounds so far: samples[i] holds finalist i's
+// samples in round order, every finalist the same count (a finalist that failed a round
+// is left out by the caller). kUndecided only while rounds < max_rounds. Empty input or
+// unequal counts are a programmer error (std::invalid_argument).
+Certification certify(const std::vector<std::vector<RoundSample>>& samples,
+                      const CertifyOptions& o);
+
+}  // namespace tilesmith

@@ -1,0 +1,33 @@
+#pragma once
+// The re-timing in the words of its records: the finalist objects of best_config.json's
+// "retime" array, its "certification" object (docs/best_config.md) and the one line the
+// log and console show per template. Pure.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/loop/certify.h"
+#include "tuner/loop/retime.h"
+
+namespace tilesmith {
+
+// config_hash, history_row, search_median_ms, outcome, winner and retime_median_ms (the
+// representative round's median, as before rounds), plus, for a finalist that stayed in:
+// rounds_ms, median_ms over the rounds, interval_ms [lo, hi] (null when too few rounds),
+// spread, ratio_to_fastest and ratio_interval, tied, joules (when measured).
+nlohmann::json retime_finalist_json(const RetimeResult& r);
+
+// verdict, rounds, max_rounds, confidence, test_confidence, the winner's median_ms,
+// interval_ms and interval_coverage, range_ms ([min, max] of its rounds) and
+// range_coverage ((n - 1) / (n + 1): where one more measurement falls); for a tie the
+// tie_rule and the config hashes tied with the winner. null when the re-timing reached
+// no verdict (every finalist failed).
+nlohmann::json certification_json(const RetimeReport& report, const CertifyOptions& options);
+
+// "certified after 12 rounds: 0.5123 ms [0.5101, 0.5140] (95%), 1.021x faster than the
+// runner-up [1.012, 1.030]", "tie after 16 rounds with 1 other finalist, broken by spread:
+// ...", and so on.
+std::string certification_line(const RetimeReport& report);
+
+}  // namespace tilesmith
