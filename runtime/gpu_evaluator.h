@@ -25,8 +25,9 @@ struct TimingOptions {
   bool flush_l2 = true;         // overwrite a buffer of 2x L2 before every sample
   // After sampling, where the device has an energy counter: launches back to back for at
   // least this long, spanning whole counter steps, for the energy of one launch
-  // (runtime/telemetry.h, EnergyWindow); 0: no energy figure.
-  double energy_ms = 100;
+  // (runtime/telemetry.h, EnergyWindow); 0: no energy figure. Off by default: the window
+  // costs 100-500 ms per evaluation, a search's throughput; bench-best turns it on.
+  double energy_ms = 0;
 };
 
 struct GpuEvaluatorOptions {

@@ -76,6 +76,7 @@ worker::WorkerEvaluatorOptions worker_options(const EvaluatorSettings& f, const 
   o.worker.template_dirs = ctx.template_dirs;
   o.worker.gpu.cache_dir = f.cache_dir;
   o.worker.gpu.seed = ctx.seed;
+  o.worker.gpu.timing.energy_ms = ctx.energy_ms;
   o.deadlines.run_s = f.run_deadline_s;
   o.deadlines.compile_s = f.compile_deadline_s;
   o.on_worker_log = ctx.on_worker_log;
@@ -219,6 +220,7 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorSettings& f, const Evaluat
     GpuEvaluatorOptions o;
     o.cache_dir = f.cache_dir;
     o.seed = ctx.seed;
+    o.timing.energy_ms = ctx.energy_ms;
     auto ev = GpuEvaluator::open(*out.backend, ordinals.front(), o);
     if (!ev.ok()) return Status::unavailable(ev.status().message());
     out.gpu = ev->get();

@@ -62,6 +62,9 @@ struct EvaluatorContext {
   // Compiles at once, all devices together (--compile-threads); -1: default_compile_threads()
   // per device. Each device's worker gets its share of compile helper processes.
   int compile_threads = -1;
+  // The energy window after each measurement (TimingOptions::energy_ms): 0 for a search,
+  // where it would cost 100-500 ms a candidate; bench-best measures energy.
+  double energy_ms = 0;
 };
 
 // min(4, half the cores), at least 1: compiles at once for one device.
