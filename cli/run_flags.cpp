@@ -58,6 +58,11 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--candidates", f.candidates, "configs proposed per generation (per template)")
       ->check(integer_from_to(1, 1000))
       ->capture_default_str();
+  app.add_option("--allocation", f.allocation,
+                 "how a generation's candidates x templates evaluations are split over several templates: gain "
+                 "(by what each can still gain; a floor until each is known) or even (candidates each)")
+      ->check(CLI::IsMember({"gain", "even"}))
+      ->capture_default_str();
   app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
       ->check(integer_at_least<std::uint64_t>(0))
       ->capture_default_str();

@@ -28,6 +28,9 @@ struct RunSettings {
   // The endpoint, model and limits (--llm-*, --provider); its log files go into `results`.
   LlmSettings llm;
   int candidates = 8;
+  // How a generation is split over several templates: "gain" (by what each can still
+  // gain) or "even" (candidates each); tuner/search/template_allocation.h.
+  std::string allocation = "gain";
   int generations = 0;
   std::int64_t max_evals = 0;
   double hours = 0;

@@ -21,6 +21,7 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"devices", devices},
       {"in_process", f.evaluator.in_process},
       {"candidates", f.candidates},
+      {"allocation", f.allocation},
       {"seed", f.seed},
       {"generations", f.generations},
       {"max_evals", f.max_evals},
@@ -92,6 +93,8 @@ Status start_run(const RunSettings& f, bool replay, RunStart* s) {
   if (auto resolved = resolve_proposer(s->proposers); !resolved.ok())
     return Status::invalid(resolved.status().message());
   TS_RETURN_IF_ERROR(load_warm_starts(f, &s->warm_start));
+  if (auto a = parse_template_allocation(f.allocation); !a.ok())
+    return Status::invalid("--allocation: " + a.status().message());
   if (Status st = check_evaluator_settings(f.evaluator); !st.ok())
     return Status::invalid(st.message());
   if (Status st = check_writable_directory(f.results, "--results"); !st.ok())
@@ -224,6 +227,8 @@ LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
   lo.results_dir = f.results;
   lo.problem = problem;
   lo.candidates = f.candidates;
+  // Checked when the run starts (check_evaluator_settings' neighbour below); "gain" otherwise.
+  if (auto a = parse_template_allocation(f.allocation); a.ok()) lo.allocation = *a;
   lo.seed = f.seed;
   lo.budget.generations = f.generations;
   lo.budget.max_evals = f.max_evals;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -9,6 +10,7 @@
 
 #include "runtime/replay/recorded_template.h"
 #include "runtime/replay/replay_evaluator.h"
+#include "runtime/replay/replay_set.h"
 
 namespace tilesmith::bench {
 
@@ -29,25 +31,25 @@ std::atomic<std::uint64_t> g_run_counter{0};
 
 }  // namespace
 
-LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording, Proposer& proposer,
-                       std::uint64_t seed, const LoopRunOptions& options) {
+// The run itself, on whichever evaluators the caller built; `recorded(template, config)`
+// gives a configuration's recorded mean time (0 when not recorded).
+static LoopRunResult run_loop_on(
+    Evaluator& evaluator, Evaluator& retimer, const std::vector<LoopTarget>& targets,
+    const GemmProblem& problem, const std::string& name, double optimum,
+    const std::function<double(const std::string&, const Config&)>& recorded, std::uint64_t seed,
+    const LoopRunOptions& options) {
   LoopRunResult result;
   result.evaluations_to_target.assign(options.targets.size(), std::nullopt);
-  const replay::Recording& rec = *recording;
-  // The same evaluators autotune-loop --backend replay builds (cli/evaluator_setup.cpp).
-  replay::ReplayEvaluator evaluator(recording, seed);
-  replay::ReplayEvaluator retimer(recording, seed ^ 0x9E3779B97F4A7C15ull);
-  const KernelTemplate tmpl = replay::recorded_template(rec);
-
   const fs::path dir =
-      options.keep ? options.scratch / (rec.name() + "-seed" + std::to_string(seed))
-                   : options.scratch / ("tilesmith-loop-run-" + std::to_string(::getpid()) + "-" +
-                                        std::to_string(g_run_counter++) + "-" + std::to_string(seed));
+      options.keep
+          ? options.scratch / (name + "-seed" + std::to_string(seed))
+          : options.scratch / ("tilesmith-loop-run-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(g_run_counter++) + "-" + std::to_string(seed));
   std::error_code ec;
   fs::remove_all(dir, ec);
   LoopOptions lo;
   lo.results_dir = dir;
-  lo.problem = rec.problem();
+  lo.problem = problem;
   lo.candidates = options.candidates;
   lo.seed = seed;
   lo.budget.max_evals = options.max_evals;
@@ -55,8 +57,10 @@ LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording
   lo.compile_threads = 0;  // replay has nothing to compile; the rows do not depend on it
   lo.stop_when_converged = options.stop_when_converged;
   lo.convergence_margin = options.convergence_margin;
+  lo.allocation = options.allocation;
+  lo.allocation_options = options.allocation_options;
 
-  auto loop = GenerationLoop::open(evaluator, {LoopTarget{&tmpl, &proposer}}, lo);
+  auto loop = GenerationLoop::open(evaluator, targets, lo);
   if (!loop.ok()) {
     result.status = loop.status();
     return result;
@@ -88,7 +92,6 @@ LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording
   result.dropped_known = report->dropped_known;
   result.final_p_converged = report->converged;
 
-  const double optimum = rec.optimum_ms();
   double best = std::numeric_limits<double>::infinity();
   std::map<int, std::int64_t> evaluated_before;  // generation -> evaluations before it
   std::map<int, double> best_before;
@@ -103,14 +106,14 @@ LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording
     }
     ++result.evaluations;
     LoopRunRow r;
+    r.template_name = row.template_name;
     r.proposer = row.proposer;
     r.rationale = reason_kind(row.rationale);
     r.generation = row.generation;
     r.ok = row.ok();
     if (r.ok) {
       auto config = config_from_json_text(row.config);
-      if (config.ok())
-        if (const auto* found = rec.find(*config)) r.recorded_ms = found->time_ms;
+      if (config.ok()) r.recorded_ms = recorded(row.template_name, *config);
       if (r.recorded_ms > 0) best = std::min(best, r.recorded_ms);
     }
     result.rows.push_back(r);
@@ -139,6 +142,53 @@ LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording
   result.best_over_optimum = best / optimum;
   if (!options.keep) fs::remove_all(dir, ec);
   return result;
+}
+
+LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording,
+                       Proposer& proposer, std::uint64_t seed, const LoopRunOptions& options) {
+  const replay::Recording& rec = *recording;
+  // The same evaluators autotune-loop --backend replay builds (tuner/assembly/open_evaluator.cpp).
+  replay::ReplayEvaluator evaluator(recording, seed);
+  replay::ReplayEvaluator retimer(recording, seed ^ 0x9E3779B97F4A7C15ull);
+  const KernelTemplate tmpl = replay::recorded_template(rec);
+  auto recorded = [&](const std::string&, const Config& c) {
+    const auto* found = rec.find(c);
+    return found ? found->time_ms : 0.0;
+  };
+  return run_loop_on(evaluator, retimer, {LoopTarget{&tmpl, &proposer}}, rec.problem(), rec.name(),
+                     rec.optimum_ms(), recorded, seed, options);
+}
+
+LoopRunResult run_loop(const std::vector<std::shared_ptr<const replay::Recording>>& recordings,
+                       const std::vector<Proposer*>& proposers, std::uint64_t seed,
+                       const LoopRunOptions& options) {
+  if (recordings.empty() || proposers.size() != recordings.size()) {
+    LoopRunResult r;
+    r.status = Status::invalid("run_loop: one proposer per recording, at least one");
+    return r;
+  }
+  // A set's evaluators, as autotune-loop builds them for several --replay-file recordings.
+  replay::ReplaySetEvaluator evaluator(recordings, seed);
+  replay::ReplaySetEvaluator retimer(recordings, seed ^ 0x9E3779B97F4A7C15ull);
+  std::vector<KernelTemplate> templates;
+  templates.reserve(recordings.size());
+  std::map<std::string, const replay::Recording*> by_name;
+  double optimum = std::numeric_limits<double>::infinity();
+  for (const auto& r : recordings) {
+    templates.push_back(replay::recorded_template(*r));
+    by_name[r->name()] = r.get();
+    optimum = std::min(optimum, r->optimum_ms());
+  }
+  std::vector<LoopTarget> targets;
+  for (std::size_t i = 0; i < templates.size(); ++i)
+    targets.push_back(LoopTarget{&templates[i], proposers[i]});
+  auto recorded = [&](const std::string& name, const Config& c) {
+    auto it = by_name.find(name);
+    const auto* found = it == by_name.end() ? nullptr : it->second->find(c);
+    return found ? found->time_ms : 0.0;
+  };
+  return run_loop_on(evaluator, retimer, targets, recordings.front()->problem(),
+                     "set-" + recordings.front()->name(), optimum, recorded, seed, options);
 }
 
 SearchRunResult as_search_result(const LoopRunResult& r) {

@@ -38,9 +38,13 @@ struct LoopRunOptions {
   // Where the run's folder goes (created, then removed unless `keep`); must exist.
   std::filesystem::path scratch = std::filesystem::temp_directory_path();
   bool keep = false;  // leave the results folder (history.csv, journal) for a closer look
+  // How several templates share a generation (one recording: no effect).
+  TemplateAllocation allocation = TemplateAllocation::kByGain;
+  AllocationOptions allocation_options;
 };
 
 struct LoopRunRow {
+  std::string template_name;
   std::string proposer;   // history.csv's proposer column
   std::string rationale;  // the proposer's reason, cut before the prediction
   bool ok = false;
@@ -74,6 +78,15 @@ struct LoopRunResult {
 // One run with `seed` (proposals and replay draws). The recording must outlive the call.
 LoopRunResult run_loop(const std::shared_ptr<const replay::Recording>& recording, Proposer& proposer,
                        std::uint64_t seed, const LoopRunOptions& options);
+
+// Several recordings of one problem (recordings_for gives them), each a template of one
+// run with its own proposer (proposers[i] for recordings[i]; all must outlive the call):
+// a problem of a recorded set tuned with every template that serves it, as
+// `autotune-loop --backend replay --replay-file DIR --m M --n N --k K` runs it. Targets
+// and distances are to the fastest configuration over all of them.
+LoopRunResult run_loop(const std::vector<std::shared_ptr<const replay::Recording>>& recordings,
+                       const std::vector<Proposer*>& proposers, std::uint64_t seed,
+                       const LoopRunOptions& options);
 
 // The counts in the proposer-only form (search_run.h), for the shared tables.
 SearchRunResult as_search_result(const LoopRunResult& r);

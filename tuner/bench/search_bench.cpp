@@ -7,13 +7,16 @@
 // PATH: Kernel Tuner cache files, or folders holding *.json / *.json.gz caches.
 // --loop runs each seed through the whole tuning loop (bench/loop_run.h) instead of
 // calling the proposer directly; --detail adds a line per seed; --calibration checks the
-// loop's convergence estimate against the truth the recording knows.
+// loop's convergence estimate against the truth the recording knows. --set runs the
+// recordings of each problem together, one template each, once per --allocation (even,
+// gain), with targets relative to the fastest over all of them.
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -23,12 +26,15 @@
 
 #include "analysis/stats.h"
 #include "runtime/replay/recording.h"
+#include "runtime/replay/replay_set.h"
 #include "tuner/bench/loop_report.h"
 #include "tuner/bench/loop_run.h"
 #include "tuner/bench/search_run.h"
+#include "tuner/bench/set_bench.h"
 #include "tuner/loop/convergence_stop.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"
+#include "tuner/search/template_allocation.h"
 
 namespace {
 
@@ -168,6 +174,18 @@ int main(int argc, char** argv) {
                  "with --loop: check the loop's convergence estimate for this margin (e.g. 5%) against the truth");
   std::string keep_dir;
   app.add_option("--keep", keep_dir, "with --loop: keep each run's results folder under this folder");
+  bool sets = false;
+  std::string allocation_text = "even,gain";
+  app.add_flag(
+      "--set", sets,
+      "run the recordings of each problem together, one template each, through the loop (evolve), "
+      "once per --allocation");
+  app.add_option("--allocation", allocation_text,
+                 "with --set: allocations over templates to compare (even,gain)");
+  std::string allocation_settings;
+  app.add_option(
+      "--allocation-settings", allocation_settings,
+      "with --set: AllocationOptions to try, key=value,... (known_after, top, confidence)");
   CLI11_PARSE(app, argc, argv);
   std::optional<ConvergenceStop> calibration;
   if (!calibration_text.empty()) {
@@ -203,6 +221,33 @@ int main(int argc, char** argv) {
       through_loop ? ", through the tuning loop (history.csv evaluation rows)" : "");
   if (!evolve_text.empty()) std::printf("evolve settings: %s\n", evolve_text.c_str());
   std::printf("\n");
+  if (sets) {
+    auto recs = replay::load_recordings(cache_files(paths), rec_options);
+    if (!recs.ok()) {
+      std::fprintf(stderr, "%s\n", recs.status().to_string().c_str());
+      return 1;
+    }
+    AllocationOptions ao;
+    for (const auto& item : split(allocation_settings)) {
+      const auto eq = item.find('=');
+      const std::string key = item.substr(0, eq);
+      const double v = eq == std::string::npos ? 0 : std::stod(item.substr(eq + 1));
+      if (key == "known_after")
+        ao.known_after = static_cast<int>(v);
+      else if (key == "top")
+        ao.top = static_cast<int>(v);
+      else if (key == "confidence")
+        ao.confidence = v;
+      else {
+        std::fprintf(stderr, "bad --allocation-settings '%s' (known_after, top, confidence)\n",
+                     item.c_str());
+        return 2;
+      }
+    }
+    if (!allocation_settings.empty())
+      std::printf("allocation settings: %s\n\n", allocation_settings.c_str());
+    return bench::run_sets(*recs, split(allocation_text), ao, seeds, first_seed, jobs, options);
+  }
   int exit_code = 0;
   for (const auto& file : cache_files(paths)) {
     auto rec = replay::Recording::load(file, rec_options);

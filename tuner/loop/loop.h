@@ -38,6 +38,7 @@
 #include "tuner/records/history.h"
 #include "tuner/loop/progress.h"
 #include "tuner/search/proposer.h"
+#include "tuner/search/template_allocation.h"
 #include "tuner/records/resume.h"
 #include "tuner/loop/retime.h"
 
@@ -60,7 +61,11 @@ struct LoopTarget {
 struct LoopOptions {
   std::filesystem::path results_dir = "results";
   GemmProblem problem;
-  int candidates = 8;      // asked of each template's proposer per generation
+  int candidates = 8;  // per template per generation (see `allocation`)
+  // How a generation's candidates x templates evaluations are split over several
+  // templates (tuner/search/template_allocation.h); one template always gets `candidates`.
+  TemplateAllocation allocation = TemplateAllocation::kByGain;
+  AllocationOptions allocation_options;
   std::uint64_t seed = 1;  // with the generation and template: each request's seed
   LoopBudget budget;
   int retime_top = 3;      // finalists re-timed per template at the end; 0: none

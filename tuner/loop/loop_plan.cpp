@@ -32,8 +32,16 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
   std::int64_t remaining = std::numeric_limits<std::int64_t>::max();
   if (s_.options.budget.max_evals > 0) remaining = s_.options.budget.max_evals - s_.evaluated_count;
   std::set<std::string> planned;
-  for (auto& t : s_.targets) {
-    if (t.exhausted) continue;
+  const std::vector<int> counts = split_generation(remaining);
+  s_.split.clear();
+  if (s_.targets.size() > 1)
+    for (std::size_t i = 0; i < s_.targets.size(); ++i) {
+      const int n = counts.empty() ? (s_.targets[i].exhausted ? 0 : s_.options.candidates) : counts[i];
+      if (n > 0) s_.split += (s_.split.empty() ? "" : ", ") + s_.targets[i].target.tmpl->name() + " " + std::to_string(n);
+    }
+  for (std::size_t ti = 0; ti < s_.targets.size(); ++ti) {
+    TargetState& t = s_.targets[ti];
+    if (t.exhausted || (!counts.empty() && counts[ti] <= 0)) continue;
     if (s_.stop_requested()) {
       stop(StopReason::kInterrupted, "stopped by a signal");
       return {};
@@ -43,7 +51,9 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     req.space = &tmpl.space();
     req.context = t.context;
     req.history = &t.trials;
-    req.count = static_cast<int>(std::min<std::int64_t>(s_.options.candidates, std::max<std::int64_t>(remaining, 1)));
+    req.count = counts.empty() ? static_cast<int>(std::min<std::int64_t>(s_.options.candidates,
+                                                                          std::max<std::int64_t>(remaining, 1)))
+                               : counts[ti];
     req.seed = request_seed(tmpl.name(), generation);
     req.generation = generation;
     req.related = &s_.options.related;
@@ -104,12 +114,57 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     }
     remaining -= valid;
   }
+  // The templates given most are measured first: where the run stops mid-generation (time,
+  // a signal) it has measured what the split rated highest. Proposals do not depend on
+  // this order (each template sees its trials by config hash within a generation).
+  if (!counts.empty()) {
+    std::map<std::string, int> share;
+    for (std::size_t i = 0; i < s_.targets.size(); ++i)
+      share[s_.targets[i].target.tmpl->name()] = counts[i];
+    std::stable_sort(plan->items.begin(), plan->items.end(),
+                     [&](const PlanItem& a, const PlanItem& b) {
+                       return share[a.template_name] > share[b.template_name];
+                     });
+  }
   return {};
+}
+
+std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining) const {
+  std::size_t live = 0;
+  for (const auto& t : s_.targets) live += !t.exhausted;
+  // One template, or the even split: every live template is asked for `candidates` (the
+  // budget's end trims them in make_plan, in order, as it always has), so a single
+  // template's run is exactly what it was before there was a split.
+  if (live <= 1 || s_.options.allocation == TemplateAllocation::kEven) return {};
+  std::vector<int> counts(s_.targets.size(), 0);
+  std::vector<TemplateArm> arms;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < s_.targets.size(); ++i) {
+    const TargetState& t = s_.targets[i];
+    if (t.exhausted) continue;
+    TemplateArm arm;
+    arm.trials = &t.trials;
+    // The author's seeds valid for this problem and not yet tried: part of the template's
+    // floor, so they are measured before the split can pass it over.
+    if (t.trials.empty())
+      for (const Config& seed : t.target.tmpl->seeds())
+        arm.seeds += t.target.tmpl->space().validate(seed, t.context).ok();
+    arms.push_back(arm);
+    index.push_back(i);
+  }
+  const std::int64_t total = std::min<std::int64_t>(
+      static_cast<std::int64_t>(s_.options.candidates) * static_cast<std::int64_t>(live),
+      std::max<std::int64_t>(remaining, 1));
+  const std::vector<int> split =
+      allocate_by_gain(arms, static_cast<int>(total), s_.options.allocation_options);
+  for (std::size_t k = 0; k < index.size(); ++k) counts[index[k]] = split[k];
+  return counts;
 }
 
 Status GenerationLoop::Runner::write_plan(const GenerationPlan& plan) {
   json j = plan_to_json(plan);
   j["session"] = s_.session;
+  if (!s_.split.empty()) j["split"] = s_.split;
   // The estimate the plan was made with, for `autotune-loop history` (history.csv's
   // columns stay as they are).
   if (s_.report.converged) {
@@ -214,6 +269,7 @@ LoopProgress GenerationLoop::Runner::progress() const {
   p.best_ms = s_.best_ms;
   p.best_tflops = s_.best_tflops;
   p.best_template = s_.best_template;
+  p.split = s_.split;
   p.converged = s_.report.converged;
   p.convergence_margin = s_.report.convergence_margin;
   if (s_.vendor && s_.best_ms && *s_.best_ms > 0) p.best_vendor_ratio = s_.vendor->timing.median_ms / *s_.best_ms;

@@ -52,6 +52,7 @@ std::string body(const LoopProgress& p) {
     std::snprintf(buf, sizeof buf, " | P(within %.3g%%) %.2f", p.convergence_margin * 100, *p.converged);
     out += buf;
   }
+  if (!p.split.empty()) out += " | split " + p.split;
   out += " | " + format_duration(p.elapsed_s);
   if (p.per_minute > 0) {
     std::snprintf(buf, sizeof buf, p.per_minute >= 100 ? ", %.0f/min" : ", %.3g/min", p.per_minute);

@@ -19,6 +19,8 @@ struct LoopProgress {
   std::map<std::string, std::int64_t> outcomes;  // evaluation rows by outcome name
   std::optional<double> best_ms, best_tflops, best_vendor_ratio;
   std::string best_template;
+  // How the last generation was split over the templates ("tma_half 24, hmma 4"); "" with one.
+  std::string split;
   // The run's convergence estimate: the probability that the best found is within
   // convergence_margin of the space's best (GenerationLoop's LoopReport::converged);
   // absent when the proposers cannot tell (yet).
@@ -34,7 +36,7 @@ struct LoopProgress {
 // "1h02m03s", "4m05s", "12.3s".
 std::string format_duration(double seconds);
 // "gen 12 | 96 evaluated: 80 ok, 10 compile_error, 6 wrong_result | best 22.31 TFLOP/s (0.91x vendor) |
-// P(within 5%) 0.93 | 5m12s, 18.5/min, measuring 84% | workers: 2/2 busy, 1 crash | left: 104 evaluations", cut to
+// P(within 5%) 0.93 | split tma_half 24, hmma 8 | 5m12s, 18.5/min, measuring 84% | workers: 2/2 busy, 1 crash | left: 104 evaluations", cut to
 // `width` columns (0: no limit).
 std::string format_status_line(const LoopProgress& p, std::size_t width = 0);
 // The same facts for a log: no cut, "progress:" first.

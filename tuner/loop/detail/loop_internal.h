@@ -70,6 +70,9 @@ struct GenerationLoop::State {
   std::map<std::string, std::int64_t> outcomes;
   std::optional<double> best_ms, best_tflops;
   std::string best_template;
+  // The last plan's evaluations per template, "tma_half 24, wgmma_half 8" (several
+  // templates only), for the progress line.
+  std::string split;
   int last_improving_generation = -1;
   // A journal write that failed on a compile-ahead thread; the loop's thread ends the run.
   std::atomic<bool> journal_failed{false};
@@ -157,6 +160,11 @@ class GenerationLoop::Runner {
   // --- planning ---------------------------------------------------------------------
 
   std::uint64_t request_seed(const std::string& template_name, int generation) const;
+
+  // How many candidates each target is asked for this generation (targets' order; 0 for
+  // an exhausted one) when the split is by gain over several live templates, within
+  // `remaining` evaluations; empty otherwise (each asked for `candidates`, as always).
+  std::vector<int> split_generation(std::int64_t remaining) const;
 
   Status make_plan(int generation, GenerationPlan* plan);
 

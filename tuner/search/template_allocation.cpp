@@ -1,0 +1,82 @@
+#include "tuner/search/template_allocation.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilesmith {
+
+const char* template_allocation_name(TemplateAllocation a) {
+  return a == TemplateAllocation::kEven ? "even" : "gain";
+}
+
+Result<TemplateAllocation> parse_template_allocation(std::string_view text) {
+  if (text == "even") return TemplateAllocation::kEven;
+  if (text == "gain") return TemplateAllocation::kByGain;
+  return Status::invalid("unknown allocation '" + std::string(text) + "' (even, gain)");
+}
+
+namespace {
+
+// Upper confidence bound on a rate of h in n (Streeter and Smith's U(mu, n) with mu = h/n).
+double bound(double h, double n, double a) {
+  if (n <= 0) return 1e300;
+  return (h + a + std::sqrt(2 * h * a + a * a)) / n;
+}
+
+}  // namespace
+
+std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int total,
+                                  const AllocationOptions& options) {
+  std::vector<int> counts(arms.size(), 0);
+  if (arms.empty() || total <= 0) return counts;
+  // Floors first, in the arms' order (the budget's end may not cover them all).
+  int left = total;
+  bool any_known = false;
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    const int n = static_cast<int>(arms[i].trials->size());
+    if (n >= options.known_after) any_known = true;
+    const int floor = std::max(options.known_after - n, n == 0 ? arms[i].seeds : 0);
+    counts[i] = std::clamp(floor, 0, left);
+    left -= counts[i];
+  }
+  if (!any_known || left == 0) return counts;
+
+  // The threshold: the `top`-th fastest success of the run, or the fastest quarter while
+  // there are fewer than 4 x top successes, so that early on it separates the leaders
+  // from the rest instead of halving the run. Times, not ranks within a template: the
+  // templates compete on one clock.
+  std::vector<double> ok_times;
+  for (const auto& arm : arms)
+    for (const Trial& t : *arm.trials)
+      if (t.outcome == Outcome::kOk && t.time_ms) ok_times.push_back(*t.time_ms);
+  std::vector<double> n(arms.size(), 0), h(arms.size(), 0);
+  if (!ok_times.empty()) {
+    const std::size_t quarter = std::max<std::size_t>(1, ok_times.size() / 4);
+    const std::size_t k = std::min(quarter, static_cast<std::size_t>(std::max(1, options.top))) - 1;
+    std::nth_element(ok_times.begin(), ok_times.begin() + static_cast<std::ptrdiff_t>(k),
+                     ok_times.end());
+    const double threshold = ok_times[k];
+    for (std::size_t i = 0; i < arms.size(); ++i)
+      for (const Trial& t : *arms[i].trials)
+        if (t.outcome == Outcome::kOk && t.time_ms && *t.time_ms <= threshold) ++h[i];
+  }
+  for (std::size_t i = 0; i < arms.size(); ++i)
+    n[i] = static_cast<double>(arms[i].trials->size() + counts[i]);
+  // One slot at a time to the highest bound, each counted as a miss; ties to the earlier arm.
+  for (; left > 0; --left) {
+    std::size_t pick = 0;
+    double best = -1;
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+      const double u = bound(h[i], n[i], options.confidence);
+      if (u > best) {
+        best = u;
+        pick = i;
+      }
+    }
+    ++counts[pick];
+    ++n[pick];
+  }
+  return counts;
+}
+
+}  // namespace tilesmith

@@ -1,0 +1,66 @@
+#pragma once
+// How a generation's evaluations are split over the templates of one run.
+//
+// `kEven` gives every template the same count (the loop's `candidates` each), whatever
+// they have shown. `kByGain` (the default) spends them where they can still gain: a bandit
+// over templates in the manner of Streeter and Smith's ThresholdAscent for the "max
+// k-armed bandit" (what matters is the best result any arm produces, not the mean):
+//
+//  - A template is *known* once it has `known_after` trials (every outcome counts: a
+//    template whose candidates fail is learning nothing about speed either). Until then
+//    it gets its floor each generation: what it still needs to be known, and at least its
+//    author's seeds that are valid for the problem and untried (the shape's facts enter
+//    there: a template's constraints and seeds say which schedules suit a skinny problem).
+//    While no template is known a generation holds the floors only, so the first split
+//    is made after a few measurements of each rather than a whole even generation.
+//  - The rest of the generation goes by a threshold: the `top` fastest successes of the
+//    run over all templates (the fastest quarter while there are fewer than 4 x top). A template's
+//    score is an upper confidence bound on the chance that its next measurement lands among them,
+//    (h + a + sqrt(2ha + a^2)) / n for h of its n trials there, a = `confidence`. Slots are handed
+//    out one at a time to the highest score, each counted as a trial that missed (so one generation
+//    does not put everything on one template before it has answered). As the run's best improves
+//    the threshold tightens; a template that no longer reaches it gets fewer evaluations but never
+//    none for long: its bound falls only with its own trials while the leader's falls with the
+//    leader's.
+//
+// Everything is a function of the trials, so a seed gives the same split every time and
+// a resumed run splits as an uninterrupted one would. Generic: it sees outcomes and times,
+// never a template's parameters. docs/search.md, "Budget across templates", has the
+// figures on the recorded problem sets.
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "tuner/search/proposer.h"
+
+namespace tilesmith {
+
+enum class TemplateAllocation { kEven, kByGain };
+
+// "even", "gain"; and back (invalid_argument naming the choices).
+const char* template_allocation_name(TemplateAllocation a);
+Result<TemplateAllocation> parse_template_allocation(std::string_view text);
+
+struct AllocationOptions {
+  int known_after = 4;      // trials before a template can be left out of a generation
+  int top = 8;              // successes over all templates that set the threshold
+  double confidence = 1.0;  // the bound's a: larger spreads the budget more evenly
+};
+
+// One template as the allocation sees it.
+struct TemplateArm {
+  const std::vector<Trial>* trials = nullptr;  // its history, every outcome; not null
+  int seeds = 0;                               // author's seeds valid for the problem and untried
+};
+
+// Counts per arm (same order) for one generation of `total` evaluations (the loop passes
+// its `candidates` times the number of templates, or less where the budget ends). The
+// counts add up to `total`, except while no arm is known, when they are the floors (at
+// most `total`). An empty `arms` gives an empty result.
+std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int total,
+                                  const AllocationOptions& options = {});
+
+}  // namespace tilesmith
