@@ -1,11 +1,13 @@
 """patch(model, package): route nn.Linear layers through the tuned package where it wins.
 
-A patched Linear asks the library once per token count (M), dtype and device which kernel
-would run its problem. Only the paths given (by default "exact": a kernel tuned for this
-very problem that beat the vendor library by more than the noise at tuning) go through
-the library; every other call runs the layer's own forward, so a patched model is not
-slower than the unpatched one beyond one dictionary lookup per call.
+A patched Linear has a launch plan for each token count (M) whose decision, asked of the
+library, is one of the paths given (by default "exact": a kernel tuned for this very
+problem that beat the vendor library by more than the noise at tuning). Every other call
+runs the layer's own F.linear, so a patched model is not slower than the unpatched one
+beyond one dictionary lookup per call; a layer with no such M is not patched at all.
 """
+
+import weakref
 
 import torch
 
@@ -14,6 +16,7 @@ from .record import TORCH_DTYPES
 from .runtime import Package, check_status, current_stream, load
 
 _ATTR = "_tilesmith_route"
+_left_alone = weakref.WeakKeyDictionary()  # Linear -> why the last patch() left it alone, for explain()
 _routes = {}  # id -> _Route, for the custom op (which takes plain values)
 _op = None
 _EXACT_ONLY = frozenset({"exact"})
@@ -198,7 +201,10 @@ def patch(model, package, paths=("exact",)):
                     why = "no kernel of the package beat the vendor for it: " + "; ".join(
                         f"M={m} {line}" for m, (_, line) in sorted(route.reasons.items()))
         report[name] = why
-        if why is None:
+        if why is not None:
+            _left_alone[module] = why
+        else:
+            _left_alone.pop(module, None)
             _routes[route.id] = route
             setattr(module, _ATTR, route)
             module.forward = _patched_forward(module, route)
@@ -228,7 +234,8 @@ def explain(model):
         route = getattr(module, _ATTR, None)
         head = f"{name or '(model)'} [N={module.out_features}, K={module.in_features}]"
         if route is None:
-            lines.append(f"{head}: not patched")
+            why = _left_alone.get(module)
+            lines.append(f"{head}: not patched" + (f" ({why})" if why else ""))
             continue
         lines.append(f"{head}: patched; every M not listed runs torch's F.linear")
         for m, (taken, why) in sorted(route.reasons.items()):

@@ -170,7 +170,7 @@ class Patch(unittest.TestCase):
         self.assertFalse(any("forward" in vars(m) for m in model))
         self.assertTrue(torch.equal(model[:4](x), before))
         self.assertEqual(tilesmith.unpatch(model), 0)
-        self.assertIn("0 [N=64, K=64]: not patched", tilesmith.explain(model))
+        self.assertIn("3 [N=64, K=256]: not patched (no tuned problem with N=64, K=256", tilesmith.explain(model))
 
     def test_patch_refuses_bad_arguments(self):
         with self.assertRaisesRegex(tilesmith.TilesmithError, "torch.nn.Module, got str"):
