@@ -55,7 +55,9 @@ class Binding(unittest.TestCase):
             _clib._lib = saved[1]
 
 
-class Arguments(unittest.TestCase):
+class WithFixturePackage(unittest.TestCase):
+    """The fixture package, opened without a device (Package() checks nothing yet)."""
+
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp()
@@ -65,6 +67,8 @@ class Arguments(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.dir)
 
+
+class Arguments(WithFixturePackage):
     def refused(self, pattern, *args, **kwargs):
         with self.assertRaisesRegex(tilesmith.TilesmithError, pattern):
             self.pkg.matmul(*args, **kwargs)
@@ -139,16 +143,7 @@ class Tampering(unittest.TestCase):
         self.assertIn("tuned.json", message)
 
 
-class Patch(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp()
-        cls.pkg = tilesmith.Package(fixture_package(os.path.join(cls.dir, "pkg")))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.dir)
-
+class Patch(WithFixturePackage):
     def model(self):
         torch.manual_seed(1)
         return torch.nn.Sequential(torch.nn.Linear(64, 64, bias=False),  # the package's q_m16 shape

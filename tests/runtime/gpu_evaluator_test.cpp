@@ -11,120 +11,11 @@
 
 #include "registry/template_library.h"
 #include "runtime/gpu_evaluator.h"
+#include "tests/runtime/gpu_evaluator_fixture.h"
 #include "tests/test_paths.h"
 
-namespace tilesmith {
-namespace {
+namespace tilesmith::gpu_test {
 
-class GpuEvaluatorTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    for (const char* name : {"cuda", "hip"}) {
-      auto b = std::move(make_backend(name)).value();
-      auto devs = b->devices();
-      if (!devs.ok()) {
-        why_ += std::string(name) + ": " + devs.status().message() + "; ";
-        continue;
-      }
-      GpuEvaluatorOptions o;
-      o.timing.max_sampling_ms = 300;
-      auto ev = GpuEvaluator::open(*b, 0, o);
-      if (!ev.ok()) {
-        why_ += ev.status().message();
-        continue;
-      }
-      backend_ = std::move(b);
-      evaluator_ = std::move(ev).value();
-      break;
-    }
-  }
-  static void TearDownTestSuite() {
-    evaluator_.reset();
-    backend_.reset();
-  }
-  void SetUp() override {
-    if (!evaluator_) GTEST_SKIP() << "no GPU: " << why_;
-  }
-  static GemmProblem make(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout = "NN") {
-    GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    EXPECT_TRUE(apply_layout_code(layout, p).ok());
-    return p;
-  }
-  // The i-th shape off the large tiles (520 or 1000 rows, 776 or 1000 columns, K 1000 or
-  // 1032), varied as varied_half_problem: for the large-tile config tests.
-  static GemmProblem off_tile_half_problem(int i, const char* layout) {
-    return varied_half_problem(i % 2 ? 1000 : 520, i % 3 ? 776 : 1000, i % 2 ? 1000 : 1032, layout, i);
-  }
-  // Problem i of a config test: fp16 or bf16 in, C in fp32 or the input type, row- or
-  // column-major, beta 0 or 0.5, cycling with i.
-  static GemmProblem varied_half_problem(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout, int i) {
-    GemmProblem p = make(m, n, k, layout);
-    p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
-    p.c_type = i % 3 == 0 ? DType::kF32 : p.a_type;
-    p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
-    p.beta = i % 7 == 3 ? 0.5 : 0.0;
-    return p;
-  }
-  // c is a valid config of t for p, and validates on the GPU.
-  static void expect_valid_and_validated(const KernelTemplate& t, const GemmProblem& p, const Config& c) {
-    Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
-    ASSERT_TRUE(valid.ok()) << p.describe() << " " << config_to_json_text(c) << ": " << valid.message();
-    Evaluation e = evaluator_->evaluate(t, p, c);
-    EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
-                                       << outcome_name(e.outcome) << " " << e.message;
-  }
-  // The fp32 wgmma templates' problems: six shapes off the tiles in the given layouts, then
-  // the two given; beta 0.5 on the third, GELU into a column-major C on the fourth, alpha -1.5
-  // and a row bias on the fifth.
-  static std::vector<GemmProblem> fp32_wgmma_problems(const std::array<const char*, 6>& layouts, GemmProblem seventh,
-                                                      GemmProblem eighth) {
-    std::vector<GemmProblem> p = {make(1000, 996, 1004, layouts[0]), make(16, 4096, 4096, layouts[1]),
-                                  make(300, 260, 1024, layouts[2]),  make(128, 512, 2048, layouts[3]),
-                                  make(72, 200, 36, layouts[4]),     make(516, 384, 640, layouts[5]),
-                                  seventh,                           eighth};
-    p[2].beta = 0.5;
-    p[3].epilogue = Epilogue::kGelu;
-    p[3].c_layout = Layout::kColMajor;
-    p[4].alpha = -1.5;
-    p[4].epilogue = Epilogue::kBiasRow;
-    return p;
-  }
-  // Evaluates 8 random valid configs of t per problem (drawn with `seed`), handing each
-  // problem, config and evaluation to check.
-  template <typename Check>
-  static void sample_configs(const KernelTemplate& t, const std::vector<GemmProblem>& problems, std::uint64_t seed,
-                             Check check) {
-    std::mt19937_64 rng(seed);
-    for (const auto& p : problems) {
-      auto valid = t.space().enumerate_valid(t.context(p, &evaluator_->device()));
-      ASSERT_FALSE(valid.empty()) << p.describe();
-      for (int i = 0; i < 8; ++i) {
-        Config c = t.space().to_config(valid[rng() % valid.size()]);
-        check(p, c, evaluator_->evaluate(t, p, c));
-      }
-    }
-  }
-  // t's defaults with the given parameters set.
-  static Config config_with(const KernelTemplate& t,
-                            std::initializer_list<std::pair<const char*, std::int64_t>> values) {
-    Config c = t.defaults();
-    for (auto [name, value] : values) c[name] = value;
-    return c;
-  }
-  static const KernelTemplate& tiled() {
-    static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-    return *lib.find("gemm_tiled");
-  }
-  // Samples 8 valid configs per problem (default problems: odd shapes, every layout, beta,
-  // column-major C, an epilogue).
-  static void sample_family(const std::string& name, std::vector<GemmProblem> problems = {});
-  static inline std::unique_ptr<Backend> backend_;
-  static inline std::unique_ptr<GpuEvaluator> evaluator_;
-  static inline std::string why_;
-};
 
 TEST_F(GpuEvaluatorTest, TiledKernelPassesInEveryLayoutAndOddShape) {
   Config c{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 16}, {"THREAD_M", 4}, {"THREAD_N", 8}};
@@ -136,43 +27,6 @@ TEST_F(GpuEvaluatorTest, TiledKernelPassesInEveryLayoutAndOddShape) {
       EXPECT_GT(e.timing.samples, 19);
     }
   }
-}
-
-// Telemetry on real hardware: on an NVIDIA GPU whose driver has NVML, every measurement
-// carries clocks, power and temperature read around its samples, and an evaluator with an
-// energy window the joules of one launch; where NVML is missing, the evaluation says why.
-TEST_F(GpuEvaluatorTest, MeasurementsCarryClocksPowerAndEnergyOrSayWhyNot) {
-  Config c{{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"BLOCK_K", 16}, {"THREAD_M", 4}, {"THREAD_N", 8}};
-  const GemmProblem p = make(2048, 2048, 2048);
-  Evaluation e = evaluator_->evaluate(tiled(), p, c);
-  ASSERT_EQ(e.outcome, Outcome::kOk) << e.message;
-  if (!e.telemetry) {
-    EXPECT_FALSE(e.telemetry_note.empty()) << "no telemetry and no reason";
-    if (evaluator_->device().backend == "cuda") ADD_FAILURE() << "NVIDIA GPU without telemetry: " << e.telemetry_note;
-    return;
-  }
-  EXPECT_GT(e.telemetry->readings, 0);
-  ASSERT_TRUE(e.telemetry->sm_clock_mhz && e.telemetry->power_w && e.telemetry->max_temperature_c);
-  EXPECT_GT(*e.telemetry->sm_clock_mhz, 100);
-  EXPECT_GT(*e.telemetry->power_w, 10);
-  EXPECT_GT(*e.telemetry->max_temperature_c, 5);
-  EXPECT_FALSE(e.telemetry->joules_per_launch) << "the suite's evaluator has no energy window";
-  // With a window: joules per launch between a milliwatt-second and the board's limit for the launch's time.
-  GpuEvaluatorOptions o;
-  o.timing.max_sampling_ms = 300;
-  o.timing.energy_ms = 100;
-  auto with_energy = GpuEvaluator::open(*backend_, 0, o);
-  ASSERT_TRUE(with_energy.ok()) << with_energy.status().message();
-  Evaluation f = (*with_energy)->evaluate(tiled(), p, c);
-  ASSERT_EQ(f.outcome, Outcome::kOk) << f.message;
-  ASSERT_TRUE(f.telemetry);
-  if (!f.telemetry->joules_per_launch) {
-    EXPECT_FALSE(f.telemetry_note.empty());
-    return;  // a GPU without the energy counter
-  }
-  const double joules = *f.telemetry->joules_per_launch, seconds = f.timing.median_ms / 1000;
-  EXPECT_GT(joules, 1e-3 * seconds) << "less than a milliwatt";
-  EXPECT_LT(joules, 2000 * seconds) << "more than 2 kW";
 }
 
 TEST_F(GpuEvaluatorTest, BetaColumnMajorCAndEpiloguesValidate) {
@@ -702,5 +556,4 @@ TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {
               e.resources.registers);
 }
 
-}  // namespace
-}  // namespace tilesmith
+}  // namespace tilesmith::gpu_test

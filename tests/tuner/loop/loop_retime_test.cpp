@@ -43,16 +43,25 @@ std::vector<json> journal_of(const fs::path& dir, const std::string& event) {
   return out;
 }
 
+// An evolve run of `evals` evaluations on the replayed recording, its finalists re-timed by
+// `retimer` in at most `max_rounds` rounds (0: the default budget).
+Result<LoopReport> run_and_retime(Fixture& f, const fs::path& dir, std::int64_t evals, int max_rounds,
+                                  Evaluator& retimer, Observer& obs) {
+  auto proposer = make_offline_proposer("evolve");
+  if (!proposer.ok()) return proposer.status();
+  auto options = f.options(dir, evals);
+  if (max_rounds > 0) options.retime_rounds.max_rounds = max_rounds;
+  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, options);
+  if (!loop.ok()) return loop.status();
+  return (*loop)->run(obs, nullptr, &retimer);
+}
+
 TEST(LoopRetime, FinalistsAreMeasuredInAlternatingRoundsUntilTheWinnerIsCertified) {
   Fixture f;
   const fs::path dir = fresh_dir("loop_retime_certified");
-  auto proposer = make_offline_proposer("evolve");
-  ASSERT_TRUE(proposer.ok());
   CountingEvaluator retimer(f.retimer);
-  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, f.options(dir, 40));
-  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
   Observer obs;
-  auto report = (*loop)->run(obs, nullptr, &retimer);
+  auto report = run_and_retime(f, dir, 40, 0, retimer, obs);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
 
   // Three finalists, A B C then C B A, ...: a round never measures one twice in a row
@@ -104,15 +113,9 @@ TEST(LoopRetime, FinalistsAreMeasuredInAlternatingRoundsUntilTheWinnerIsCertifie
 TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {
   Fixture f;
   const fs::path dir = fresh_dir("loop_retime_tie");
-  auto proposer = make_offline_proposer("evolve");
-  ASSERT_TRUE(proposer.ok());
   EqualTimesEvaluator retimer(f.retimer);
-  auto options = f.options(dir, 40);
-  options.retime_rounds.max_rounds = 12;
-  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, options);
-  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
   Observer obs;
-  auto report = (*loop)->run(obs, nullptr, &retimer);
+  auto report = run_and_retime(f, dir, 40, 12, retimer, obs);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
 
   auto entries = read_best_config(dir / "best_config.json");
@@ -136,15 +139,9 @@ TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {
 TEST(LoopRetime, ABudgetTooSmallForAnIntervalKeepsTheFastestAndSaysSo) {
   Fixture f;
   const fs::path dir = fresh_dir("loop_retime_few");
-  auto proposer = make_offline_proposer("evolve");
-  ASSERT_TRUE(proposer.ok());
   CountingEvaluator retimer(f.retimer);
-  auto options = f.options(dir, 30);
-  options.retime_rounds.max_rounds = 1;
-  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, options);
-  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
   Observer obs;
-  auto report = (*loop)->run(obs, nullptr, &retimer);
+  auto report = run_and_retime(f, dir, 30, 1, retimer, obs);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
   EXPECT_EQ(retimer.evaluate_order().size(), 3u) << "one round, as the re-timing was before rounds";
   auto entries = read_best_config(dir / "best_config.json");

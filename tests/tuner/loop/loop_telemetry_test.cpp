@@ -45,19 +45,24 @@ class TelemetryEvaluator final : public Evaluator {
   int n_ = 0;
 };
 
-TEST(LoopTelemetry, WhatTheDeviceReportedIsInEveryOkRow) {
-  Fixture f;
-  const fs::path dir = fresh_dir("loop_telemetry_rows");
+// A 12-evaluation random run on the replayed recording whose evaluations carry telemetry (or
+// the reason there is none); the history it wrote.
+Result<HistoryLoad> run_and_read(Fixture& f, const fs::path& dir, bool with_telemetry, Observer& obs) {
   auto proposer = make_offline_proposer("random");
-  ASSERT_TRUE(proposer.ok());
-  TelemetryEvaluator ev(f.replay, true);
+  if (!proposer.ok()) return proposer.status();
+  TelemetryEvaluator ev(f.replay, with_telemetry);
   auto options = f.options(dir, 12);
   options.retime_top = 0;
   auto loop = GenerationLoop::open(ev, {{&f.tmpl, proposer->get()}}, options);
-  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  if (!loop.ok()) return loop.status();
+  if (auto run = (*loop)->run(obs); !run.ok()) return run.status();
+  return read_history(dir / kHistoryFileName);
+}
+
+TEST(LoopTelemetry, WhatTheDeviceReportedIsInEveryOkRow) {
+  Fixture f;
   Observer obs;
-  ASSERT_TRUE((*loop)->run(obs).ok());
-  auto history = read_history(dir / kHistoryFileName);
+  auto history = run_and_read(f, fresh_dir("loop_telemetry_rows"), true, obs);
   ASSERT_TRUE(history.ok()) << history.status().to_string();
   EXPECT_EQ(history->schema_version, kHistorySchemaVersion);
   int ok = 0, throttled = 0;
@@ -83,18 +88,9 @@ TEST(LoopTelemetry, WhatTheDeviceReportedIsInEveryOkRow) {
 
 TEST(LoopTelemetry, WithoutTelemetryTheColumnsStayEmptyAndTheRunSaysWhyOnce) {
   Fixture f;
-  const fs::path dir = fresh_dir("loop_telemetry_none");
-  auto proposer = make_offline_proposer("random");
-  ASSERT_TRUE(proposer.ok());
-  TelemetryEvaluator ev(f.replay, false);
-  auto options = f.options(dir, 12);
-  options.retime_top = 0;
-  auto loop = GenerationLoop::open(ev, {{&f.tmpl, proposer->get()}}, options);
-  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
   Observer obs;
-  ASSERT_TRUE((*loop)->run(obs).ok());
-  auto history = read_history(dir / kHistoryFileName);
-  ASSERT_TRUE(history.ok());
+  auto history = run_and_read(f, fresh_dir("loop_telemetry_none"), false, obs);
+  ASSERT_TRUE(history.ok()) << history.status().to_string();
   int ok = 0;
   for (const auto& r : history->rows) {
     ok += r.ok();
