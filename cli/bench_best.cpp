@@ -68,6 +68,9 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (vendor) rows.push_back({ev.vendor_name().substr(0, 34), *vendor});
   std::optional<double> ratio;
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
+  std::optional<analysis::PairedRatio> paired;
+  std::string paired_note = vendor ? "" : "no vendor figure to pair with";
+  if (ours.ok() && vendor) paired = measure_paired(ev, *tmpl, problem, config, o.rounds, &paired_note);
   std::optional<EpilogueCost> epilogue_cost;
   if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, ours, vendor, vendors);
   const double bandwidth = opened.measured_bandwidth();
@@ -90,6 +93,8 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     if (vendor) to_json(j["vendor"], *vendor);
     if (!vendor_note.empty()) j["vendor_unavailable"] = vendor_note;
     j["ratio"] = ratio ? json(*ratio) : json(nullptr);
+    j["paired"] = paired ? to_json(*paired) : json(nullptr);
+    if (!paired) j["paired_unavailable"] = paired_note;
     if (floor) to_json(j["read_floor"], *floor);
     else j["read_floor_unavailable"] = floor_note;
     j["floor_beaten_by"] = floor_beaten_by(floor, ours, vendor);
@@ -98,6 +103,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   } else {
     std::printf("config   %s %s\n", tmpl->name().c_str(), config_to_json_text(config).c_str());
     print_table(ev.device(), bandwidth, problem, rows, ratio);
+    std::printf("paired   %s\n", paired_text(paired, paired_note).c_str());
     if (!vendor_note.empty()) std::printf("vendor library: %s\n", vendor_note.c_str());
     std::printf("%s\n", floor_line(floor, floor_note, ours, vendor).c_str());
     if (epilogue_cost) std::printf("%s\n", epilogue_cost_line(*epilogue_cost, problem).c_str());
@@ -171,7 +177,8 @@ int bench_best(const BenchBestOptions& o) {
   std::vector<EntryResult> results;
   for (const BestEntry* e : sel.selected) {
     const fs::path& file = entry_files[std::size_t(e - entries.data())];
-    results.push_back(bench_entry(e, file, *opened, lib ? &*lib : nullptr, vendors, floors, o.drift_tolerance_pct / 100));
+    results.push_back(bench_entry(e, file, *opened, lib ? &*lib : nullptr, vendors, floors,
+                                  o.drift_tolerance_pct / 100, o.rounds));
   }
   bool drift = false;
   const int code = exit_code_for(results, o, &drift);

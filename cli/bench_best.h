@@ -11,6 +11,10 @@
 //    reference and timed; the recorded figures, today's, the vendor library's and the
 //    problem's read floor (runtime/read_floor.h) are printed side by side, all measured
 //    in one process, and a median that moved by more than --drift-tolerance is flagged.
+//  - Then ours and the vendor are measured again in --rounds alternating rounds, and their
+//    ratio is given round by round with its interval (analysis/paired_ratio.h): the figure
+//    to compare with, since a clock that moves between two separate measurements does not
+//    bias it.
 // On a GPU everything is measured in a worker process (tilesmith-worker), as in
 // autotune-loop: a kernel that faults or hangs is reported as crash or timeout, and this
 // process loads no GPU runtime; --in-process measures here instead (debugging).
@@ -42,6 +46,7 @@ struct BenchBestOptions {
   std::uint64_t seed = 1;
   bool epilogue_cost = false;             // --config: also time the plain GEMM, ours and the vendor's
   bool no_vendor = false;
+  int rounds = 8;  // ours and the vendor in this many alternating rounds (0: one measurement each)
   bool json = false;
   double drift_tolerance_pct = 10;
   bool fail_on_drift = false;

@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
                "with --config and a fused --epilogue: also time the same config and the vendor library without it, "
                "in this process, and print what the epilogue costs each");
   app.add_flag("--no-vendor", o.no_vendor, "skip the vendor library");
+  app.add_option("--rounds", o.rounds,
+                 "then measure ours and the vendor again in this many alternating rounds and give their ratio round "
+                 "by round, with its 95% interval: a clock that moves between measurements does not bias it "
+                 "(0: skip; 6 or more for an interval)")
+      ->check(integer_at_least<int>(0))
+      ->capture_default_str();
   app.add_flag("--json", o.json, "print one JSON object instead of the tables");
   if (auto done = parse_command_line(app, argc, argv, "bench-best")) return *done;
   return bench_best(o);

@@ -52,6 +52,42 @@ EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, co
   return c;
 }
 
+std::optional<analysis::PairedRatio> measure_paired(Evaluator& ev, const KernelTemplate& tmpl,
+                                                    const GemmProblem& problem, const Config& config, int rounds,
+                                                    std::string* note) {
+  if (rounds <= 0) {
+    *note = "not measured (--rounds 0)";
+    return std::nullopt;
+  }
+  std::vector<double> ours_ms, vendor_ms;
+  for (int round = 0; round < rounds; ++round) {
+    std::optional<double> ours, vendor;
+    for (int side = 0; side < 2; ++side) {
+      if ((side == 0) == analysis::ours_first(round)) {
+        const Evaluation e = ev.evaluate(tmpl, problem, config);
+        if (!e.ok()) {
+          *note = "round " + std::to_string(round + 1) + ", ours: " + outcome_name(e.outcome) + " " + e.message;
+          return std::nullopt;
+        }
+        ours = e.timing.median_ms;
+      } else {
+        auto v = ev.vendor_baseline(problem);
+        if (!v.ok() || !v->ok()) {
+          *note = "round " + std::to_string(round + 1) + ", vendor: " +
+                  (v.ok() ? std::string(outcome_name(v->outcome)) + " " + v->message : v.status().message());
+          return std::nullopt;
+        }
+        vendor = v->timing.median_ms;
+      }
+    }
+    ours_ms.push_back(*ours);
+    vendor_ms.push_back(*vendor);
+  }
+  auto p = analysis::paired_ratio(ours_ms, vendor_ms);
+  if (!p) *note = "a round gave no positive time";
+  return p;
+}
+
 void compile_ahead(const std::vector<const BestEntry*>& entries, OpenedEvaluator& opened, const TemplateLibrary* lib,
                    int threads) {
   struct Job {
@@ -78,7 +114,7 @@ void compile_ahead(const std::vector<const BestEntry*>& entries, OpenedEvaluator
 }
 
 EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluator& opened, const TemplateLibrary* lib,
-                        VendorCache& vendors, FloorCache& floors, double tol) {
+                        VendorCache& vendors, FloorCache& floors, double tol, int rounds) {
   Evaluator& ev = opened.primary();
   const DeviceFacts& device = ev.device();
   EntryResult r;
@@ -113,6 +149,10 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
   r.now = ev.evaluate(*tmpl, e->problem, r.update.config);
   r.vendor = vendors.get(e->problem, &r.vendor_note);
   r.floor = floors.get(e->problem, &r.floor_note);
+  if (r.now->ok() && r.vendor)
+    r.paired = measure_paired(ev, *tmpl, e->problem, r.update.config, rounds, &r.paired_note);
+  else
+    r.paired_note = r.vendor ? "ours did not run" : "no vendor figure to pair with";
   const auto recorded = metric(e->metrics, "median_ms");
   if (r.now->ok() && recorded && *recorded > 0) r.drift = r.now->timing.median_ms / *recorded - 1;
   if (!r.now->ok()) r.status = "FAILED";

@@ -101,6 +101,34 @@ std::string telemetry_line(const Evaluation& e, double flops) {
   return out;
 }
 
+std::string paired_text(const std::optional<analysis::PairedRatio>& p, const std::string& note) {
+  if (!p) return note;
+  std::string line = "ratio " + fmt("%.3f", p->median);
+  if (p->interval)
+    line += " [" + fmt("%.3f", p->interval->lo) + ", " + fmt("%.3f", p->interval->hi) + "] (" +
+            fmt("%.1f%%", p->interval->coverage * 100) + ", ";
+  else
+    line += " (";
+  line += std::to_string(p->rounds) + " rounds alternating ours and the vendor; medians " +
+          fmt("%.4f", p->ours_median_ms) + " / " + fmt("%.4f", p->vendor_median_ms) + " ms): " + p->verdict();
+  return line;
+}
+
+nlohmann::json to_json(const analysis::PairedRatio& p) {
+  json j{{"rounds", p.rounds},
+         {"ratio", p.median},
+         {"ours_median_ms", p.ours_median_ms},
+         {"vendor_median_ms", p.vendor_median_ms},
+         {"verdict", p.verdict()}};
+  if (p.interval) {
+    j["interval"] = {p.interval->lo, p.interval->hi};
+    j["coverage"] = p.interval->coverage;
+  } else {
+    j["interval"] = nullptr;
+  }
+  return j;
+}
+
 namespace {
 // A recorded [lo, hi] of the certification ("interval_ms", "range_ms"), when there is one.
 std::optional<std::pair<double, double>> recorded_pair(const BestEntry& e, const char* key) {
@@ -209,6 +237,8 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
       j["read_floor_unavailable"] = r.floor_note;
     }
     j["floor_beaten_by"] = floor_beaten_by(r.floor, r.now, r.vendor);
+    j["paired"] = r.paired ? to_json(*r.paired) : json(nullptr);
+    if (!r.paired) j["paired_unavailable"] = r.paired_note;
     out["entries"].push_back(j);
   }
   out["exit_code"] = code;
@@ -273,6 +303,7 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                   r.now && r.now->ok() ? (", ratio now " + fmt("%.3f", r.vendor->timing.median_ms / r.now->timing.median_ms)).c_str() : "");
     else if (r.now)
       std::printf("    vendor    %s\n", r.vendor_note.c_str());
+    if (r.now && r.vendor) std::printf("    paired    %s\n", paired_text(r.paired, r.paired_note).c_str());
     // What the GPU did meanwhile: clocks, power, energy, throttling (ours, then the vendor's).
     const double flops = e.problem.flops();
     if (r.now && !telemetry_line(*r.now, flops).empty())
@@ -291,6 +322,7 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                      r.drift ? fmt("%+.1f%%", *r.drift * 100) : "",
                      r.vendor ? fmt("%.4f", r.vendor->timing.median_ms) : "",
                      r.vendor && now_ok ? fmt("%.3fx", r.vendor->timing.median_ms / r.now->timing.median_ms) : "",
+                     r.paired ? fmt("%.3fx", r.paired->median) : "",
                      r.floor ? fmt("%.4f", r.floor->timing.median_ms) : "",
                      r.floor && now_ok ? fmt("%.1f%%", percent_of_floor(r.floor->timing.median_ms, r.now->timing.median_ms)) +
                                              (floor_beaten_by(r.floor, r.now, r.vendor).empty() ? "" : "!")
@@ -298,7 +330,7 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                      r.status});
   }
   std::printf("\n%s", format_table({"#", "template", "problem", "recorded_ms", "now_ms", "drift", "vendor_ms",
-                                    "ratio_now", "read_floor_ms", "%_of_floor", "status"},
+                                    "ratio_now", "ratio_paired", "read_floor_ms", "%_of_floor", "status"},
                                    table)
                           .c_str());
   bool beaten = false;

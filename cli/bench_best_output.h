@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/paired_ratio.h"
 #include "cli/bench_best.h"
 #include "tuner/assembly/open_evaluator.h"
 #include "runtime/evaluation.h"
@@ -38,6 +39,8 @@ struct EntryResult {
   std::optional<double> drift;  // now / recorded - 1
   std::optional<ReadFloor> floor;
   std::string floor_note;
+  std::optional<analysis::PairedRatio> paired;  // --rounds: ours and the vendor alternating
+  std::string paired_note;                      // why there is no paired ratio
 };
 
 // The entries of the files, split by whether this device and the filters keep them.
@@ -73,6 +76,11 @@ std::string floor_line(const std::optional<ReadFloor>& floor, const std::string&
 // 0.4375 J/launch (2.51 TFLOP/s per W), throttled (sw_power_cap) in 3 of 4 readings".
 // `flops`: one launch's work, for the per-watt figure. "" when nothing was read.
 std::string telemetry_line(const Evaluation& e, double flops);
+
+// The paired comparison: "ratio 1.032 [1.011, 1.047] (95.0%, 8 rounds alternating ours and
+// the vendor; medians ... ms): ours faster", or the note saying why there is none.
+std::string paired_text(const std::optional<analysis::PairedRatio>& p, const std::string& note);
+nlohmann::json to_json(const analysis::PairedRatio& p);
 
 // The recorded re-timing's verdict and interval, for the "recorded" line: "certified after
 // 12 rounds, 95% interval of the median [0.5101, 0.5140] ms"; "" for an entry without one.

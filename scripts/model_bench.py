@@ -230,6 +230,14 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
                 t["vendor_note"] = e.get("vendor_unavailable", "")
             if ours_ms is not None and vendor_ms is not None:
                 t["ratio"] = vendor_ms / ours_ms
+            # bench-best --rounds: the ratio of the alternating rounds is the one to trust (a
+            # clock that moved between the two single measurements above does not bias it).
+            paired = e.get("paired")
+            if ours_ms is not None and paired and paired.get("ratio"):
+                t["ratio_once"] = t.get("ratio")
+                t["ratio"] = paired["ratio"]
+                t["ratio_interval"] = paired.get("interval")
+                t["ratio_rounds"] = paired.get("rounds")
             floor = e.get("read_floor")
             t["floor_ms"] = floor["median_ms"] if floor else None
             t["floor_note"] = e.get("read_floor_unavailable", "")
@@ -280,6 +288,15 @@ def _f(v, fmt):
     return fmt % v if v is not None else "-"
 
 
+def _ratio_cell(t):
+    """The ratio, with its interval when it came from paired rounds: '1.032 [1.011-1.047]'."""
+    cell = _f(t.get("ratio"), "%.3f")
+    iv = t.get("ratio_interval")
+    if iv:
+        cell += " [%.3f-%.3f]" % (iv[0], iv[1])
+    return cell
+
+
 def format_report(table, s, device="", vendor="cuBLASLt"):
     """The table and the summary lines as text."""
     head = ["model/layer", "MxNxK", "dtype", "evals", "template", "ours TF/s", vendor + " TF/s", "ratio",
@@ -305,7 +322,7 @@ def format_report(table, s, device="", vendor="cuBLASLt"):
                 note = (t["status"] + ("; " + note if note else ""))
             lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), t.get("template") or "-",
                           _f(t.get("ours_tflops"), "%.2f"), _f(t.get("vendor_tflops"), "%.2f"),
-                          _f(t.get("ratio"), "%.3f"), pct, vpct, of, err, note])
+                          _ratio_cell(t), pct, vpct, of, err, note])
         else:
             lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), "-", "-", "-", "-", "-", "-", "-", "-",
                           (t["state"] + ("; " + note if note else ""))])
@@ -317,9 +334,10 @@ def format_report(table, s, device="", vendor="cuBLASLt"):
     for r in lines:
         out.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(r)).rstrip())
     out.append("")
-    out.append("ratio = %s time / ours (above 1: ours faster); %% of the dtype's dense tensor peak for M > %d, "
-               "of the read floor (floor time / kernel time, measured in the same bench-best process) for M <= %d"
-               % (vendor, FLOOR_MAX_M, FLOOR_MAX_M))
+    out.append("ratio = %s time / ours (above 1: ours faster); where bench-best ran --rounds, the median of the "
+               "rounds' ratios (ours and %s alternating) with its 95%% interval in brackets; %% of the dtype's dense "
+               "tensor peak for M > %d, of the read floor (floor time / kernel time, measured in the same bench-best "
+               "process) for M <= %d" % (vendor, vendor, FLOOR_MAX_M, FLOOR_MAX_M))
     out.append("shapes: %d distinct in %d rows; %d measured" % (s["shapes"], s["rows"], s["measured"]))
     for dtype, d in sorted(s["large"].items()):
         out.append("M > %d, %s: geomean ratio %.3f over %d shapes; worst %s at %.3f"

@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/replay/compressed_file.h"
+#include "runtime/replay/kernel_tuner_cache.h"
 #include "runtime/replay/recording.h"
 #include "tests/cli/history_reader.h"
 #include "tests/cli/process.h"
@@ -626,6 +628,65 @@ TEST(CliSignals, SecondCtrlCExitsAtOnceLosingNoRow) {
   auto after = read_csv_rows(dir / "results" / "history.csv");
   EXPECT_EQ(after.size(), rows.size() + 8);
   for (std::size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(after[i], rows[i]) << "row " << i + 1 << " changed";
+}
+
+// bench-best --rounds: ours and the vendor measured again alternately, the ratio given
+// round by round with its interval. A recording with a vendor time stands in for the GPU:
+// its kernel time is one number, so every round's ratio is the recorded one exactly.
+TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
+  const fs::path dir = fresh_dir("bench_paired");
+  const fs::path source = source_dir() / "data" / "recordings" /
+                          "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz";
+  auto text = replay::read_maybe_gzip(source);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  auto cache = replay::parse_kernel_tuner_cache(*text, source.string());
+  ASSERT_TRUE(cache.ok()) << cache.status().to_string();
+  // The first recorded config and its time.
+  auto cfg_json = json::parse(*text)["cache"].begin().value();
+  const double ours_ms = cfg_json["time"].get<double>();
+  json config = json::object();
+  for (const auto& [k, v] : cfg_json.items())
+    if (k != "time" && k != "compile_time" && v.is_number_integer()) config[k] = v;
+
+  auto bench = [&](double vendor_factor, const std::vector<std::string>& extra) {
+    auto c = *cache;
+    c.vendor_median_ms = ours_ms * vendor_factor;
+    c.vendor_name = "cuBLASLt (recorded)";
+    const fs::path rec = dir / "with_vendor.json";
+    std::ofstream(rec) << replay::kernel_tuner_cache_to_json_text(c);
+    std::vector<std::string> argv{bench_best_exe().string(), "--backend", "replay", "--replay-file", rec.string(),
+                                  "--config", config.dump()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir);
+  };
+
+  auto faster = bench(1.05, {"--json", "--rounds", "8"});
+  ASSERT_EQ(faster.exit_code, 0) << faster.out << faster.err;
+  json j = json::parse(faster.out);
+  ASSERT_TRUE(j["paired"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["paired"]["rounds"], 8);
+  EXPECT_NEAR(j["paired"]["ratio"].get<double>(), 1.05, 1e-9);
+  EXPECT_NEAR(j["paired"]["interval"][0].get<double>(), 1.05, 1e-9);
+  EXPECT_NEAR(j["paired"]["ours_median_ms"].get<double>(), ours_ms, 1e-9);
+  EXPECT_EQ(j["paired"]["verdict"], "ours faster");
+
+  auto slower = bench(0.95, {"--rounds", "6"});
+  ASSERT_EQ(slower.exit_code, 0) << slower.out << slower.err;
+  EXPECT_TRUE(contains(slower.out, "paired   ratio 0.950 [0.950, 0.950]")) << slower.out;
+  EXPECT_TRUE(contains(slower.out, "6 rounds alternating ours and the vendor")) << slower.out;
+  EXPECT_TRUE(contains(slower.out, "vendor faster")) << slower.out;
+
+  auto few = bench(1.0, {"--rounds", "3"});
+  EXPECT_TRUE(contains(few.out, "too few rounds")) << few.out;
+
+  auto none = bench(1.0, {"--json", "--rounds", "0"});
+  json n = json::parse(none.out);
+  EXPECT_TRUE(n["paired"].is_null());
+  EXPECT_EQ(n["paired_unavailable"], "not measured (--rounds 0)");
+
+  auto bad = bench(1.0, {"--rounds", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_TRUE(contains(bad.err, "--rounds")) << bad.err;
 }
 
 }  // namespace

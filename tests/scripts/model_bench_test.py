@@ -187,6 +187,23 @@ class Table(unittest.TestCase):
                      "not tuned yet (1): m16_n4096_k14336_bf16_NT"]:
             self.assertIn(part, text)
 
+    def test_paired_rounds_give_the_ratio_and_its_interval(self):
+        # bench-best --rounds: the rounds' ratio replaces the single pass's, and the
+        # summary (geomean, won) counts it; the single pass's is kept beside it.
+        bench = {"entries": [dict(e) for e in self.bench["entries"]]}
+        bench["entries"][3]["paired"] = {"rounds": 8, "ratio": 1.04, "interval": [1.02, 1.06],
+                                         "verdict": "ours faster"}
+        table, s = mb.summarize(self.r, bench, self.tuned)
+        paired = next(x for x in table if x["folder"] == self.r[3]["folder"])
+        self.assertAlmostEqual(paired["ratio"], 1.04)
+        self.assertAlmostEqual(paired["ratio_once"], 0.45 / 0.50)
+        self.assertEqual(paired["ratio_interval"], [1.02, 1.06])
+        _, before = mb.summarize(self.r, self.bench, self.tuned)
+        self.assertEqual(s["won"], before["won"] + 1)
+        text = mb.format_report(table, s)
+        self.assertIn("1.040 [1.020-1.060]", text)
+        self.assertIn("with its 95% interval in brackets", text)
+
     def test_no_bench_yet(self):
         table, s = mb.summarize(self.r, None, self.tuned)
         self.assertEqual({t["state"] for t in table}, {"not measured", "not tuned"})
