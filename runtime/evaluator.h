@@ -48,6 +48,11 @@ class Evaluator {
   // The problem's read floor (runtime/read_floor.h): the fastest way found to read its
   // operands once, timed as evaluate() times kernels. unavailable where the evaluator
   // cannot measure one (the replay backend: recordings hold kernel times only).
+  // Measures from the next call on in a fresh process, where the evaluator measures in one
+  // (a worker): a re-measurement spread over processes then holds what differs between
+  // them (where the buffers landed, the context's state), not one process's luck. false
+  // where there is no process to renew (in-process, replay).
+  virtual bool renew_process() { return false; }
   virtual Result<ReadFloor> read_floor(const GemmProblem& problem) {
     (void)problem;
     return Status::unavailable("this evaluator measures no read floor");

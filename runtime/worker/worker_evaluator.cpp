@@ -421,6 +421,15 @@ Result<Evaluation> WorkerEvaluator::vendor_baseline(const GemmProblem& problem) 
   return out;
 }
 
+bool WorkerEvaluator::renew_process() {
+  std::lock_guard<std::mutex> lock(drive_mu_);
+  if (worker_) worker_->shutdown(std::chrono::milliseconds(2000));
+  worker_.reset();
+  worker_problem_key_.clear();
+  publish_locked();
+  return true;
+}
+
 Result<ReadFloor> WorkerEvaluator::read_floor(const GemmProblem& problem) {
   std::lock_guard<std::mutex> lock(drive_mu_);
   TS_RETURN_IF_ERROR(ready_locked());

@@ -111,6 +111,9 @@ class WorkerEvaluator final : public Evaluator {
   // was lost doing it; the worker's own error otherwise.
   Result<ReadFloor> read_floor(const GemmProblem& problem) override;
   static constexpr std::chrono::seconds kReadFloorAllowance{120};
+  // Shuts the device worker down (politely); the next call starts a fresh one, which
+  // builds the problem's inputs again. Compile helpers and the compile cache are kept.
+  bool renew_process() override;
 
   // Runs a due health check now; unavailable while backing off (then next_attempt()
   // says when to call again) or when the check fails.

@@ -229,6 +229,25 @@ TEST_F(WorkerFaultIsolation, AWorkerKilledWhileIdleCostsNoCandidate) {
   expect_each_evaluated_once({1, 2});
 }
 
+// renew_process(): the worker is shut down politely and the next candidate runs in a
+// fresh one; nothing is counted as lost.
+TEST_F(WorkerFaultIsolation, RenewingTheProcessMeasuresTheNextCandidateInAFreshWorker) {
+  start(fault_options(journal_));
+  ASSERT_TRUE(eval(kNone, 1).ok());
+  const long pid = ev_->status().worker_pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_TRUE(ev_->renew_process());
+  EXPECT_EQ(ev_->status().worker_pid, -1) << "no worker until the next call";
+  Evaluation next = eval(kNone, 2);
+  EXPECT_TRUE(next.ok()) << next.message;
+  WorkerStatus s = ev_->status();
+  EXPECT_NE(s.worker_pid, pid);
+  EXPECT_EQ(s.workers_started, 2u);
+  EXPECT_EQ(s.crashes + s.timeouts + s.lost_contexts, 0u);
+  EXPECT_TRUE(s.last_problem.empty()) << s.last_problem;
+  expect_each_evaluated_once({1, 2});
+}
+
 TEST_F(WorkerFaultIsolation, TemplateFromOtherFilesIsRefusedNotRun) {
   start(fault_options(journal_));
   // The same name with another description: another source hash than the worker's file.

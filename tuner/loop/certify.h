@@ -39,6 +39,10 @@ struct CertifyOptions {
   int max_rounds = 16;  // the budget: at most this many rounds
   double confidence = 0.95;
   double spread_alike = 1.5;  // a relative MAD of ~10 rounds is itself uncertain by ~40%
+  // The re-timing (tuner/loop/retime.h) starts a fresh measuring process after every this
+  // many rounds (<= 0: one process), so that the rounds, their interval and their range
+  // hold what differs between processes as well as between rounds.
+  int rounds_per_process = 4;
 };
 
 // One finalist's measurement in one round.

@@ -103,6 +103,9 @@ RetimeReport retime(
         break;
       }
     }
+    if (options.rounds_per_process > 0 && round % options.rounds_per_process == 0 && round < options.max_rounds &&
+        evaluator.renew_process())
+      ++report.processes;
   }
   for (auto& c : cs) {
     if (!c.out && !c.evaluations.empty()) {

@@ -35,6 +35,7 @@ struct RetimeReport {
   std::optional<Certification> certification;  // over those that passed every round
   std::vector<std::size_t> contestants;        // finalists[] index of each standing
   bool stopped = false;                        // `stop` ended it before the verdict
+  int processes = 1;  // the measuring processes the rounds were spread over (1: one, or none renewable)
 };
 
 // The `top` fastest ok evaluation rows of the template (one per config), fastest first.
@@ -44,7 +45,10 @@ std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& r
 // One round's sample from a finalist's evaluation (its median, and energy where measured).
 RoundSample round_sample(const Evaluation& e);
 
-// Re-measures the finalists with `evaluator` in rounds, `options` deciding when to stop,
+// Re-measures the finalists with `evaluator` in rounds, `options` deciding when to stop
+// and after how many rounds the evaluator renews its measuring process (Evaluator::
+// renew_process: a median certified in one process can be 0.3% wide while the next process
+// runs 1% faster, notes/device-runs.md run 119),
 // calling `after_each` after every evaluation with its round (1-based). A single finalist
 // is measured for options.min_rounds rounds (capped by max_rounds), so its interval is
 // known too. Stops early (stopped = true, returning what it has) when `stop` says so.

@@ -60,7 +60,8 @@ json certification_json(const RetimeReport& report, const CertifyOptions& option
          {"confidence", options.confidence},
          {"median_ms", w.median_ms},
          {"interval_ms", pair_or_null(w.interval)},
-         {"interval_coverage", w.interval ? json(w.interval->coverage) : json(nullptr)}};
+         {"interval_coverage", w.interval ? json(w.interval->coverage) : json(nullptr)},
+         {"processes", report.processes}};
   if (c.standings.size() > 1) j["test_confidence"] = c.test_level;
   // Where one more measurement of the winner should fall: the range of its n rounds holds
   // a new, exchangeable one with probability (n - 1) / (n + 1), whatever the distribution.

@@ -33,6 +33,37 @@ class EqualTimesEvaluator final : public Evaluator {
   std::mt19937 rng_{3};
 };
 
+// Equal times as above, but each measuring process runs at its own level (where its
+// buffers landed, its clocks when it started): 1.00, then 1.01, 0.99, 1.02 after each
+// renewal. One process's rounds would all sit at one level.
+class ProcessLevelsEvaluator final : public Evaluator {
+ public:
+  explicit ProcessLevelsEvaluator(Evaluator& inner) : inner_(inner) {}
+  const DeviceFacts& device() const override { return inner_.device(); }
+  Evaluation prepare(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    return inner_.prepare(t, p, c);
+  }
+  Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    static constexpr double kLevels[] = {1.00, 1.01, 0.99, 1.02};
+    Evaluation e = inner_.evaluate(t, p, c);
+    if (e.ok())
+      e.timing.median_ms = kLevels[renewals_ % 4] * (1.0 + 0.001 * (double(rng_()) / double(std::mt19937::max())));
+    return e;
+  }
+  bool renew_process() override {
+    ++renewals_;
+    return true;
+  }
+  Result<Evaluation> vendor_baseline(const GemmProblem& p) override { return inner_.vendor_baseline(p); }
+  std::string vendor_name() const override { return inner_.vendor_name(); }
+  int renewals() const { return renewals_; }
+
+ private:
+  Evaluator& inner_;
+  int renewals_ = 0;
+  std::mt19937 rng_{5};
+};
+
 std::vector<json> journal_of(const fs::path& dir, const std::string& event) {
   std::vector<json> out;
   std::ifstream in(dir / kJournalFileName);
@@ -134,6 +165,27 @@ TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {
     }
   ASSERT_EQ(report->retimes.size(), 3u);
   EXPECT_EQ(report->retimes[0].verdict, Verdict::kTie);
+}
+
+TEST(LoopRetime, RoundsAreSpreadOverFreshProcessesSoTheRangeHoldsTheirDifferences) {
+  Fixture f;
+  const fs::path dir = fresh_dir("loop_retime_processes");
+  ProcessLevelsEvaluator retimer(f.retimer);
+  Observer obs;
+  auto report = run_and_retime(f, dir, 40, 12, retimer, obs);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  // 12 rounds, a fresh process after rounds 4 and 8 (none after the last).
+  EXPECT_EQ(retimer.renewals(), 2);
+  auto entries = read_best_config(dir / "best_config.json");
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  const json& c = (*entries)[0].certification;
+  EXPECT_EQ(c["rounds"], 12);
+  EXPECT_EQ(c["processes"], 3);
+  // The winner's rounds come from the three levels, so its range spans them: a later
+  // process at any of those levels falls inside.
+  ASSERT_TRUE(c["range_ms"].is_array()) << c.dump();
+  EXPECT_LT(c["range_ms"][0].get<double>(), 0.995);
+  EXPECT_GT(c["range_ms"][1].get<double>(), 1.005);
 }
 
 TEST(LoopRetime, ABudgetTooSmallForAnIntervalKeepsTheFastestAndSaysSo) {
