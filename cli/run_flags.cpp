@@ -81,11 +81,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option(
          "--retime-rounds", f.retime_rounds,
          "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping "
-         "early "
-         "once the fastest is certified faster than the others at 95% (looks after 8 rounds, then "
-         "every "
-         "4); otherwise the winner is reported as a tie, broken toward the steadier finalist "
-         "(docs/timing-and-tolerances.md)")
+         "early once the fastest is certified faster than the others at 95% (looks after 8 rounds, "
+         "then every 4); otherwise the winner is reported as a tie, broken toward the steadier "
+         "finalist. A fresh worker process measures every 4 rounds, so the interval holds what "
+         "differs between processes (docs/timing-and-tolerances.md)")
       ->check(integer_from_to(1, 1000))
       ->capture_default_str();
   app.add_option("--compile-threads", f.compile_threads,
