@@ -45,6 +45,8 @@ class PoolFacade final : public Evaluator {
     return pool_.evaluator(0).vendor_baseline(problem);
   }
   std::string vendor_name() const override { return pool_.evaluator(0).vendor_name(); }
+  // The re-timing's fresh processes: the first device's worker, which it measures on.
+  bool renew_process() override { return pool_.evaluator(0).renew_process(); }
   Result<ReadFloor> read_floor(const GemmProblem& problem) override { return pool_.evaluator(0).read_floor(problem); }
 
  private:
