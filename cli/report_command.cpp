@@ -22,8 +22,8 @@ CLI::App* add_report_command(CLI::App& app, int& exit_code) {
     std::size_t top = 20;
   };
   auto [sub, o] = add_run_subcommand<ReportOptions>(app, "report",
-      "Write one self-contained HTML page about a run (summary, convergence, every candidate, sensitivity, "
-      "roofline, time, LLM, top configurations); it opens offline.\n"
+      "Write one self-contained HTML page about a run (summary, convergence, every candidate, clocks and "
+      "power, sensitivity, roofline, time, LLM, top configurations); it opens offline.\n"
       "  Example: autotune-loop report --results results --out report.html");
   sub->add_option("--out", o->out, "the page to write (default: <results>/report.html)");
   sub->add_option("--bench", o->bench,

@@ -41,18 +41,21 @@ code{font-size:12px;word-break:break-all}.pill{display:inline-block;padding:0 6p
 <main>
 <section id="summary"><h2>1. Summary</h2><div id="summary-body"></div></section>
 <section id="convergence"><h2>2. Convergence</h2>
-<p class="muted">Best throughput found so far, overall and per proposer; dashed: the vendor library; grey ticks: generation starts.</p>
+<p class="muted">Best throughput found so far, overall and per proposer; dashed: the vendor library; grey ticks: generation starts; orange crosses: steps set by a throttled measurement.</p>
 <div class="grid"><div class="chart"><canvas id="conv-evals"></canvas></div><div class="chart"><canvas id="conv-time"></canvas></div></div></section>
 <section id="candidates"><h2>3. Every candidate</h2>
 <p class="muted">Each evaluation in order; failed ones sit at 0, coloured by outcome. Hover for the parameters.</p>
 <div class="chart"><canvas id="cand-chart"></canvas></div></section>
-<section id="sensitivity"><h2>4. Sensitivity</h2>
+<section id="power"><h2>4. Clocks and power</h2>
+<p class="muted" id="power-note">The device while each evaluation's samples ran (NVML): SM clock (median of the readings), board power (mean) and the highest temperature; orange crosses: throttled (power cap, heat or the board's slowdown signal).</p>
+<div id="power-body"></div></section>
+<section id="sensitivity"><h2>5. Sensitivity</h2>
 <p class="muted">Per tunable (the ones whose values change the best throughput most first): for each value the range of TFLOP/s of its valid candidates (bar), the median (dot) and how many failed (red, right axis).</p>
 <div id="sens-body"></div></section>
-<section id="roofline"><h2>5. Roofline</h2><div class="grid"><div class="chart"><canvas id="roof-chart"></canvas></div><div id="roof-text"></div></div></section>
-<section id="time"><h2>6. Where the time went</h2><div class="grid"><div class="chart small"><canvas id="time-chart"></canvas></div><div id="time-text"></div></div></section>
-<section id="llm"><h2>7. LLM</h2><div id="llm-body"></div></section>
-<section id="top"><h2>8. Top configurations</h2><div id="top-body"></div></section>
+<section id="roofline"><h2>6. Roofline</h2><div class="grid"><div class="chart"><canvas id="roof-chart"></canvas></div><div id="roof-text"></div></div></section>
+<section id="time"><h2>7. Where the time went</h2><div class="grid"><div class="chart small"><canvas id="time-chart"></canvas></div><div id="time-text"></div></div></section>
+<section id="llm"><h2>8. LLM</h2><div id="llm-body"></div></section>
+<section id="top"><h2>9. Top configurations</h2><div id="top-body"></div></section>
 </main>
 )HTML";
 
@@ -63,6 +66,8 @@ const C = D.candidates || {};
 const N = (C.row || []).length;
 const OUTCOME_COLOR = {ok: '#2563eb', invalid: '#9ca3af', compile_error: '#a855f7', resource_error: '#f59e0b',
   launch_error: '#ea580c', wrong_result: '#dc2626', timeout: '#7c2d12', crash: '#111827'};
+// Marks a measurement the GPU throttled (runtime/telemetry.h's slowdown reasons).
+const THROTTLED = '#f97316';
 const PALETTE = ['#2563eb', '#16a34a', '#db2777', '#ea580c', '#7c3aed', '#0891b2', '#65a30d', '#b91c1c'];
 const charts = [];
 const esc = s => String(s == null ? '' : s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]));
@@ -134,14 +139,19 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
 // 2. Convergence
 (function () {
   const props = [...new Set(C.proposer || [])];
+  // A step set by a throttled measurement understates its candidate: mark it, once even
+  // where it is a step of the overall line and of its proposer's.
+  const throttled = i => !!(C.throttled && C.throttled[i]);
   const series = (xOf) => {
-    const all = [], per = {}; let best = 0; const pb = {};
+    const all = [], per = {}, marked = []; let best = 0; const pb = {};
     props.forEach(p => { per[p] = []; pb[p] = 0; });
     for (let i = 0; i < N; i++) {
       const x = xOf(i); if (x == null) continue;
       const t = C.tflops[i] || 0, p = C.proposer[i];
-      if (t > best) { best = t; all.push({x, y: best}); }
-      if (t > pb[p]) { pb[p] = t; per[p].push({x, y: t}); }
+      let step = false;
+      if (t > best) { best = t; all.push({x, y: best}); step = true; }
+      if (t > pb[p]) { pb[p] = t; per[p].push({x, y: t}); step = true; }
+      if (step && throttled(i)) marked.push({x, y: t});
     }
     const last = N ? xOf(N - 1) : 0;
     if (all.length) all.push({x: last, y: best});
@@ -149,6 +159,7 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
     const ds = [{label: 'best so far (all)', data: all, borderColor: '#111827', borderWidth: 2.5, stepped: true, pointRadius: 0}];
     props.forEach((p, j) => ds.push({label: 'best by ' + p, data: per[p], borderColor: PALETTE[j % PALETTE.length], borderWidth: 1.5, stepped: true, pointRadius: 2}));
     if (vendorTf) ds.push({label: 'vendor', data: [{x: N ? xOf(0) || 0 : 0, y: vendorTf}, {x: last, y: vendorTf}], borderColor: '#dc2626', borderDash: [6, 4], pointRadius: 0});
+    if (marked.length) ds.push({label: 'throttled', data: marked, showLine: false, pointStyle: 'crossRot', pointRadius: 7, borderWidth: 2.5, borderColor: THROTTLED, backgroundColor: THROTTLED});
     return ds;
   };
   const opts = (title, ticks) => ({parsing: false, scales: {x: {type: 'linear', title: {display: true, text: title}}, y: {beginAtZero: true, title: {display: true, text: 'TFLOP/s'}}},
@@ -170,7 +181,42 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
     scales: {x: {title: {display: true, text: 'evaluation'}}, y: {beginAtZero: true, title: {display: true, text: 'TFLOP/s'}}}}});
 })();
 
-// 4. Sensitivity
+// 4. Clocks and power
+(function () {
+  const T = D.telemetry || {}, host = document.getElementById('power-body');
+  // No readings: one sentence saying why, in place of the chart and its legend's note.
+  if (!T.measured_rows) { document.getElementById('power-note').remove(); host.innerHTML = '<p class="muted">' + esc(T.none) + '</p>'; return; }
+  host.innerHTML = '<div class="grid"><div class="chart"><canvas id="power-chart"></canvas></div><div id="power-text"></div></div>';
+  const hot = i => !!C.throttled[i], all = () => true, r = N > 5000 ? 1.5 : 3;
+  const pts = (col, keep) => { const out = []; for (let i = 0; i < N; i++) if (C[col][i] != null && keep(i)) out.push({x: i + 1, y: C[col][i], i}); return out; };
+  // Figures a device does not report (power on some boards) leave their series, and with
+  // 'auto' their axis, out.
+  const ds = [
+    {label: 'SM clock (MHz)', data: pts('sm_clock_mhz', i => !hot(i)), backgroundColor: '#2563eb', pointRadius: r, yAxisID: 'y'},
+    {label: 'SM clock, throttled', data: pts('sm_clock_mhz', hot), pointStyle: 'crossRot', pointRadius: r + 3, borderWidth: 2, borderColor: THROTTLED, backgroundColor: THROTTLED, yAxisID: 'y'},
+    {label: 'power (W)', data: pts('power_w', all), backgroundColor: '#16a34a', pointRadius: r, yAxisID: 'y1'},
+    {label: 'temperature (°C)', data: pts('max_temp_c', all), backgroundColor: '#dc2626', pointStyle: 'triangle', pointRadius: r, yAxisID: 'y2'}].filter(d => d.data.length);
+  const side = text => ({position: 'right', display: 'auto', grid: {drawOnChartArea: false}, title: {display: true, text}});
+  make('power-chart', {type: 'scatter', data: {datasets: ds}, options: {parsing: false, plugins: {legend: {position: 'bottom', labels: {usePointStyle: true}}, tooltip: {callbacks: {label: (ctx) => {
+    const i = ctx.raw.i; return C.template[i] + ' row ' + C.row[i] + ': ' + fmt(C.sm_clock_mhz[i], 0) + ' MHz, ' + fmt(C.power_w[i], 0) + ' W, ' + fmt(C.max_temp_c[i], 0) + ' °C' +
+      (C.throttled[i] ? ', throttled (' + C.throttled[i] + ')' : ''); }}}},
+    scales: {x: {type: 'linear', title: {display: true, text: 'evaluation'}}, y: {display: 'auto', title: {display: true, text: 'SM clock (MHz)'}}, y1: side('power (W)'), y2: side('temperature (°C)')}}});
+  const range = (g, unit, f) => g ? (g.min === g.max ? f(g.min) : f(g.min) + '–' + f(g.max)) + ' ' + unit + ' <span class="muted">(' + g.rows + ' rows)</span>' : '–';
+  const whole = v => fmt(v, 0), counts = o => Object.entries(o || {}).sort((a, b) => b[1] - a[1]).map(([k, n]) => esc(k) + ' ' + n).join(', ');
+  const rows = [
+    ['measured rows', T.measured_rows + ' of ' + N + ' evaluations carry readings (candidates that failed were not timed)'],
+    ['throttled', T.throttled_rows ? T.throttled_rows + ' of them (' + counts(T.reasons) + '): their times are slower than the same kernel at full clock' : 'none'],
+  ];
+  if (Object.keys(T.other_reasons || {}).length)
+    rows.push(['other clock events', counts(T.other_reasons) + ' <span class="muted">(not slowdowns: idle between batches, clocks set by the application, sync boost)</span>']);
+  rows.push(['SM clock', range(T.sm_clock_mhz, 'MHz', whole)], ['memory clock', range(T.mem_clock_mhz, 'MHz', whole)],
+    ['power', range(T.power_w, 'W', whole)], ['highest temperature', range(T.max_temp_c, '°C', whole)],
+    ['energy per launch', T.joules_per_launch ? range(T.joules_per_launch, 'J', v => Number(v).toPrecision(3))
+      : '<span class="muted">not in this history (a tuning run does not measure it; bench-best does)</span>']);
+  document.getElementById('power-text').innerHTML = kv(rows);
+})();
+
+// 5. Sensitivity
 (function () {
   const host = document.getElementById('sens-body'); let k = 0;
   for (const [tmpl, params] of Object.entries(D.sensitivity || {})) {
@@ -191,7 +237,7 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
   if (!k) host.innerHTML = '<p class="muted">No tunable took more than one value among the evaluated candidates.</p>';
 })();
 
-// 5. Roofline
+// 6. Roofline
 (function () {
   const bytes = (P.m && P.n && P.k) ? (P.m * P.k + P.k * P.n) * (P.dtype === 'fp32' ? 4 : 2) + P.m * P.n * (P.c_dtype === 'fp32' || !P.c_dtype && P.dtype === 'fp32' ? 4 : 2) * (P.beta ? 2 : 1) : 0;
   const ai = bytes ? flops / bytes : null;
@@ -218,7 +264,7 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
     ['vendor', vendorTf ? fmt(vendorTf) + ' TFLOP/s' + (bound ? ' = ' + fmt(100 * vendorTf / bound, 1) + '% of the roof' : '') : '–']]);
 })();
 
-// 6. Where the time went
+// 7. Where the time went
 (function () {
   const t = D.time || {};
   const busy = (t.compile_s || 0) + (t.evaluate_s || 0) + (t.llm_wait_s || 0);
@@ -236,7 +282,7 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
     ['other / idle', fmt(other, 1) + ' s (proposers, vendor baseline, re-timing, bookkeeping; negative overlap shown as 0)']]);
 })();
 
-// 7. LLM
+// 8. LLM
 (function () {
   const L = D.llm || {};
   let html = kv([['requests', String(L.requests || 0) + (L.models && L.models.length ? ' to ' + esc(L.models.join(', ')) : '')],
@@ -252,7 +298,7 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
   document.getElementById('llm-body').innerHTML = html;
 })();
 
-// 8. Top configurations
+// 9. Top configurations
 (function () {
   const rows = (D.top || []).map((i, r) => [r + 1, C.row[i], esc(C.template[i]), esc(C.proposer[i]), fmt(C.median_ms[i], 4),
     fmt(C.p20_ms[i], 4) + '–' + fmt(C.p80_ms[i], 4), fmt(C.tflops[i]), C.rel_error[i] == null ? '–' : Number(C.rel_error[i]).toExponential(2), '<code>' + esc(C.config[i] || '') + '</code>']);
@@ -264,7 +310,7 @@ const genTicks = {id: 'genTicks', afterDatasetsDraw(chart, args, opts) {
 const drawn = charts.map(c => {
   const cv = c.canvas, ctx = cv.getContext('2d'); const img = ctx.getImageData(0, 0, cv.width, cv.height).data; let n = 0;
   for (let i = 3; i < img.length; i += 4) if (img[i] !== 0) n++;
-  return {id: cv.id, datasets: c.data.datasets.length, points: c.data.datasets.reduce((a, d) => a + (d.data ? d.data.length : 0), 0), pixels: n};
+  return {id: cv.id, datasets: c.data.datasets.length, series: c.data.datasets.map(d => [d.label, d.data ? d.data.length : 0]), points: c.data.datasets.reduce((a, d) => a + (d.data ? d.data.length : 0), 0), pixels: n};
 });
 // Every resource the page loaded after itself (none are expected: it is self-contained).
 const resources = performance.getEntriesByType('resource').map(e => e.name);

@@ -1,8 +1,8 @@
 #pragma once
 // The morning report as one self-contained HTML file: Chart.js inlined (from Debian's
 // libjs-chart.js), the run's data embedded as JSON (report/run_report_data.h), nothing
-// fetched when the page opens. Sections: summary, convergence, every candidate,
-// sensitivity, roofline, where the time went, LLM, top-N (docs/report.md).
+// fetched when the page opens. Sections: summary, convergence, every candidate, clocks and
+// power, sensitivity, roofline, where the time went, LLM, top-N (docs/report.md).
 // After drawing, the page records what it drew in <body data-report-check="...">
 // (charts, and how many non-blank pixels each canvas holds) for the browser test.
 

@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "registry/device_facts.h"
 #include "registry/problem.h"
+#include "runtime/telemetry.h"
 #include "tuner/records/csv.h"
 #include "tuner/records/history.h"
 #include "tuner/records/history_report.h"
@@ -130,6 +131,93 @@ json candidate_columns(const std::vector<const HistoryRow*>& evals, double t0, c
     c["message"].push_back(r.ok() ? std::string() : csv::sanitize_text(r.message, 160));
   }
   return c;
+}
+
+// Whether the row carries any reading of the device (history schema 5, NVML there).
+bool has_telemetry(const HistoryRow& r) {
+  return r.sm_clock_mhz || r.mem_clock_mhz || r.power_w || r.max_temp_c || r.joules_per_launch ||
+         !r.throttle_reasons.empty();
+}
+
+// The row's throttle reasons as NVML's bits; "none" and "" are none. The text was checked
+// when the row was read, so a failure here cannot happen and reads as none.
+std::uint64_t throttle_bits(const HistoryRow& r) {
+  if (r.throttle_reasons.empty() || r.throttle_reasons == "none") return 0;
+  auto bits = parse_throttle_reason_names(r.throttle_reasons);
+  return bits.ok() ? *bits : 0;
+}
+
+// The per-evaluation readings the clocks chart draws, beside the candidate columns.
+// `throttled` holds the slowdown reasons ("sw_power_cap"), "" for a row read and not
+// throttled, null for a row without readings; the convergence charts mark the first.
+void add_telemetry_columns(json& c, const std::vector<const HistoryRow*>& evals) {
+  for (const char* k : {"sm_clock_mhz", "power_w", "max_temp_c", "throttled"}) c[k] = json::array();
+  for (const HistoryRow* r : evals) {
+    c["sm_clock_mhz"].push_back(opt(r->sm_clock_mhz));
+    c["power_w"].push_back(opt(r->power_w));
+    c["max_temp_c"].push_back(opt(r->max_temp_c));
+    c["throttled"].push_back(has_telemetry(*r) ? json(throttle_reason_names(throttle_bits(*r) & throttle::kSlowdown))
+                                               : json(nullptr));
+  }
+}
+
+// Smallest and largest of one telemetry figure over the rows that have it.
+struct Range {
+  std::optional<double> lo, hi;
+  int rows = 0;
+  void add(const std::optional<double>& v) {
+    if (!v) return;
+    lo = std::min(lo.value_or(*v), *v);
+    hi = std::max(hi.value_or(*v), *v);
+    ++rows;
+  }
+  json to_json() const { return rows ? json{{"min", *lo}, {"max", *hi}, {"rows", rows}} : json(nullptr); }
+};
+
+// One sentence on why a history holds no readings, from what its rows say.
+std::string why_no_telemetry(const std::vector<const HistoryRow*>& evals, int version) {
+  const std::string lead = "No clock or power readings in this history: ";
+  if (version < 5)
+    return lead + "it was written before history.csv had telemetry columns (schema version " +
+           std::to_string(version) + ").";
+  if (evals.empty()) return lead + "no candidate has been measured yet.";
+  const bool replayed = std::all_of(evals.begin(), evals.end(), [](auto* r) { return r->backend == "replay"; });
+  if (replayed) return lead + "it was replayed from recorded measurements, which carry none.";
+  const bool amd = std::any_of(evals.begin(), evals.end(), [](auto* r) { return r->backend == "hip"; });
+  if (amd) return lead + "it was measured on an AMD GPU (ROCm SMI is not read yet).";
+  return lead + "it was recorded without NVML (no libnvidia-ml.so.1 on the machine, or a GPU without it).";
+}
+
+// The clocks-and-power section's figures: how many measured rows, how many throttled and
+// by which slowdown reasons (a row counts once per reason), the other clock events seen
+// (idle, application clocks: not slowdowns), and each figure's range. A history without
+// readings gets measured_rows 0 and the sentence the page shows instead of a chart.
+json telemetry_summary(const std::vector<const HistoryRow*>& evals, int version) {
+  json reasons = json::object(), other = json::object();
+  Range sm, mem, power, temp, joules;
+  int measured = 0, throttled = 0;
+  for (const HistoryRow* r : evals) {
+    if (!has_telemetry(*r)) continue;
+    ++measured;
+    const std::uint64_t bits = throttle_bits(*r);
+    throttled += (bits & throttle::kSlowdown) != 0;
+    for (int b = 0; b < 64; ++b) {
+      const std::uint64_t bit = std::uint64_t(1) << b;
+      if (!(bits & bit)) continue;
+      json& counts = bit & throttle::kSlowdown ? reasons : other;
+      const std::string name = throttle_reason_names(bit);
+      counts[name] = counts.value(name, 0) + 1;
+    }
+    sm.add(r->sm_clock_mhz);
+    mem.add(r->mem_clock_mhz);
+    power.add(r->power_w);
+    temp.add(r->max_temp_c);
+    joules.add(r->joules_per_launch);
+  }
+  if (!measured) return {{"measured_rows", 0}, {"none", why_no_telemetry(evals, version)}};
+  return {{"measured_rows", measured},   {"throttled_rows", throttled},   {"reasons", reasons},
+          {"other_reasons", other},      {"sm_clock_mhz", sm.to_json()},  {"mem_clock_mhz", mem.to_json()},
+          {"power_w", power.to_json()},  {"max_temp_c", temp.to_json()}, {"joules_per_launch", joules.to_json()}};
 }
 
 // Per template and parameter: for each value, the throughputs of its ok candidates
@@ -335,6 +423,10 @@ Result<ReportData> collect_report_data(const ReportSources& src) {
     r.warn(std::to_string(evals.size()) + " candidates: parameters are shown for the fastest " +
            std::to_string(kConfigsKept) + " only");
   d["candidates"] = candidate_columns(evals, t0, with_config);
+  // Clocks, power and throttling; the per-row columns only where some row has readings,
+  // so an older or replayed history's page carries no columns of nulls.
+  d["telemetry"] = telemetry_summary(evals, version);
+  if (d["telemetry"]["measured_rows"].get<int>() > 0) add_telemetry_columns(d["candidates"], evals);
   d["top"] = json::array();
   for (std::size_t i = 0; i < order.size() && i < src.top && speed(order[i]) > 0; ++i) d["top"].push_back(order[i]);
 
