@@ -11,6 +11,7 @@
 #include "cli/bench_best_inputs.h"
 #include "cli/bench_best_measure.h"
 #include "cli/bench_best_output.h"
+#include "cli/bench_best_rounds.h"
 #include "cli/exit_codes.h"
 
 namespace tilesmith::cli {
@@ -70,7 +71,13 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
   std::optional<analysis::PairedRatio> paired;
   std::string paired_note = vendor ? "" : "no vendor figure to pair with";
-  if (ours.ok() && vendor) paired = measure_paired(ev, *tmpl, problem, config, o.rounds, &paired_note);
+  if (ours.ok() && vendor) {
+    std::function<Result<Evaluation>()> vendor_once = [&] { return ev.vendor_baseline(problem); };
+    ProblemRounds pr = measure_rounds({{tmpl->name(), [&] { return ev.evaluate(*tmpl, problem, config); }}},
+                                      &vendor_once, o.rounds);
+    paired = pr.paired.front();
+    if (!paired) paired_note = pr.note.empty() ? "a round gave no positive time" : pr.note;
+  }
   std::optional<EpilogueCost> epilogue_cost;
   if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, ours, vendor, vendors);
   const double bandwidth = opened.measured_bandwidth();
@@ -178,12 +185,13 @@ int bench_best(const BenchBestOptions& o) {
   for (const BestEntry* e : sel.selected) {
     const fs::path& file = entry_files[std::size_t(e - entries.data())];
     results.push_back(bench_entry(e, file, *opened, lib ? &*lib : nullptr, vendors, floors,
-                                  o.drift_tolerance_pct / 100, o.rounds));
+                                  o.drift_tolerance_pct / 100));
   }
+  const std::vector<ProblemContest> contests = measure_entry_rounds(results, ev, o.rounds);
   bool drift = false;
   const int code = exit_code_for(results, o, &drift);
-  if (o.json) print_json(src, *opened, device, sel, results, code);
-  else print_text(src, ev, device, sel, results, o, drift);
+  if (o.json) print_json(src, *opened, device, sel, results, contests, code);
+  else print_text(src, ev, device, sel, results, contests, o, drift);
   return code;
 }
 

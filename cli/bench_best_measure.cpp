@@ -1,8 +1,11 @@
 #include "cli/bench_best_measure.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <thread>
+
+#include "cli/bench_best_rounds.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -52,42 +55,6 @@ EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, co
   return c;
 }
 
-std::optional<analysis::PairedRatio> measure_paired(Evaluator& ev, const KernelTemplate& tmpl,
-                                                    const GemmProblem& problem, const Config& config, int rounds,
-                                                    std::string* note) {
-  if (rounds <= 0) {
-    *note = "not measured (--rounds 0)";
-    return std::nullopt;
-  }
-  std::vector<double> ours_ms, vendor_ms;
-  for (int round = 0; round < rounds; ++round) {
-    std::optional<double> ours, vendor;
-    for (int side = 0; side < 2; ++side) {
-      if ((side == 0) == analysis::ours_first(round)) {
-        const Evaluation e = ev.evaluate(tmpl, problem, config);
-        if (!e.ok()) {
-          *note = "round " + std::to_string(round + 1) + ", ours: " + outcome_name(e.outcome) + " " + e.message;
-          return std::nullopt;
-        }
-        ours = e.timing.median_ms;
-      } else {
-        auto v = ev.vendor_baseline(problem);
-        if (!v.ok() || !v->ok()) {
-          *note = "round " + std::to_string(round + 1) + ", vendor: " +
-                  (v.ok() ? std::string(outcome_name(v->outcome)) + " " + v->message : v.status().message());
-          return std::nullopt;
-        }
-        vendor = v->timing.median_ms;
-      }
-    }
-    ours_ms.push_back(*ours);
-    vendor_ms.push_back(*vendor);
-  }
-  auto p = analysis::paired_ratio(ours_ms, vendor_ms);
-  if (!p) *note = "a round gave no positive time";
-  return p;
-}
-
 void compile_ahead(const std::vector<const BestEntry*>& entries, OpenedEvaluator& opened, const TemplateLibrary* lib,
                    int threads) {
   struct Job {
@@ -114,7 +81,7 @@ void compile_ahead(const std::vector<const BestEntry*>& entries, OpenedEvaluator
 }
 
 EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluator& opened, const TemplateLibrary* lib,
-                        VendorCache& vendors, FloorCache& floors, double tol, int rounds) {
+                        VendorCache& vendors, FloorCache& floors, double tol) {
   Evaluator& ev = opened.primary();
   const DeviceFacts& device = ev.device();
   EntryResult r;
@@ -149,10 +116,7 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
   r.now = ev.evaluate(*tmpl, e->problem, r.update.config);
   r.vendor = vendors.get(e->problem, &r.vendor_note);
   r.floor = floors.get(e->problem, &r.floor_note);
-  if (r.now->ok() && r.vendor)
-    r.paired = measure_paired(ev, *tmpl, e->problem, r.update.config, rounds, &r.paired_note);
-  else
-    r.paired_note = r.vendor ? "ours did not run" : "no vendor figure to pair with";
+  r.tmpl = tmpl;
   const auto recorded = metric(e->metrics, "median_ms");
   if (r.now->ok() && recorded && *recorded > 0) r.drift = r.now->timing.median_ms / *recorded - 1;
   if (!r.now->ok()) r.status = "FAILED";
@@ -160,6 +124,45 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
   else if (r.drift && std::fabs(*r.drift) > tol) r.status = "DRIFT";
   else r.status = "ok";
   return r;
+}
+
+std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& results, Evaluator& ev, int rounds) {
+  // The problems in result order, each with the entries that ran for it.
+  std::vector<std::pair<GemmProblem, std::vector<std::size_t>>> groups;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    EntryResult& r = results[i];
+    if (!r.now || !r.now->ok() || !r.tmpl) {
+      r.paired_note = "ours did not run";
+      continue;
+    }
+    const GemmProblem& p = r.entry->problem;
+    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first.key() == p.key(); });
+    if (g == groups.end()) groups.push_back({p, {i}});
+    else g->second.push_back(i);
+  }
+  std::vector<ProblemContest> contests;
+  for (const auto& [problem, members] : groups) {
+    std::vector<RoundContestant> cs;
+    for (std::size_t i : members) {
+      const EntryResult& r = results[i];
+      cs.push_back({"[" + std::to_string(i + 1) + "] " + r.entry->template_name,
+                    [&ev, &r] { return ev.evaluate(*r.tmpl, r.entry->problem, r.update.config); }});
+    }
+    // The vendor where bench-best measured it for this problem (not after --no-vendor or a failure).
+    const bool with_vendor = results[members.front()].vendor.has_value();
+    std::function<Result<Evaluation>()> vendor = [&ev, p = problem] { return ev.vendor_baseline(p); };
+    ProblemRounds pr = measure_rounds(cs, with_vendor ? &vendor : nullptr, rounds);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      EntryResult& r = results[members[k]];
+      r.paired = pr.paired[k];
+      if (!r.paired)
+        r.paired_note = !pr.note.empty() ? pr.note
+                        : with_vendor    ? "a round gave no positive time"
+                                         : "no vendor figure to pair with";
+    }
+    if (pr.contest) contests.push_back({problem.describe(), members, *pr.contest});
+  }
+  return contests;
 }
 
 }  // namespace tilesmith::cli

@@ -98,13 +98,10 @@ EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, co
                                    const Config& config, const Evaluation& ours, const std::optional<Evaluation>& vendor,
                                    VendorCache& vendors);
 
-// --rounds: ours and the vendor measured again in `rounds` alternating rounds (ours first,
-// then the vendor first, ...), for a ratio that clock drift cannot bias
-// (analysis/paired_ratio.h). nullopt with `note` saying why when a measurement fails or
-// rounds is 0.
-std::optional<analysis::PairedRatio> measure_paired(Evaluator& ev, const KernelTemplate& tmpl,
-                                                    const GemmProblem& problem, const Config& config, int rounds,
-                                                    std::string* note);
+// --rounds over the results: per problem, the entries that ran and the vendor in alternating
+// rounds (cli/bench_best_rounds.h); each entry's paired ratio, and a contest between the
+// entries of a problem served by several. One contest per such problem, in result order.
+std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& results, Evaluator& ev, int rounds);
 
 // Compiles every entry that will run, on `threads` threads (the evaluator's prepare, so the
 // compile cache holds them when each is measured): many entries then cost one compile
@@ -112,10 +109,8 @@ std::optional<analysis::PairedRatio> measure_paired(Evaluator& ev, const KernelT
 void compile_ahead(const std::vector<const BestEntry*>& entries, OpenedEvaluator& opened, const TemplateLibrary* lib,
                    int threads);
 
-// One entry measured now, with its status (ok, DRIFT, FAILED or MISMATCH), then against the
-// vendor in `rounds` alternating rounds.
+// One entry measured now, with its status: ok, DRIFT, FAILED or MISMATCH.
 EntryResult bench_entry(const BestEntry* e, const std::filesystem::path& file, OpenedEvaluator& opened,
-                        const TemplateLibrary* lib, VendorCache& vendors, FloorCache& floors, double tol,
-                        int rounds);
+                        const TemplateLibrary* lib, VendorCache& vendors, FloorCache& floors, double tol);
 
 }  // namespace tilesmith::cli

@@ -179,8 +179,51 @@ std::optional<double> percent_of_peak(const DeviceFacts& device, const GemmProbl
 json maybe(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 }  // namespace
 
+std::string contest_text(const ProblemContest& c) {
+  const Certification& cert = c.certification;
+  auto label = [&](std::size_t k) { return "[" + std::to_string(c.entries[k] + 1) + "]"; };
+  const std::string rounds = " after " + std::to_string(cert.rounds) + " rounds";
+  std::string out = c.problem + ": ";
+  if (cert.verdict == Verdict::kCertified)
+    out += label(cert.winner) + " certified faster than the others" + rounds;
+  else if (cert.verdict == Verdict::kTie)
+    out += "not told apart" + rounds + "; " + label(cert.winner) + " named by the tie rule (" + cert.tie_rule + ")";
+  else
+    out += std::string(verdict_name(cert.verdict)) + rounds + "; the fastest median " + label(cert.fastest);
+  for (std::size_t k = 0; k < cert.standings.size(); ++k) {
+    if (k == cert.fastest) continue;
+    const Standing& st = cert.standings[k];
+    out += "; " + label(k) + "/" + label(cert.fastest) + " " + fmt("%.3f", st.ratio_median);
+    if (st.ratio) out += " [" + fmt("%.3f", st.ratio->lo) + ", " + fmt("%.3f", st.ratio->hi) + "]";
+    out += st.tied ? " (tied)" : " (slower)";
+  }
+  return out;
+}
+
+nlohmann::json to_json(const ProblemContest& c) {
+  const Certification& cert = c.certification;
+  json standings = json::array();
+  for (std::size_t k = 0; k < cert.standings.size(); ++k) {
+    const Standing& st = cert.standings[k];
+    standings.push_back({{"entry", c.entries[k] + 1},
+                         {"median_ms", st.median_ms},
+                         {"ratio_to_fastest", st.ratio_median},
+                         {"ratio_interval", st.ratio ? json::array({st.ratio->lo, st.ratio->hi}) : json(nullptr)},
+                         {"tied", st.tied}});
+  }
+  json j{{"problem", c.problem},
+         {"verdict", verdict_name(cert.verdict)},
+         {"rounds", cert.rounds},
+         {"fastest", c.entries[cert.fastest] + 1},
+         {"winner", c.entries[cert.winner] + 1},
+         {"test_confidence", cert.test_level},
+         {"standings", standings}};
+  if (cert.verdict == Verdict::kTie) j["tie_rule"] = cert.tie_rule;
+  return j;
+}
+
 void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceFacts& device, const Selection& sel,
-                const std::vector<EntryResult>& results, int code) {
+                const std::vector<EntryResult>& results, const std::vector<ProblemContest>& contests, int code) {
   const std::vector<const BestEntry*>& other_device = sel.other_device;
   const double bandwidth = opened.measured_bandwidth();
   json files = json::array();
@@ -241,12 +284,15 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
     if (!r.paired) j["paired_unavailable"] = r.paired_note;
     out["entries"].push_back(j);
   }
+  out["contests"] = json::array();
+  for (const auto& c : contests) out["contests"].push_back(to_json(c));
   out["exit_code"] = code;
   std::cout << out.dump(2) << "\n";
 }
 
 void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, const Selection& sel,
-                const std::vector<EntryResult>& results, const BenchBestOptions& o, bool drift) {
+                const std::vector<EntryResult>& results, const std::vector<ProblemContest>& contests,
+                const BenchBestOptions& o, bool drift) {
   const std::vector<const BestEntry*>& other_device = sel.other_device;
   std::printf("device   %s (%s) [%s]\n", device.name.c_str(), device.arch.c_str(), device.backend.c_str());
   std::printf("entries  %zu for this device in %s", results.size(), src.label().c_str());
@@ -333,6 +379,7 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                                     "ratio_now", "ratio_paired", "read_floor_ms", "%_of_floor", "status"},
                                    table)
                           .c_str());
+  for (const auto& c : contests) std::printf("contest  %s\n", contest_text(c).c_str());
   bool beaten = false;
   for (const auto& r : results) beaten |= !floor_beaten_by(r.floor, r.now, r.vendor).empty();
   if (beaten)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/paired_ratio.h"
+#include "tuner/loop/certify.h"
 #include "cli/bench_best.h"
 #include "tuner/assembly/open_evaluator.h"
 #include "runtime/evaluation.h"
@@ -41,6 +42,14 @@ struct EntryResult {
   std::string floor_note;
   std::optional<analysis::PairedRatio> paired;  // --rounds: ours and the vendor alternating
   std::string paired_note;                      // why there is no paired ratio
+  const KernelTemplate* tmpl = nullptr;         // the template it ran with (nullptr: none)
+};
+
+// --rounds: the entries benched for one problem, measured against each other in the rounds.
+struct ProblemContest {
+  std::string problem;               // its description
+  std::vector<std::size_t> entries;  // indices into the results, in the contest's order
+  Certification certification;       // over those entries (tuner/loop/certify.h)
 };
 
 // The entries of the files, split by whether this device and the filters keep them.
@@ -108,10 +117,16 @@ void print_table(const DeviceFacts& dev, double bandwidth, const GemmProblem& p,
 
 // bench-best over best_config.json files: one JSON object (--json).
 void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceFacts& device, const Selection& sel,
-                const std::vector<EntryResult>& results, int code);
+                const std::vector<EntryResult>& results, const std::vector<ProblemContest>& contests, int code);
 
 // The same as tables for people.
 void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, const Selection& sel,
-                const std::vector<EntryResult>& results, const BenchBestOptions& o, bool drift);
+                const std::vector<EntryResult>& results, const std::vector<ProblemContest>& contests,
+                const BenchBestOptions& o, bool drift);
+
+// A contest in words: "4096x4096x4096 bf16 NT: [2] certified faster than the others after 8
+// rounds; [1]/[2] 1.021 [1.010, 1.035]", or the tie and the rule that named one.
+std::string contest_text(const ProblemContest& c);
+nlohmann::json to_json(const ProblemContest& c);
 
 }  // namespace tilesmith::cli

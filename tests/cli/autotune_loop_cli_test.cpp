@@ -301,6 +301,39 @@ TEST(CliBenchBest, ManyFoldersAndAProblemSetInOneProcess) {
   auto twice = bench({"--results", m128, "--best-config", best4096, "--best-config", best4096});
   ASSERT_EQ(twice.exit_code, 0) << twice.err;
   EXPECT_EQ(json::parse(twice.out)["entries"].size(), 3u);
+  // Entries of one problem are measured against each other in the rounds: the same config
+  // twice cannot be told apart.
+  j = json::parse(twice.out);
+  ASSERT_EQ(j["contests"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["contests"][0]["verdict"], "tie");
+  EXPECT_EQ(j["contests"][0]["rounds"], 8);
+  for (const auto& st : j["contests"][0]["standings"]) EXPECT_TRUE(st["tied"].get<bool>()) << st.dump();
+  // A slower config of the same problem loses to the winner in every round: certified.
+  {
+    json slower = json::parse(slurp(dir / "m4096_best.json"));
+    const auto rows = read_csv_rows(dir / "set" / "m4096" / "history.csv");
+    const CsvRow* slowest = nullptr;
+    for (const auto& r : rows)
+      if (r.at("outcome") == "ok" &&
+          (!slowest || std::stod(r.at("median_ms")) > std::stod(slowest->at("median_ms"))))
+        slowest = &r;
+    ASSERT_NE(slowest, nullptr);
+    slower["entries"][0]["config"] = json::parse(slowest->at("config"));
+    std::ofstream(dir / "slower.json") << slower.dump(2);
+    auto contest = bench({"--best-config", best4096, "--best-config", (dir / "slower.json").string()});
+    ASSERT_EQ(contest.exit_code, 0) << contest.err;
+    json c = json::parse(contest.out)["contests"][0];
+    EXPECT_EQ(c["verdict"], "certified") << c.dump(2);
+    EXPECT_EQ(c["winner"], 1);
+    EXPECT_GT(c["standings"][1]["ratio_to_fastest"].get<double>(), 1.0);
+    auto words = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", r128,
+                              "--replay-file", r4096, "--best-config", best4096, "--best-config",
+                              (dir / "slower.json").string(), "--no-read-floor"},
+                             dir);
+    EXPECT_TRUE(contains(words.out, "contest  4096x4096x4096 bf16 NN: [1] certified faster than the others after 8 "
+                                    "rounds; [2]/[1] "))
+        << words.out;
+  }
   auto fastest = bench({"--results", m128, "--best-config", best4096, "--best-config", best4096, "--fastest-only"});
   ASSERT_EQ(fastest.exit_code, 0) << fastest.err;
   j = json::parse(fastest.out);

@@ -1,0 +1,58 @@
+#include "cli/bench_best_rounds.h"
+
+namespace tilesmith::cli {
+
+ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
+                             const std::function<Result<Evaluation>()>* vendor, int rounds) {
+  ProblemRounds out;
+  out.ms.resize(contestants.size());
+  out.paired.resize(contestants.size());
+  if (rounds <= 0) {
+    out.note = "not measured (--rounds 0)";
+    return out;
+  }
+  // Slot i < n: contestant i; slot n: the vendor.
+  const std::size_t n = contestants.size();
+  const std::size_t slots = n + (vendor ? 1 : 0);
+  for (int round = 0; round < rounds && out.note.empty(); ++round) {
+    std::vector<double> got(slots, 0);
+    for (std::size_t k = 0; k < slots && out.note.empty(); ++k) {
+      const std::size_t slot = analysis::ours_first(round) ? k : slots - 1 - k;
+      const std::string where = "round " + std::to_string(round + 1) + ", ";
+      if (slot < n) {
+        const Evaluation e = contestants[slot].measure();
+        if (!e.ok() || !(e.timing.median_ms > 0))
+          out.note = where + contestants[slot].label + ": " + outcome_name(e.outcome) + " " + e.message;
+        else
+          got[slot] = e.timing.median_ms;
+      } else {
+        auto v = (*vendor)();
+        if (!v.ok() || !v->ok() || !(v->timing.median_ms > 0))
+          out.note = where + "vendor: " +
+                     (v.ok() ? std::string(outcome_name(v->outcome)) + " " + v->message : v.status().message());
+        else
+          got[slot] = v->timing.median_ms;
+      }
+    }
+    if (!out.note.empty()) break;
+    for (std::size_t i = 0; i < n; ++i) out.ms[i].push_back(got[i]);
+    if (vendor) out.vendor_ms.push_back(got[n]);
+    ++out.rounds;
+  }
+  if (out.rounds == 0) return out;
+  if (vendor)
+    for (std::size_t i = 0; i < n; ++i) out.paired[i] = analysis::paired_ratio(out.ms[i], out.vendor_ms);
+  if (n >= 2) {
+    // One look, after the rounds run: bench-best does not stop early.
+    CertifyOptions o;
+    o.min_rounds = o.max_rounds = out.rounds;
+    o.look_every = 0;
+    std::vector<std::vector<RoundSample>> samples(n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (double ms : out.ms[i]) samples[i].push_back(RoundSample{ms, std::nullopt});
+    out.contest = certify(samples, o);
+  }
+  return out;
+}
+
+}  // namespace tilesmith::cli
