@@ -184,7 +184,9 @@ std::string why_no_telemetry(const std::vector<const HistoryRow*>& evals, int ve
   const bool replayed = std::all_of(evals.begin(), evals.end(), [](auto* r) { return r->backend == "replay"; });
   if (replayed) return lead + "it was replayed from recorded measurements, which carry none.";
   const bool amd = std::any_of(evals.begin(), evals.end(), [](auto* r) { return r->backend == "hip"; });
-  if (amd) return lead + "it was measured on an AMD GPU (ROCm SMI is not read yet).";
+  if (amd)
+    return lead + "it was measured on an AMD GPU without ROCm SMI (no librocm_smi64.so.1, or an older version "
+                  "than this history's).";
   return lead + "it was recorded without NVML (no libnvidia-ml.so.1 on the machine, or a GPU without it).";
 }
 

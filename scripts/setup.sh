@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build pkg-config libcurl4-openssl-dev nlohmann-json3-dev libspdlog-dev
-          libcli11-dev libgtest-dev libgmock-dev libamdhip64-dev libopenblas-dev zlib1g-dev libcpp-httplib-dev
+          libcli11-dev libgtest-dev libgmock-dev libamdhip64-dev librocm-smi-dev libopenblas-dev zlib1g-dev libcpp-httplib-dev
           libjs-chart.js openmpi-bin libopenmpi-dev libeigen3-dev liblbfgspp-dev python3 python3-numpy python3-torch
           ${TILESMITH_EXTRA_PACKAGES:-})
 missing=()

@@ -10,6 +10,7 @@
 #include "runtime/backend.h"
 #include "runtime/gpu_error.h"
 #include "runtime/hip/hip_api.h"
+#include "runtime/rocm_smi/rocm_smi_telemetry.h"
 #include "runtime/hip/hiprtc_compiler.h"
 
 namespace tilesmith {
@@ -183,9 +184,18 @@ class HipDevice final : public GpuDevice {
                               dtype_name(p.c_type) + " C) failed with hipBLAS status " + std::to_string(st));
     return {};
   }
+  // ROCm SMI finds the device by its PCI address: its index order need not be HIP's
+  // (HIP_VISIBLE_DEVICES). The same zeroed, generous buffer as read_facts: the runtime may
+  // write a larger structure than these headers declare.
   Result<std::unique_ptr<TelemetrySource>> open_telemetry() override {
-    return Status::unavailable(
-        "clocks, power and energy are read through NVML on NVIDIA only; ROCm SMI is not read yet");
+    TS_ASSIGN_OR_RETURN(const rocm_smi::Api* smi, rocm_smi::api());
+    std::vector<unsigned char> storage(sizeof(hipDeviceProp_t) + 8192, 0);
+    auto* prop = reinterpret_cast<hipDeviceProp_t*>(storage.data());
+    if (api_.hipGetDeviceProperties(prop, facts_.ordinal) != hipSuccess)
+      return Status::unavailable("the HIP runtime gives no PCI address for the device, so ROCm SMI cannot find it");
+    const std::uint64_t id = rocm_smi::bdf_id(prop->pciDomainID, prop->pciBusID, prop->pciDeviceID);
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<rocm_smi::Telemetry> t, rocm_smi::Telemetry::open(*smi, id));
+    return std::unique_ptr<TelemetrySource>(std::move(t));
   }
 
   std::string vendor_name() const override {
