@@ -63,6 +63,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "(by what each can still gain; a floor until each is known) or even (candidates each)")
       ->check(CLI::IsMember({"gain", "even"}))
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--objective",
+         [&f](const std::string& name) { f.objective = parse_objective(name).value_or(Objective::kTime); },
+         "what the search minimises and the winner is picked by: time (median time), energy (joules per "
+         "launch) or edp (joules x seconds). energy and edp read the GPU's energy counter after every "
+         "measurement, which costs at least 100 ms more per candidate, and need a GPU that has one (NVML on "
+         "NVIDIA, Volta and later): without it the run stops at its first measurement with exit code 2 and "
+         "says so. A results folder keeps the objective it was tuned with "
+         "(docs/timing-and-tolerances.md)")
+      ->check(CLI::IsMember(objective_names()))
+      ->default_str(objective_name(f.objective));
   app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
       ->check(integer_at_least<std::uint64_t>(0))
       ->capture_default_str();
