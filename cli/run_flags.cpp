@@ -85,17 +85,15 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->type_name("PATH")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
-                                       "winner (0: keep the search's measurement)")
+  app.add_option("--retime", f.retime, "re-time this many of the best configs (by --objective: the fastest for "
+                                       "time) at the end before naming the winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))
       ->capture_default_str();
   app.add_option(
          "--retime-rounds", f.retime_rounds,
-         "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping "
-         "early "
-         "once the fastest is certified faster than the others at 95% (looks after 8 rounds, then "
-         "every "
-         "4); otherwise the winner is reported as a tie, broken toward the steadier finalist "
+         "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping early once the "
+         "best by --objective is certified better than the others at 95% (looks after 8 rounds, then every 4); "
+         "otherwise the winner is reported as a tie, broken toward the steadier finalist "
          "(docs/timing-and-tolerances.md)")
       ->check(integer_from_to(1, 1000))
       ->capture_default_str();
@@ -115,7 +113,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--hours", f.hours, "wall-clock hours of this session, e.g. 7.5")
       ->check(number_at_least(0))
       ->capture_default_str();
-  app.add_option("--patience", f.patience, "plateau: stop after this many generations without a faster config")
+  app.add_option("--patience", f.patience,
+                 "plateau: stop after this many generations without a better config (faster, for --objective time)")
       ->check(integer_at_least(0))
       ->capture_default_str();
 
