@@ -4,42 +4,44 @@
 
 namespace tilesmith {
 
-const char* objective_name(Objective o) {
-  switch (o) {
-    case Objective::kTime: return "time";
-    case Objective::kEnergy: return "energy";
-    case Objective::kEdp: return "edp";
-  }
-  return "time";
+namespace {
+// Each objective's words, in one table: the flag's name, the unit of its value, the phrase.
+struct Words {
+  Objective objective;
+  const char* name;
+  const char* unit;
+  const char* description;
+};
+constexpr Words kWords[] = {
+    {Objective::kTime, "time", "ms", "median time"},
+    {Objective::kEnergy, "energy", "J", "energy per launch"},
+    {Objective::kEdp, "edp", "J*s", "energy-delay product"},
+};
+
+const Words& words(Objective o) {
+  for (const Words& w : kWords)
+    if (w.objective == o) return w;
+  return kWords[0];
 }
+}  // namespace
+
+const char* objective_name(Objective o) { return words(o).name; }
+const char* objective_unit(Objective o) { return words(o).unit; }
+const char* objective_description(Objective o) { return words(o).description; }
 
 const std::vector<std::string>& objective_names() {
-  static const std::vector<std::string> names{"time", "energy", "edp"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Words& w : kWords) n.push_back(w.name);
+    return n;
+  }();
   return names;
 }
 
 Result<Objective> parse_objective(std::string_view text) {
-  for (Objective o : {Objective::kTime, Objective::kEnergy, Objective::kEdp})
-    if (text == objective_name(o)) return o;
+  for (const Words& w : kWords)
+    if (text == w.name) return w.objective;
   return Status::invalid("unknown objective '" + std::string(text) + "' (time, energy or edp)");
-}
-
-const char* objective_unit(Objective o) {
-  switch (o) {
-    case Objective::kTime: return "ms";
-    case Objective::kEnergy: return "J";
-    case Objective::kEdp: return "J*s";
-  }
-  return "ms";
-}
-
-const char* objective_description(Objective o) {
-  switch (o) {
-    case Objective::kTime: return "median time";
-    case Objective::kEnergy: return "energy per launch";
-    case Objective::kEdp: return "energy-delay product";
-  }
-  return "median time";
 }
 
 bool needs_energy(Objective o) { return o != Objective::kTime; }
