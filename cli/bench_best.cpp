@@ -159,7 +159,7 @@ int bench_best(const BenchBestOptions& o) {
   }
   EvaluatorContext ec;
   ec.seed = o.seed;
-  ec.energy_ms = 100;  // joules per GEMM beside the time (a search leaves it off)
+  ec.energy_ms = kEnergyWindowMs;  // joules per GEMM beside the time
   // One candidate: one compile helper. Several entries are compiled ahead in parallel.
   const int compile_threads =
       from_file ? std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8) : 1;

@@ -120,15 +120,17 @@ Selection select_entries(const std::vector<BestEntry>& entries, const BenchBestO
     else sel.other_device.push_back(&e);
   }
   if (o.fastest_only) {
-    // Per problem, the entry with the fastest recorded median (the first of equals).
+    // Per problem, the best recorded entry by its run's objective (the first of equals):
+    // the fastest median for a run tuned for time. Entries tuned for different objectives
+    // (several folders) have no common figure but the time.
     std::map<std::string, const BestEntry*> fastest;
-    auto recorded = [](const BestEntry* e) {
-      const auto& m = e->metrics;
-      return m.contains("median_ms") && m["median_ms"].is_number() ? m["median_ms"].get<double>() : 1e300;
+    auto better = [](const BestEntry* a, const BestEntry* b) {
+      const Objective o = a->objective == b->objective ? a->objective : Objective::kTime;
+      return entry_objective_value(*a, o).value_or(1e300) < entry_objective_value(*b, o).value_or(1e300);
     };
     for (const BestEntry* e : sel.selected) {
       auto [it, fresh] = fastest.emplace(e->problem.key(), e);
-      if (!fresh && recorded(e) < recorded(it->second)) it->second = e;
+      if (!fresh && better(e, it->second)) it->second = e;
     }
     std::vector<const BestEntry*> kept;
     for (const BestEntry* e : sel.selected)

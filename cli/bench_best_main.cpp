@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   cfg->excludes(best);
   cfg->excludes(results);
   app.add_flag("--fastest-only", o.fastest_only,
-               "one entry per problem: the one with the fastest recorded median (the others are left out)");
+               "one entry per problem: the best recorded one by the objective its run was tuned for (the fastest "
+               "median for --objective time; the others are left out)");
   app.add_flag("!--no-read-floor", o.read_floor,
                "skip the read floor (the fastest read of the operands found, runtime/read_floor.h) measured per problem");
   app.add_option("--read-floor-max-m", o.read_floor_max_m,

@@ -130,6 +130,29 @@ nlohmann::json to_json(const analysis::PairedRatio& p) {
 }
 
 namespace {
+// One side of objective_line: "ours 0.5123 ms, 0.4375 J/GEMM, 2.51 TFLOP/s per W".
+std::string energy_side(const char* who, const std::optional<Evaluation>& e, double flops) {
+  if (!e || !e->ok()) return std::string(who) + " not measured";
+  std::string s = std::string(who) + " " + fmt("%.4f ms", e->timing.median_ms);
+  const auto j = e->telemetry ? e->telemetry->joules_per_launch : std::nullopt;
+  if (!j || !(*j > 0)) return s + ", no energy figure";
+  return s + ", " + fmt("%.4g J/GEMM", *j) + ", " + fmt("%.3g TFLOP/s per W", flops / *j / 1e12);
+}
+}  // namespace
+
+std::string objective_line(const BestEntry& e, const std::optional<Evaluation>& ours,
+                           const std::optional<Evaluation>& vendor) {
+  if (e.objective == Objective::kTime) return {};
+  const double flops = e.problem.flops();
+  std::string line = std::string(objective_name(e.objective)) + " (" + objective_description(e.objective) +
+                     "): " + energy_side("ours", ours, flops) + "; " + energy_side("vendor", vendor, flops);
+  const auto a = ours ? objective_value(e.objective, *ours) : std::nullopt;
+  const auto b = vendor ? objective_value(e.objective, *vendor) : std::nullopt;
+  if (a && b) line += "; ours " + fmt("%.3fx", *a / *b) + " the vendor's " + objective_description(e.objective);
+  return line;
+}
+
+namespace {
 // A recorded [lo, hi] of the certification ("interval_ms", "range_ms"), when there is one.
 std::optional<std::pair<double, double>> recorded_pair(const BestEntry& e, const char* key) {
   if (!e.certification.is_object()) return std::nullopt;
@@ -246,6 +269,7 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
            {"config", config_to_json(r.entry->config)},
            {"status", r.status},
            {"notes", r.notes},
+           {"objective", objective_name(r.entry->objective)},
            {"recorded", r.entry->metrics},
            {"drift", r.drift ? json(*r.drift) : json(nullptr)},
            {"peak_tflops", peak > 0 ? json(peak / 1e12) : json(nullptr)}};
@@ -264,6 +288,9 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
           r.now->ok() ? within_recorded_range(*r.entry, r.now->timing.median_ms) : std::nullopt;
       j["within_recorded_range"] = in_range ? json(*in_range) : json(nullptr);
     }
+    // The objective's figure today, ours and the vendor's (null where not measured).
+    j["objective_value"] = maybe(r.now ? objective_value(r.entry->objective, *r.now) : std::nullopt);
+    j["vendor_objective_value"] = maybe(r.vendor ? objective_value(r.entry->objective, *r.vendor) : std::nullopt);
     if (r.vendor) {
       to_json(j["vendor"], *r.vendor);
       j["vendor_percent_of_peak"] = maybe(percent_of_peak(device, p, *r.vendor));
@@ -320,6 +347,11 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
                 e.provenance.value("run_id", std::string("?")).c_str(),
                 e.provenance.contains("history_row") ? e.provenance["history_row"].dump().c_str() : "?",
                 e.provenance.value("timestamp", std::string("?")).c_str());
+    if (e.objective != Objective::kTime)
+      std::printf("    tuned for %s (%s)%s\n", objective_name(e.objective), objective_description(e.objective),
+                  metric(e.metrics, "joules_per_launch")
+                      ? (", recorded " + fmt("%.4g J/GEMM", *metric(e.metrics, "joules_per_launch"))).c_str()
+                      : "");
     if (const std::string c = certification_text(e); !c.empty())
       std::printf("    re-timed  %s\n", c.c_str());
     if (r.now) {
@@ -356,6 +388,8 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
       std::printf("    device    ours: %s\n", telemetry_line(*r.now, flops).c_str());
     if (r.vendor && !telemetry_line(*r.vendor, flops).empty())
       std::printf("    device    vendor: %s\n", telemetry_line(*r.vendor, flops).c_str());
+    if (const std::string line = objective_line(e, r.now, r.vendor); !line.empty() && r.now)
+      std::printf("    objective %s\n", line.c_str());
     if (r.now && !r.now->telemetry_note.empty() &&
         telemetry_notes.insert(r.now->telemetry_note).second)
       std::printf("    note      %s\n", r.now->telemetry_note.c_str());

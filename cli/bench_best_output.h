@@ -91,6 +91,14 @@ std::string telemetry_line(const Evaluation& e, double flops);
 std::string paired_text(const std::optional<analysis::PairedRatio>& p, const std::string& note);
 nlohmann::json to_json(const analysis::PairedRatio& p);
 
+// For an entry tuned for energy or edp (BestEntry::objective), what it was tuned for and
+// ours beside the vendor in the figures that matter for it: "energy (energy per launch):
+// ours 0.5123 ms, 0.4375 J/GEMM, 2.51 TFLOP/s per W; vendor 0.4981 ms, 0.4710 J/GEMM,
+// 2.33 TFLOP/s per W; ours 0.929x the vendor's energy per launch". "" for an entry tuned for
+// time. A figure that was not measured is named as missing.
+std::string objective_line(const BestEntry& e, const std::optional<Evaluation>& ours,
+                           const std::optional<Evaluation>& vendor);
+
 // The recorded re-timing's verdict and interval, for the "recorded" line: "certified after
 // 12 rounds, 95% interval of the median [0.5101, 0.5140] ms"; "" for an entry without one.
 std::string certification_text(const BestEntry& e);

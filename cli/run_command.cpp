@@ -46,6 +46,9 @@ int run_single(const RunFlags& f, const RunSettings& settings, ScaleOut* scale_o
   auto report = run_on_console(*run, *console);
   if (!report.ok()) {
     spdlog::error("the run stopped: {}", report.status().message());
+    // A run that cannot go on as asked (--objective energy on a GPU without an energy
+    // counter) would stop again on resume: its message says what to do instead.
+    if (status_exit(report.status()) == kExitUsage) return exit_code_for_signal(kExitUsage);
     spdlog::error("every row written so far is in {}; run the same command again to resume",
                   (fs::path(f.results) / kHistoryFileName).string());
     return exit_code_for_signal(kExitFailed);

@@ -63,6 +63,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "(by what each can still gain; a floor until each is known) or even (candidates each)")
       ->check(CLI::IsMember({"gain", "even"}))
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--objective",
+         [&f](const std::string& name) { f.objective = parse_objective(name).value_or(Objective::kTime); },
+         "what the search minimises and the winner is picked by: time (median time), energy (joules per "
+         "launch) or edp (joules x seconds). energy and edp read the GPU's energy counter after every "
+         "measurement, which costs at least 100 ms more per candidate, and need a GPU that has one (NVML on "
+         "NVIDIA, Volta and later): without it the run stops at its first measurement with exit code 2 and "
+         "says so. A results folder keeps the objective it was tuned with "
+         "(docs/timing-and-tolerances.md)")
+      ->check(CLI::IsMember(objective_names()))
+      ->default_str(objective_name(f.objective));
   app.add_option("--seed", f.seed, "seed of the proposals (and of the replay draws); same seed, same run")
       ->check(integer_at_least<std::uint64_t>(0))
       ->capture_default_str();
@@ -74,17 +85,17 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->type_name("PATH")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--retime", f.retime, "re-time this many of the fastest configs at the end before naming the "
-                                       "winner (0: keep the search's measurement)")
+  app.add_option("--retime", f.retime, "re-time this many of the best configs (by --objective: the fastest for "
+                                       "time) at the end before naming the winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))
       ->capture_default_str();
   app.add_option(
          "--retime-rounds", f.retime_rounds,
-         "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping "
-         "early once the fastest is certified faster than the others at 95% (looks after 8 rounds, "
-         "then every 4); otherwise the winner is reported as a tie, broken toward the steadier "
-         "finalist. A fresh worker process measures every 4 rounds, so the interval holds what "
-         "differs between processes (docs/timing-and-tolerances.md)")
+         "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping early once the "
+         "best by --objective is certified better than the others at 95% (looks after 8 rounds, then every 4); "
+         "otherwise the winner is reported as a tie, broken toward the steadier finalist. A fresh worker process "
+         "measures every 4 rounds, so the interval holds what differs between processes "
+         "(docs/timing-and-tolerances.md)")
       ->check(integer_from_to(1, 1000))
       ->capture_default_str();
   app.add_option("--compile-threads", f.compile_threads,
@@ -103,7 +114,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
   app.add_option("--hours", f.hours, "wall-clock hours of this session, e.g. 7.5")
       ->check(number_at_least(0))
       ->capture_default_str();
-  app.add_option("--patience", f.patience, "plateau: stop after this many generations without a faster config")
+  app.add_option("--patience", f.patience,
+                 "plateau: stop after this many generations without a better config (faster, for --objective time)")
       ->check(integer_at_least(0))
       ->capture_default_str();
 

@@ -26,13 +26,13 @@ int run_problem_set_tuning(const RunFlags& f, const RunSettings& settings, Scale
   auto report = run_on_console(*run, *console);
   if (!report.ok()) {
     spdlog::error("the problem set stopped: {}", report.status().message());
-    spdlog::error(
-        "every row written so far is in the problems' folders under {}; run the same command again "
-        "to "
-        "resume",
-        f.results);
-    return exit_code_for_signal(status_exit(report.status()) == kExitUsage ? kExitUsage
-                                                                           : kExitFailed);
+    // As for one problem (run_command.cpp): a run that cannot go on as asked says what to
+    // do instead, and resuming it as it is would stop again.
+    if (status_exit(report.status()) == kExitUsage) return exit_code_for_signal(kExitUsage);
+    spdlog::error("every row written so far is in the problems' folders under {}; run the same command again to "
+                  "resume",
+                  f.results);
+    return exit_code_for_signal(kExitFailed);
   }
   spdlog::default_logger()->flush();
   std::string summary = format_problem_set_summary(*report);

@@ -13,12 +13,12 @@ HistorySummary summarize_history(std::span<const TrialView> history, const Param
   const auto& params = space.parameters();
   s.per_parameter.resize(params.size());
 
-  std::vector<std::size_t> timed;
+  std::vector<std::size_t> scored;
   for (std::size_t i = 0; i < history.size(); ++i) {
     const TrialView& t = history[i];
     ++s.by_outcome[t.outcome];
-    const bool ok = t.outcome == Outcome::kOk && t.time_ms;
-    if (ok) timed.push_back(i);
+    const bool ok = t.outcome == Outcome::kOk && t.score;
+    if (ok) scored.push_back(i);
     for (std::size_t p = 0; p < params.size(); ++p) {
       auto it = t.config->find(params[p].name);
       if (it == t.config->end()) continue;
@@ -26,16 +26,16 @@ HistorySummary summarize_history(std::span<const TrialView> history, const Param
       ++v.tried;
       if (ok) {
         ++v.ok;
-        if (!v.best_ms || *t.time_ms < *v.best_ms) v.best_ms = t.time_ms;
+        if (!v.best_score || *t.score < *v.best_score) v.best_score = t.score;
       }
     }
   }
 
-  // Stable: among equal times the earlier trial ranks first, so prompts are reproducible.
-  std::stable_sort(timed.begin(), timed.end(),
-                   [&](std::size_t a, std::size_t b) { return *history[a].time_ms < *history[b].time_ms; });
+  // Stable: among equal scores the earlier trial ranks first, so prompts are reproducible.
+  std::stable_sort(scored.begin(), scored.end(),
+                   [&](std::size_t a, std::size_t b) { return *history[a].score < *history[b].score; });
   std::set<std::reference_wrapper<const Config>, std::less<Config>> shown;
-  for (std::size_t i : timed) {
+  for (std::size_t i : scored) {
     if (s.best.size() >= max_best) break;
     if (shown.insert(std::cref(*history[i].config)).second) s.best.push_back(i);
   }

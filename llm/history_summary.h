@@ -1,7 +1,8 @@
 #pragma once
 // One pass over the tuning history that collects what the prompt shows: counts per
-// outcome, the fastest distinct configs, the most recent failures per outcome and, per
-// parameter value, how often it was tried, how often it worked and its best time.
+// outcome, the best distinct configs, the most recent failures per outcome and, per
+// parameter value, how often it was tried, how often it worked and its best score. The
+// score is what the run minimises: the median time, or its other objective (energy).
 // O(n log n) in the history length; 100k trials take milliseconds.
 
 #include <cstddef>
@@ -24,20 +25,21 @@ namespace tilesmith::llm {
 struct TrialView {
   const Config* config = nullptr;  // never null
   Outcome outcome = Outcome::kInvalid;
-  std::optional<double> time_ms;   // set for ok trials
+  std::optional<double> score;     // set for ok trials that can be ranked; lower is better
   std::string_view message;        // failure reason or compile-log excerpt
+  std::optional<double> median_ms;  // of an ok trial, where the score is not the time
 };
 
 struct ValueStats {
   std::size_t tried = 0;
   std::size_t ok = 0;
-  std::optional<double> best_ms;
+  std::optional<double> best_score;
 };
 
 struct HistorySummary {
   std::size_t total = 0;
   std::map<Outcome, std::size_t> by_outcome;
-  // Indices into the history: ok trials with a time, fastest first, one per distinct config.
+  // Indices into the history: ok trials with a score, best first, one per distinct config.
   std::vector<std::size_t> best;
   // Per failing outcome (in enum order): indices, newest first, and how many in total.
   struct Failures {

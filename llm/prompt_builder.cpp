@@ -199,11 +199,20 @@ std::string history_section(const PromptInputs& in, const HistorySummary& h, con
     s += " The space has " + std::to_string(in.space->cartesian_size()) +
          " combinations before constraints. Configurations already tried are rejected, so do not repeat them.\n";
   }
+  const bool by_time = in.objective.empty();
   if (!h.best.empty() && level.best > 0) {
-    s += "\n### Fastest so far (median kernel time; lower is better)\n";
+    s += by_time ? "\n### Fastest so far (median kernel time; lower is better)\n"
+                 : "\n### Best so far (" + in.objective + " in " + in.objective_unit + "; lower is better)\n";
     for (std::size_t i = 0; i < h.best.size() && i < level.best; ++i) {
       const TrialView& t = in.history[h.best[i]];
-      s += std::to_string(i + 1) + ". " + config_text(*t.config) + ": " + perf_text(*t.time_ms, in.problem, in.device) + "\n";
+      s += std::to_string(i + 1) + ". " + config_text(*t.config) + ": ";
+      if (by_time) {
+        s += perf_text(*t.score, in.problem, in.device) + "\n";
+      } else {
+        s += fmt("%.4g", *t.score) + " " + in.objective_unit;
+        if (t.median_ms) s += " at " + perf_text(*t.median_ms, in.problem, in.device);
+        s += "\n";
+      }
     }
   }
   if (!h.failures.empty() && level.failures_per_outcome > 0) {
@@ -221,23 +230,23 @@ std::string history_section(const PromptInputs& in, const HistorySummary& h, con
     }
   }
   if (h.total > 0 && level.stats > 0) {
-    s += "\n### Per parameter value: tried / ok / best ms";
-    s += level.stats == 1 ? " (three fastest values)\n" : "\n";
+    s += "\n### Per parameter value: tried / ok / best " + (by_time ? std::string("ms") : in.objective_unit);
+    s += level.stats == 1 ? (by_time ? " (three fastest values)\n" : " (three best values)\n") : "\n";
     for (std::size_t p = 0; p < params.size(); ++p) {
       const auto& stats = h.per_parameter[p];
       std::vector<std::pair<std::int64_t, const ValueStats*>> rows;
       for (const auto& [v, st] : stats) rows.emplace_back(v, &st);
       if (level.stats == 1) {
-        std::erase_if(rows, [](const auto& r) { return !r.second->best_ms; });
+        std::erase_if(rows, [](const auto& r) { return !r.second->best_score; });
         std::sort(rows.begin(), rows.end(),
-                  [](const auto& a, const auto& b) { return *a.second->best_ms < *b.second->best_ms; });
+                  [](const auto& a, const auto& b) { return *a.second->best_score < *b.second->best_score; });
         if (rows.size() > 3) rows.resize(3);
       }
       s += "- " + params[p].name + ":";
       for (const auto& [v, st] : rows) {
         s.append(" ").append(std::to_string(v)).append(" -> ").append(std::to_string(st->tried));
         s.append("/").append(std::to_string(st->ok)).append("/");
-        s += st->best_ms ? fmt("%.4g", *st->best_ms) : std::string("-");
+        s += st->best_score ? fmt("%.4g", *st->best_score) : std::string("-");
         s += ';';
       }
       std::vector<std::int64_t> untried;
@@ -264,10 +273,16 @@ std::string task_section(const PromptInputs& in) {
   std::string example = "{\"candidates\": [{\"rationale\": \"<one or two sentences>\"";
   for (const Parameter& p : in.space->parameters()) example += ", \"" + p.name + "\": <integer>";
   example += "}, ...]}";
+  // The goal said plainly when it is not speed: a model assumes fastest otherwise.
+  const std::string goal =
+      in.objective.empty() ? std::string()
+                           : " The goal is the lowest " + in.objective + " (" + in.objective_unit +
+                                 "), not the shortest time.";
   return "\n## Task\nPropose " + std::to_string(in.count) +
          " new configurations: distinct from each other, not in the history, each value taken from its "
-         "parameter's list, all constraints and device limits met. Mix exploitation of the fastest "
-         "configurations with exploration of values that have not been tried. Reply with JSON only, "
+         "parameter's list, all constraints and device limits met." + goal + " Mix exploitation of the " +
+         (in.objective.empty() ? "fastest" : "best") +
+         " configurations with exploration of values that have not been tried. Reply with JSON only, "
          "in this form, with exactly " +
          std::to_string(in.count) + " candidates:\n" + example + "\n";
 }

@@ -47,6 +47,11 @@ struct PromptInputs {
   std::vector<RelatedProblem> related;
   // Reasons the model's previous reply was (partly) rejected, as given to the next prompt.
   std::vector<std::string> previous_rejections;
+  // What the run minimises when it is not the time (autotune-loop --objective energy|edp):
+  // its words and unit ("energy per launch", "J"). The history's scores are in that unit
+  // and the prompt asks for the lowest of it. Empty: the median time, in ms.
+  std::string objective;
+  std::string objective_unit;
   int count = 8;              // configs wanted
   int token_budget = 12000;   // for system + user + reserved_tokens
   int reserved_tokens = 0;    // what the provider may add (the schema in text modes)

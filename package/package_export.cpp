@@ -28,8 +28,9 @@ double entry_median(const BestEntry& e) {
   return it != e.metrics.end() && it->is_number() ? it->get<double>() : INFINITY;
 }
 
-// The fastest entry for `problem_key` (every problem when empty) in one best_config.json,
-// grouped by problem key, on the device the filter selects.
+// The best entry per problem in one best_config.json by the objective the run recorded
+// (entry_objective_value: the fastest for a run tuned for time), grouped by problem key,
+// on the device the filter selects.
 Result<std::map<std::string, BestEntry>> winners_in(const fs::path& path, const std::string& device_filter) {
   std::error_code ec;
   if (!fs::exists(path, ec))
@@ -58,11 +59,14 @@ Result<std::map<std::string, BestEntry>> winners_in(const fs::path& path, const 
       return Status::failed_precondition(path.string() + ": the winner of " + e->problem.describe() +
                                          " was recorded on the replay backend; there is no kernel to compile or "
                                          "ship. Export a run measured on a GPU");
-    if (!std::isfinite(entry_median(*e))) continue;
+    const auto value = entry_objective_value(*e);
+    if (!value) continue;
     auto [it, added] = best.emplace(e->problem.key(), *e);
-    if (!added && entry_median(*e) < entry_median(it->second)) it->second = *e;
+    if (!added && *value < *entry_objective_value(it->second)) it->second = *e;
   }
-  if (best.empty()) return Status::not_found(path.string() + " has no entry with a measured time");
+  if (best.empty())
+    return Status::not_found(path.string() + " has no entry with a measured time (and energy, for a run tuned "
+                                             "for energy or edp)");
   return best;
 }
 

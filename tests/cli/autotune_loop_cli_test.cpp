@@ -92,6 +92,43 @@ TEST(CliUsage, GpuBackendWithoutAGpuExitsThree) {
 
 // ---------------------------------------------------------------- runs
 
+// --objective energy on a device without an energy counter (the replay backend has
+// none): the run stops at its first measurement, exit code 2, saying why and what to do;
+// the folder keeps its row and, tuned for energy now, refuses a run for time. The config
+// file takes the same key; a value not offered is refused.
+TEST(CliRun, AnObjectiveTheDeviceCannotMeasureExitsTwoAndSaysWhatToDo) {
+  REQUIRE_RECORDING();
+  const fs::path dir = fresh_dir("cli_objective");
+  auto help = run_process({autotune_loop_exe().string(), "--help"}, dir);
+  EXPECT_TRUE(contains(help.out, "--objective")) << help.out;
+  EXPECT_TRUE(contains(help.out, "edp (joules x seconds)")) << help.out;
+
+  const fs::path results = dir / "results";
+  auto r = run_process(loop_args(results, {"--objective", "energy", "--max-evals", "8", "--candidates", "4"}), dir);
+  const std::string said = r.out + r.err;
+  EXPECT_EQ(r.exit_code, 2) << said;
+  EXPECT_TRUE(contains(said, "--objective energy needs the energy of each launch")) << said;
+  EXPECT_TRUE(contains(said, "Tune for --objective time instead")) << said;
+  EXPECT_FALSE(contains(said, "run the same command again")) << "resuming would stop again: " << said;
+  const auto rows = read_csv_rows(results / "history.csv");
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const CsvRow& row) { return row.at("outcome") == "ok"; }), 1);
+
+  auto time = run_process(loop_args(results, {"--objective", "time", "--max-evals", "8"}), dir);
+  EXPECT_EQ(time.exit_code, 2) << time.out << time.err;
+  EXPECT_TRUE(contains(time.err, "was tuned for --objective energy")) << time.err;
+  EXPECT_EQ(read_csv_rows(results / "history.csv").size(), rows.size()) << "a refused run measures nothing";
+
+  const fs::path file = dir / "edp.toml";
+  std::ofstream(file) << "objective = \"edp\"\nmax-evals = 4\n";
+  auto c = run_process(loop_args(dir / "edp", {"--config", file.string()}), dir);
+  EXPECT_EQ(c.exit_code, 2) << c.out << c.err;
+  EXPECT_TRUE(contains(c.out + c.err, "--objective edp needs the energy of each launch")) << c.out << c.err;
+
+  auto bad = run_process(loop_args(dir / "bad", {"--objective", "power"}), dir);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(contains(bad.err, "power not in {time,energy,edp}")) << bad.err;
+}
+
 TEST(CliRun, ReplayWithTheOfflineProposerThenHistoryAndBenchBest) {
   REQUIRE_RECORDING();
   const fs::path dir = fresh_dir("cli_offline");

@@ -32,6 +32,35 @@ TEST(BenchBestOutput, TelemetryLineSaysClocksPowerEnergyAndThrottling) {
       << "idle is no throttling";
 }
 
+// An entry tuned for energy: what it was tuned for, and ours beside the vendor in time,
+// joules per GEMM and TFLOP/s per watt; nothing for an entry tuned for time.
+TEST(BenchBestOutput, AnEntryTunedForEnergyShowsTimeJoulesAndThroughputPerWattOfBothSides) {
+  BestEntry entry;
+  entry.problem.m = entry.problem.n = entry.problem.k = 1000;  // 2e9 FLOP
+  auto measured = [](double ms, std::optional<double> joules) {
+    Evaluation e;
+    e.outcome = Outcome::kOk;
+    e.timing.median_ms = ms;
+    if (joules) {
+      e.telemetry = TelemetrySummary{};
+      e.telemetry->joules_per_launch = joules;
+    }
+    return e;
+  };
+  const auto ours = measured(0.5, 0.004), vendor = measured(0.4, 0.005);
+  EXPECT_EQ(objective_line(entry, ours, vendor), "") << "tuned for time: the usual lines say it";
+  entry.objective = Objective::kEnergy;
+  EXPECT_EQ(objective_line(entry, ours, vendor),
+            "energy (energy per launch): ours 0.5000 ms, 0.004 J/GEMM, 0.5 TFLOP/s per W; vendor 0.4000 ms, "
+            "0.005 J/GEMM, 0.4 TFLOP/s per W; ours 0.800x the vendor's energy per launch");
+  entry.objective = Objective::kEdp;
+  EXPECT_EQ(objective_line(entry, ours, std::nullopt),
+            "edp (energy-delay product): ours 0.5000 ms, 0.004 J/GEMM, 0.5 TFLOP/s per W; vendor not measured");
+  EXPECT_EQ(objective_line(entry, measured(0.5, std::nullopt), vendor),
+            "edp (energy-delay product): ours 0.5000 ms, no energy figure; vendor 0.4000 ms, 0.005 J/GEMM, 0.4 "
+            "TFLOP/s per W");
+}
+
 TEST(BenchBestOutput, TheRecordedIntervalIsShownAndTodaysMedianPlacedInIt) {
   BestEntry e;
   EXPECT_EQ(certification_text(e), "") << "an entry written before the rounds";

@@ -100,6 +100,30 @@ TEST(PromptBuilder, ContainsTheDeviceTemplateParametersConstraintsProblemAndTask
   EXPECT_EQ(p->estimated_tokens, estimate_tokens(p->system) + estimate_tokens(p->user));
 }
 
+// A run tuned for energy: the scores are joules, the best are listed by them with their
+// time beside, and the task says what the goal is.
+TEST(PromptBuilder, AnObjectiveOtherThanTimeRanksByItsScoreAndSaysSo) {
+  ParamSpace space = tilesmith::testing::small_space();
+  History h;
+  h.add({{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"THREAD_M", 4}}, Outcome::kOk, 0.30);   // slower, thriftier
+  h.add({{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"THREAD_M", 8}}, Outcome::kOk, 0.45);  // faster
+  h.views[0].median_ms = 1.25;
+  h.views[1].median_ms = 0.98;
+  h.finish();
+  PromptInputs in = inputs(space, h);
+  in.objective = "energy per launch";
+  in.objective_unit = "J";
+  auto p = build_prompt(in);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const std::string& u = p->user;
+  for (const char* want : {"### Best so far (energy per launch in J; lower is better)",
+                           "\"THREAD_M\": 4}: 0.3 J at 1.25 ms", "tried / ok / best J",
+                           "The goal is the lowest energy per launch (J), not the shortest time."})
+    EXPECT_NE(u.find(want), std::string::npos) << "missing: " << want << "\n" << u;
+  EXPECT_EQ(u.find("Fastest so far"), std::string::npos) << u;
+  EXPECT_LT(u.find("\"THREAD_M\": 4}: 0.3 J"), u.find("\"THREAD_M\": 8}: 0.45 J")) << "the thriftier first";
+}
+
 // A problem of a set: the winners of its related problems are cited after the problem,
 // and only when there are some.
 TEST(PromptBuilder, CitesTheWinnersOfRelatedProblemsInTheSet) {

@@ -52,6 +52,12 @@ struct EvaluatorSettings {
 // not a list (the caller asks the backend). invalid_argument saying what is wrong.
 Result<std::vector<int>> parse_device_list(const std::string& text);
 
+// The energy window of a measurement that reports energy (EvaluatorContext::energy_ms):
+// bench-best's and a search for energy's alike, so their figures are taken the same way.
+// It costs at least this long per measurement, up to 4x that plus 100 ms where the
+// counter steps slowly (runtime/telemetry.h, EnergyWindow).
+inline constexpr double kEnergyWindowMs = 100;
+
 struct EvaluatorContext {
   std::uint64_t seed = 1;  // input data (GPU) or draws (replay)
   // Folders the command loaded templates from (--kernels-dir): the workers look templates
@@ -62,8 +68,9 @@ struct EvaluatorContext {
   // Compiles at once, all devices together (--compile-threads); -1: default_compile_threads()
   // per device. Each device's worker gets its share of compile helper processes.
   int compile_threads = -1;
-  // The energy window after each measurement (TimingOptions::energy_ms): 0 for a search,
-  // where it would cost 100-500 ms a candidate; bench-best measures energy.
+  // The energy window after each measurement (TimingOptions::energy_ms): 0 for a search
+  // for time, where it would cost 100-500 ms a candidate; a search for energy or edp
+  // (RunSettings::objective) and bench-best measure energy.
   double energy_ms = 0;
 };
 

@@ -93,6 +93,7 @@ Result<std::unique_ptr<Proposer>> ProposerFactory::make_search(const KernelTempl
   o.template_name = tmpl.name();
   o.template_description = tmpl.description();
   o.problem = problem;
+  o.objective = settings_.objective;
   o.prompt_token_budget = settings_.llm.prompt_token_budget;
   o.max_output_tokens = settings_.llm.max_output_tokens;
   o.temperature = settings_.llm.temperature;

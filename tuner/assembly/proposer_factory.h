@@ -20,6 +20,7 @@
 #include "registry/device_facts.h"
 #include "registry/kernel_template.h"
 #include "registry/problem.h"
+#include "tuner/records/objective.h"
 #include "tuner/search/proposer.h"
 #include "tuner/search/warm_start.h"
 
@@ -52,6 +53,9 @@ struct ProposerSettings {
   // Earlier winners to evaluate first, by template name (tuner/search/warm_start.h); a template
   // without seeds starts as it would without a warm start.
   std::map<std::string, std::vector<WarmStartSeed>> warm_start;
+  // What the run minimises: the LLM's prompt names it (the offline proposers only see the
+  // scores the loop gives them).
+  Objective objective = Objective::kTime;
   // Lines for the loop's log from the circuit breaker and the warm start.
   std::function<void(const std::string&)> on_event;
 };

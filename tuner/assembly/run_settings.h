@@ -11,6 +11,7 @@
 #include "registry/problem.h"
 #include "tuner/assembly/open_evaluator.h"
 #include "tuner/assembly/proposer_factory.h"
+#include "tuner/records/objective.h"
 
 namespace tilesmith {
 
@@ -39,6 +40,9 @@ struct RunSettings {
   std::optional<std::string> stop_when_converged;
   std::string results = "results";
   std::uint64_t seed = 1;
+  // What the run minimises (--objective): the median time, or with energy and edp the energy
+  // counter's figure, which turns the evaluator's energy window on (kEnergyWindowMs).
+  Objective objective = Objective::kTime;
   int retime = 3;
   int retime_rounds = 16;  // the re-timing's budget of interleaved rounds (tuner/loop/certify.h)
   std::vector<std::string> warm_start;  // best_config.json files or results folders

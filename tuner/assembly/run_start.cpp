@@ -28,6 +28,7 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"hours", f.hours},
       {"patience", f.patience},
       {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
+      {"objective", objective_name(f.objective)},
       {"retime", f.retime},
       {"retime_rounds", f.retime_rounds},
       {"backend", f.evaluator.backend},
@@ -62,6 +63,7 @@ ProposerSettings proposer_settings(const RunSettings& f) {
   ps.name = f.proposer;
   ps.fallback = f.fallback_proposer;
   ps.llm = f.llm;
+  ps.objective = f.objective;
   ps.llm.log_path = fs::path(f.results) / "llm_log.jsonl";
   ps.llm.capabilities_path = fs::path(f.results) / "llm_capabilities.json";
   ps.on_event = [](const std::string& line) { spdlog::warn(line); };
@@ -234,6 +236,7 @@ LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
   lo.budget.max_evals = f.max_evals;
   lo.budget.hours = f.hours;
   lo.budget.patience = f.patience;
+  lo.objective = f.objective;
   lo.retime_top = f.retime;
   lo.retime_rounds.max_rounds = f.retime_rounds;
   // Several devices eat compiles as fast as one each: the default is per device.
@@ -251,6 +254,7 @@ EvaluatorContext evaluator_context(const RunSettings& f) {
   // matters of them also reaches the history (a crash's message carries its stderr tail).
   ec.on_worker_log = [](const std::string& line) { spdlog::debug(line); };
   ec.compile_threads = f.compile_threads;
+  if (needs_energy(f.objective)) ec.energy_ms = kEnergyWindowMs;
   return ec;
 }
 

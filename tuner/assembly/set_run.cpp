@@ -38,6 +38,13 @@ Result<std::unique_ptr<SetRun>> SetRun::prepare(const RunSettings& settings) {
   }
   if (Status st = check_problem_set_folder(f.results, r->set_); !st.ok())
     return Status::invalid("--results: " + st.message());
+  // Each problem's folder as its loop will check it (the objective it was tuned for among
+  // the rest), before the first slice rather than at its problem's turn.
+  for (const auto& e : r->set_.entries)
+    if (Status st = GenerationLoop::check_folder(std::filesystem::path(f.results) / e.name, e.problem, r->device(),
+                                                 r->templates_[e.name], f.objective);
+        !st.ok())
+      return Status::invalid("--results: problem '" + e.name + "': " + st.message());
   return r;
 }
 

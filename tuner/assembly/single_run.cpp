@@ -53,7 +53,7 @@ Result<std::unique_ptr<SingleRun>> SingleRun::prepare(const RunSettings& setting
   TS_RETURN_IF_ERROR(r->start(r->replay_));
   TS_RETURN_IF_ERROR(choose_templates(f, r->replay_, *r->start_.opened, r->start_.library,
                                       &r->problem_, &r->templates_, &r->left_out_));
-  if (Status st = GenerationLoop::check_folder(f.results, *r->problem_, r->device(), r->templates_);
+  if (Status st = GenerationLoop::check_folder(f.results, *r->problem_, r->device(), r->templates_, f.objective);
       !st.ok())
     return Status::invalid("--results: " + st.message());
   return r;

@@ -16,7 +16,7 @@ Trial replay_trial(const replay::Recording& recording, replay::ReplayEvaluator& 
   Trial t;
   t.config = config;
   t.outcome = e.outcome;
-  if (e.ok()) t.time_ms = e.timing.median_ms;
+  if (e.ok()) t.score = t.median_ms = e.timing.median_ms;  // these benchmarks tune for time
   t.proposer = proposer;
   t.message = e.message;
   return t;

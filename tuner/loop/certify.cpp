@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "analysis/stats.h"
 
@@ -44,6 +45,17 @@ std::vector<double> times_of(const std::vector<RoundSample>& s) {
   return t;
 }
 
+std::vector<double> values_of(const std::vector<RoundSample>& s, Objective o) {
+  std::vector<double> v;
+  for (const auto& x : s) {
+    const auto value = objective_value(o, x.ms, x.joules);
+    if (!value)
+      throw std::invalid_argument(std::string("certify: a round without its ") + objective_description(o));
+    v.push_back(*value);
+  }
+  return v;
+}
+
 std::optional<double> median_joules(const std::vector<RoundSample>& s) {
   std::vector<double> j;
   for (const auto& x : s) {
@@ -55,7 +67,8 @@ std::optional<double> median_joules(const std::vector<RoundSample>& s) {
 }
 
 // The tie rule over the tied finalists: lowest spread, unless others are alike; then the
-// lowest energy when all alike ones have a figure; then the lowest median.
+// figure the objective leaves aside (under time the lowest energy when all alike ones have
+// a figure, under energy and edp the lowest time); then the lowest median value.
 std::size_t break_tie(const std::vector<Standing>& st, const CertifyOptions& o, std::string* rule) {
   std::vector<std::size_t> tied;
   for (std::size_t i = 0; i < st.size(); ++i)
@@ -73,6 +86,10 @@ std::size_t break_tie(const std::vector<Standing>& st, const CertifyOptions& o, 
     *rule = "spread";
     return alike.front();
   }
+  if (o.objective != Objective::kTime) {
+    *rule = "time";
+    return pick([&](std::size_t i) { return st[i].median_ms; });
+  }
   const bool energy = std::all_of(alike.begin(), alike.end(),
                                   [&](std::size_t i) { return st[i].median_joules.has_value(); });
   if (energy) {
@@ -80,7 +97,7 @@ std::size_t break_tie(const std::vector<Standing>& st, const CertifyOptions& o, 
     return pick([&](std::size_t i) { return *st[i].median_joules; });
   }
   *rule = "median";
-  return pick([&](std::size_t i) { return st[i].median_ms; });
+  return pick([&](std::size_t i) { return st[i].median_value; });
 }
 }  // namespace
 
@@ -94,18 +111,24 @@ Certification certify(const std::vector<std::vector<RoundSample>>& samples,
       throw std::invalid_argument("certify: finalists with unequal round counts");
 
   Certification c;
+  c.objective = o.objective;
   c.rounds = static_cast<int>(rounds);
+  std::vector<std::vector<double>> values;
   for (const auto& s : samples) {
     Standing st;
     const auto t = times_of(s);
+    values.push_back(values_of(s, o.objective));
+    const auto& v = values.back();
     st.median_ms = analysis::summarize(t).median;
     st.interval = analysis::median_interval(t, o.confidence);
-    st.spread = analysis::relative_mad(t);
+    st.median_value = analysis::summarize(v).median;
+    st.value_interval = analysis::median_interval(v, o.confidence);
+    st.spread = analysis::relative_mad(v);
     st.median_joules = median_joules(s);
     c.standings.push_back(st);
   }
   for (std::size_t i = 1; i < c.standings.size(); ++i)
-    if (c.standings[i].median_ms < c.standings[c.fastest].median_ms) c.fastest = i;
+    if (c.standings[i].median_value < c.standings[c.fastest].median_value) c.fastest = i;
   c.winner = c.fastest;
   c.standings[c.fastest].tied = true;
   if (samples.size() == 1) {
@@ -120,7 +143,7 @@ Certification certify(const std::vector<std::vector<RoundSample>>& samples,
     if (i == c.fastest) continue;
     std::vector<double> ratios;
     for (std::size_t r = 0; r < rounds; ++r)
-      ratios.push_back(samples[i][r].ms / samples[c.fastest][r].ms);
+      ratios.push_back(values[i][r] / values[c.fastest][r]);
     Standing& st = c.standings[i];
     st.ratio_median = analysis::summarize(ratios).median;
     st.ratio = analysis::median_interval(ratios, c.test_level);

@@ -1,7 +1,10 @@
 #pragma once
-// Whether the fastest of a template's finalists is really faster than the others, from
+// Whether the best of a template's finalists is really better than the others, from
 // their re-measurements taken in interleaved rounds (A B C, C B A, A B C, ...): one
-// sample per finalist per round, each sample a whole evaluation's median. Pure: the
+// sample per finalist per round, each sample a whole evaluation's median (and energy).
+// "Better" is the run's objective (tuner/records/objective.h): faster for time, less
+// energy per launch for energy, a lower energy-delay product for edp; below, "the
+// fastest" and "t" stand for the best and the objective's value of a round. Pure: the
 // caller runs the rounds (tuner/loop/retime.h) and asks after each one.
 //
 // The method (docs/timing-and-tolerances.md, "The certified winner"):
@@ -21,8 +24,9 @@
 //   make a certificate more likely than the confidence level says.
 // - At max_rounds, a finalist not separated from the fastest is tied with it. A tie is
 //   broken toward the lowest spread (relative MAD of its rounds); spreads within
-//   spread_alike of the lowest count as alike, and among those the lowest energy per
-//   launch wins when every one of them has a figure, else the lowest median.
+//   spread_alike of the lowest count as alike, and among those the other figure decides:
+//   under time, the lowest energy per launch when every one of them has a figure (else
+//   the lowest median); under energy or edp, the lowest median time.
 
 #include <cstddef>
 #include <optional>
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "analysis/median_interval.h"
+#include "tuner/records/objective.h"
 
 namespace tilesmith {
 
@@ -43,6 +48,9 @@ struct CertifyOptions {
   // many rounds (<= 0: one process), so that the rounds, their interval and their range
   // hold what differs between processes as well as between rounds.
   int rounds_per_process = 4;
+  // What the rounds are compared by. Every sample must have its value (objective_value();
+  // energy needs the joules): the caller leaves out a finalist whose round has none.
+  Objective objective = Objective::kTime;
 };
 
 // One finalist's measurement in one round.
@@ -62,11 +70,15 @@ const char* verdict_name(Verdict v);
 
 struct Standing {
   double median_ms = 0;
-  std::optional<analysis::MedianInterval> interval;  // its own median, at `confidence`
-  double spread = 0;                                 // relative MAD of its rounds
+  std::optional<analysis::MedianInterval> interval;  // its own median time, at `confidence`
+  // Its objective's median over the rounds and that median's interval (for time, the same
+  // as median_ms and interval).
+  double median_value = 0;
+  std::optional<analysis::MedianInterval> value_interval;
+  double spread = 0;                                 // relative MAD of its rounds' values
   std::optional<double> median_joules;               // when every round has a figure
-  // t_this / t_fastest per round: its median, and its interval at the per-test level
-  // (the fastest's own: 1, no interval).
+  // t_this / t_fastest per round (values of the objective): its median, and its interval
+  // at the per-test level (the fastest's own: 1, no interval).
   double ratio_median = 1;
   std::optional<analysis::MedianInterval> ratio;
   bool tied = false;  // not separated from the fastest (the fastest itself: true)
@@ -74,11 +86,12 @@ struct Standing {
 
 struct Certification {
   Verdict verdict = Verdict::kUndecided;
-  std::size_t fastest = 0;  // lowest median
+  Objective objective = Objective::kTime;  // what the rounds were compared by (the options')
+  std::size_t fastest = 0;  // lowest median value of the objective
   std::size_t winner = 0;   // the fastest, or the tie rule's pick
   int rounds = 0;
   double test_level = 0;            // each paired interval's confidence after the Bonferroni split
-  std::string tie_rule;             // tie only: "spread", "energy" or "median" decided it
+  std::string tie_rule;             // tie only: "spread", "energy", "time" or "median" decided it
   std::vector<Standing> standings;  // in the order of the input
 };
 
@@ -89,8 +102,9 @@ int look_count(const CertifyOptions& o);
 
 // The standings of the finalists after the rounds so far: samples[i] holds finalist i's
 // samples in round order, every finalist the same count (a finalist that failed a round
-// is left out by the caller). kUndecided only while rounds < max_rounds. Empty input or
-// unequal counts are a programmer error (std::invalid_argument).
+// is left out by the caller). kUndecided only while rounds < max_rounds. Empty input,
+// unequal counts or a sample without the objective's value are a programmer error
+// (std::invalid_argument).
 Certification certify(const std::vector<std::vector<RoundSample>>& samples,
                       const CertifyOptions& o);
 

@@ -95,7 +95,9 @@ void GenerationLoop::State::absorb(const HistoryRow& row) {
         Trial trial;
         trial.config = *config;
         trial.outcome = row.outcome;
-        if (row.ok() && row.median_ms) trial.time_ms = *row.median_ms;
+        // The proposers rank by the objective; an ok row without its figure ranks as a failure.
+        trial.score = s.value(row);
+        if (row.ok()) trial.median_ms = row.median_ms;
         trial.proposer = row.model.empty() ? row.proposer : row.proposer + ":" + row.model;
         trial.message = row.message;
         // Rows arrive generation by generation; within the last generation, keep the
@@ -115,8 +117,10 @@ void GenerationLoop::State::absorb(const HistoryRow& row) {
   } else {
     ++s.rejected_count;
   }
-  if (row.evaluated() && row.ok() && row.median_ms && *row.median_ms > 0) {
-    if (!s.best_ms || *row.median_ms < *s.best_ms) {
+  if (row.joules_per_launch) s.energy_seen = true;
+  if (const auto value = s.value(row)) {
+    if (!s.best_value || *value < *s.best_value) {
+      s.best_value = value;
       s.best_ms = row.median_ms;
       s.best_tflops = row.tflops;
       s.best_template = row.template_name;
@@ -126,12 +130,35 @@ void GenerationLoop::State::absorb(const HistoryRow& row) {
 }
 
 
+Status GenerationLoop::State::check_energy(const Evaluation& e, const std::string& what) {
+  if (!needs_energy(options.objective) || !e.ok() || energy_seen) return {};
+  if (e.telemetry && e.telemetry->joules_per_launch) {
+    energy_seen = true;
+    return {};
+  }
+  const std::string why = e.telemetry_note.empty() ? "the evaluator reports no energy" : e.telemetry_note;
+  return Status::failed_precondition(
+      "--objective " + std::string(objective_name(options.objective)) + " needs the energy of each launch, and " +
+      what + " came back without it (" + why + "), so no candidate could be ranked. The device needs an energy "
+      "counter read through NVML (NVIDIA Volta or later; not the replay backend). Tune for --objective time "
+      "instead" + (evaluated_session > 0 ? ", in another --results folder (this one's history.csv keeps what was "
+                                           "measured)"
+                                         : "; nothing was recorded, so the same --results folder will do"));
+}
+
 namespace {
+// The objective the rows of a session were ranked by, from its journal event: "time" for
+// journals written before the objective was recorded.
+std::string session_objective(const nlohmann::json& e) { return e.value("objective", std::string("time")); }
+
 // What the folder holds must be the same experiment: same problem, same device, same
-// kernel sources. Mixing them would make the history lie.
+// kernel sources, ranked by the same objective. Mixing them would make the history lie.
+// A session that recorded no row (one stopped because the device has no energy counter)
+// leaves no ranking behind, so its objective binds nobody.
 Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>& rows,
                              const std::vector<nlohmann::json>& events, const GemmProblem& problem,
-                             const DeviceFacts& device, const std::vector<const KernelTemplate*>& templates) {
+                             const DeviceFacts& device, const std::vector<const KernelTemplate*>& templates,
+                             Objective objective) {
   const std::string key = problem.key();
   for (const auto& r : rows) {
     if (r.problem_key != key)
@@ -149,6 +176,19 @@ Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>&
       return Status::failed_precondition(dir.string() + " holds a run for another problem (key " +
                                          e.value("problem_key", "") + ") than this one (" + problem.describe() +
                                          "). Give this run its own --results folder.");
+  std::set<int> sessions_with_rows;
+  for (const auto& r : rows)
+    if (r.evaluated()) sessions_with_rows.insert(r.session);
+  for (const auto& e : events) {
+    if (e.value("event", "") != "session" || !sessions_with_rows.count(e.value("session", 0))) continue;
+    const std::string then = session_objective(e);
+    if (then != objective_name(objective))
+      return Status::failed_precondition(
+          dir.string() + " was tuned for --objective " + then + " (session " + std::to_string(e.value("session", 0)) +
+          "); this run asks for --objective " + objective_name(objective) +
+          ", and its best, finalists and proposals would be ranked by another measure than the rows already "
+          "there. Resume with --objective " + then + ", or give this run its own --results folder.");
+  }
   for (const auto& r : rows)
     for (const KernelTemplate* t : templates)
       if (t->name() == r.template_name && r.template_hash != t->source_hash())
@@ -161,7 +201,7 @@ Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>&
 }  // namespace
 
 Status GenerationLoop::check_folder(const fs::path& dir, const GemmProblem& problem, const DeviceFacts& device,
-                                    const std::vector<const KernelTemplate*>& templates) {
+                                    const std::vector<const KernelTemplate*>& templates, Objective objective) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return {};
   auto history = read_history(dir / kHistoryFileName);
@@ -176,7 +216,7 @@ Status GenerationLoop::check_folder(const fs::path& dir, const GemmProblem& prob
     auto j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_discarded() && j.is_object()) events.push_back(std::move(j));
   }
-  return check_same_experiment(dir, history->rows, events, problem, device, templates);
+  return check_same_experiment(dir, history->rows, events, problem, device, templates, objective);
 }
 
 GenerationLoop::~GenerationLoop() = default;
@@ -240,7 +280,8 @@ Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(CandidateRunner& ru
   }
   std::vector<const KernelTemplate*> templates;
   for (const auto& t : targets) templates.push_back(t.tmpl);
-  TS_RETURN_IF_ERROR(check_same_experiment(dir, loop->history_->rows(), s.journal.events(), problem, device, templates));
+  TS_RETURN_IF_ERROR(check_same_experiment(dir, loop->history_->rows(), s.journal.events(), problem, device, templates,
+                                           s.options.objective));
 
   loop->resume_ = find_resume_point(loop->history_->rows(), s.journal.events());
   s.run_id = loop->resume_.run_id.empty() ? new_run_id() : loop->resume_.run_id;
@@ -251,8 +292,8 @@ Result<std::unique_ptr<GenerationLoop>> GenerationLoop::open(CandidateRunner& ru
   for (auto& t : s.targets) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const HistoryRow& r = rows[i];
-      if (r.template_name == t.target.tmpl->name() && r.evaluated() && r.ok() && r.median_ms &&
-          (!t.best || *r.median_ms < *rows[*t.best].median_ms))
+      const auto value = s.value(r);
+      if (r.template_name == t.target.tmpl->name() && value && (!t.best || *value < *s.value(rows[*t.best])))
         t.best = i;
     }
   }
@@ -266,7 +307,7 @@ Status GenerationLoop::Runner::run() {
   // A resumed run's best scales the workers' run deadlines until the vendor's or a new
   // measurement does.
   if (s_.best_ms) s_.runner->expect_kernel_ms(s_.options.problem, *s_.best_ms);
-  measure_vendor();
+  TS_RETURN_IF_ERROR(measure_vendor());
   if (resume_.unfinished) {
     s_.current_generation = resume_.unfinished->generation;
     s_.log(LogLevel::kInfo, "finishing generation " + std::to_string(resume_.unfinished->generation) +
@@ -319,6 +360,7 @@ Status GenerationLoop::Runner::start_session() {
                          {"proposer", t.target.proposer->name()}});
   s_.report.run_id = s_.run_id;
   s_.report.session = s_.session;
+  s_.report.objective = s_.options.objective;
   s_.report.rows_at_start = static_cast<std::int64_t>(history_.rows().size());
   return s_.journal.append(json{{"event", "session"},
                                 {"run_id", s_.run_id},
@@ -326,6 +368,7 @@ Status GenerationLoop::Runner::start_session() {
                                 {"time", utc_timestamp_now()},
                                 {"pid", ::getpid()},
                                 {"problem_key", s_.options.problem.key()},
+                                {"objective", objective_name(s_.options.objective)},
                                 {"problem", problem},
                                 {"device", device},
                                 {"templates", templates},
@@ -346,16 +389,19 @@ Status GenerationLoop::Runner::record_crashes() {
   return {};
 }
 
-void GenerationLoop::Runner::measure_vendor() {
+Status GenerationLoop::Runner::measure_vendor() {
   s_.vendor_name = s_.evaluator->vendor_name();
   if (!s_.options.vendor_baseline) {
     s_.vendor_note = "not measured (--no-vendor)";
-    return;
+    return {};
   }
   if (s_.options.vendor_known && s_.options.vendor_known->ok()) {
+    // Measured by an earlier session, perhaps before energy was asked for: it proves a
+    // counter when it has a figure, and proves nothing when it has none.
     s_.vendor = *s_.options.vendor_known;
+    if (s_.vendor->telemetry && s_.vendor->telemetry->joules_per_launch) s_.energy_seen = true;
     s_.runner->expect_kernel_ms(s_.options.problem, s_.vendor->timing.median_ms);
-    return;
+    return {};
   }
   const auto t0 = Clock::now();
   auto v = s_.evaluator->vendor_baseline(s_.options.problem);
@@ -364,6 +410,7 @@ void GenerationLoop::Runner::measure_vendor() {
   add_measure(took, false);
   if (v.ok() && v->ok()) {
     s_.vendor = *v;
+    if (Status st = s_.check_energy(*v, "the vendor baseline (" + s_.vendor_name + ")"); !st.ok()) return st;
     s_.runner->expect_kernel_ms(s_.options.problem, v->timing.median_ms);
     char buf[160];
     std::snprintf(buf, sizeof buf, "vendor baseline %s: %.4g ms, %.2f TFLOP/s", s_.vendor_name.c_str(),
@@ -376,6 +423,7 @@ void GenerationLoop::Runner::measure_vendor() {
     s_.vendor_note = v.ok() ? std::string(outcome_name(v->outcome)) + ": " + v->message : v.status().message();
     s_.log(LogLevel::kInfo, "no vendor baseline: " + s_.vendor_note);
   }
+  return {};
 }
 
 void GenerationLoop::Runner::note_journal(const Status& st) {
@@ -395,23 +443,31 @@ Status GenerationLoop::Runner::retime() {
     collect_search_winners();
     return {};
   }
+  const Objective objective = s_.options.objective;
+  CertifyOptions rounds = s_.options.retime_rounds;
+  rounds.objective = objective;
   // One line for the whole re-timing (a problem set runs it once per problem).
   std::string plan;
   for (auto& t : s_.targets) {
     const std::string name = t.target.tmpl->name();
-    const std::size_t n = retime_finalists(history_.rows(), name, s_.options.retime_top).size();
+    const std::size_t n = retime_finalists(history_.rows(), name, s_.options.retime_top, objective).size();
     if (n > 0) plan += (plan.empty() ? "" : ", ") + name + " " + std::to_string(n);
   }
-  if (!plan.empty()) s_.log(LogLevel::kInfo, "re-timing the fastest configs: " + plan);
+  if (!plan.empty())
+    s_.log(LogLevel::kInfo, std::string("re-timing the ") +
+                                (objective == Objective::kTime ? "fastest configs"
+                                                               : std::string("best configs by ") +
+                                                                     objective_description(objective)) +
+                                ": " + plan);
   for (auto& t : s_.targets) {
     const std::string name = t.target.tmpl->name();
-    auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top);
+    auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top, objective);
     if (finalists.empty()) continue;
     const auto t0 = Clock::now();
     RetimeReport report = tilesmith::retime(
-        retimer_, *t.target.tmpl, s_.options.problem, finalists, s_.options.retime_rounds,
+        retimer_, *t.target.tmpl, s_.options.problem, finalists, rounds,
         [this] { return s_.stop_requested(); },
-        [this](const RetimeResult& rr, const Evaluation& e, int round) {
+        [this, objective](const RetimeResult& rr, const Evaluation& e, int round) {
           json ev{{"event", "retime"},
                   {"session", s_.session},
                   {"template", rr.template_name},
@@ -420,12 +476,19 @@ Status GenerationLoop::Runner::retime() {
                   {"round", round},
                   {"outcome", outcome_name(e.outcome)}};
           if (e.ok()) ev["median_ms"] = e.timing.median_ms;
+          if (e.ok() && e.telemetry && e.telemetry->joules_per_launch)
+            ev["joules_per_launch"] = *e.telemetry->joules_per_launch;
           note_journal(s_.journal.append(ev, false));
           if (!e.ok())
             s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " +
                                         rr.template_name + " failed its re-timing in round " +
                                         std::to_string(round) + ": " + outcome_name(e.outcome) +
                                         (e.message.empty() ? "" : " (" + e.message + ")"));
+          else if (!objective_value(objective, e))
+            s_.log(LogLevel::kWarn, "finalist row " + std::to_string(rr.row.row) + " of " + rr.template_name +
+                                        " is out of the re-timing: round " + std::to_string(round) +
+                                        " came back without its " + objective_description(objective) +
+                                        (e.telemetry_note.empty() ? "" : " (" + e.telemetry_note + ")"));
         });
     add_measure(seconds_since(t0), false);
     if (s_.stop_requested() || report.stopped) {
@@ -442,8 +505,8 @@ Status GenerationLoop::Runner::retime() {
       TS_RETURN_IF_ERROR(remove_best_config_entry(best_path_, entry_for(t, *finalists.front(), nullptr).key()));
     } else {
       BestEntry entry = entry_for(t, winner->row, &winner->retimed);
-      for (const auto& rr : report.finalists) entry.retime.push_back(retime_finalist_json(rr));
-      entry.certification = certification_json(report, s_.options.retime_rounds);
+      for (const auto& rr : report.finalists) entry.retime.push_back(retime_finalist_json(rr, objective));
+      entry.certification = certification_json(report, rounds);
       s_.log(LogLevel::kInfo, name + ": " + certification_line(report));
       json ev{{"event", "certification"}, {"session", s_.session}, {"template", name}};
       ev.update(entry.certification);

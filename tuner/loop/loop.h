@@ -36,6 +36,7 @@
 #include "tuner/loop/candidate_runner.h"
 #include "tuner/loop/convergence_stop.h"
 #include "tuner/records/history.h"
+#include "tuner/records/objective.h"
 #include "tuner/loop/progress.h"
 #include "tuner/search/proposer.h"
 #include "tuner/search/template_allocation.h"
@@ -67,6 +68,13 @@ struct LoopOptions {
   TemplateAllocation allocation = TemplateAllocation::kByGain;
   AllocationOptions allocation_options;
   std::uint64_t seed = 1;  // with the generation and template: each request's seed
+  // What "best" means everywhere in the run (tuner/records/objective.h): the proposers'
+  // scores, the best so far, the finalists and their certification (it overrides
+  // retime_rounds.objective), best_config.json. Energy and edp need an evaluator that
+  // reports the energy of a launch: where the first measurement has none (and no earlier
+  // one had), run() stops with failed_precondition saying so. A results folder keeps the
+  // objective its rows were ranked by (open() refuses another).
+  Objective objective = Objective::kTime;
   LoopBudget budget;
   int retime_top = 3;      // finalists re-timed per template at the end; 0: none
   // How they are re-timed: rounds, looks and the confidence of a certified winner
@@ -112,6 +120,7 @@ class LoopObserver {
 struct LoopReport {
   std::string run_id;
   int session = 1;
+  Objective objective = Objective::kTime;  // what the run ranked by (LoopOptions::objective)
   StopReason reason = StopReason::kExhausted;
   std::string detail;                   // the reason in words, with numbers
   std::vector<HistoryRow> rows;         // the whole history at the end
@@ -142,7 +151,8 @@ class GenerationLoop {
  public:
   // Opens the results folder (created when missing): takes its lock, reads and repairs
   // history.csv and journal.jsonl, finds the resume point, and checks that what the
-  // folder holds was recorded for this problem, device and these templates' sources.
+  // folder holds was recorded for this problem, device and these templates' sources, and
+  // ranked by this objective (a session whose rows are in history.csv recorded another).
   // failed_precondition naming the difference and what to do otherwise; io_error,
   // parse_error as the files give them. The runner and targets must outlive the loop.
   static Result<std::unique_ptr<GenerationLoop>> open(CandidateRunner& runner, std::vector<LoopTarget> targets,
@@ -152,7 +162,8 @@ class GenerationLoop {
   // no repair, nothing created. A missing folder passes. So a command can refuse a folder
   // before it creates its log there. The same errors as open().
   static Status check_folder(const std::filesystem::path& dir, const GemmProblem& problem, const DeviceFacts& device,
-                             const std::vector<const KernelTemplate*>& templates);
+                             const std::vector<const KernelTemplate*>& templates,
+                             Objective objective = Objective::kTime);
   // The same with one evaluator in this process (an InlineRunner the loop owns). The
   // evaluator must outlive the loop.
   static Result<std::unique_ptr<GenerationLoop>> open(Evaluator& evaluator, std::vector<LoopTarget> targets,
@@ -174,7 +185,9 @@ class GenerationLoop {
   // finalists instead of the loop's evaluator (the replay backend uses an independent
   // draw so a resumed run re-times exactly like an uninterrupted one). Errors: io_error
   // when history.csv or best_config.json cannot be written (the run stops; nothing
-  // recorded is lost).
+  // recorded is lost); failed_precondition when the objective needs energy and the
+  // device reports none (the message says why and what to do; what was measured is in
+  // history.csv).
   Result<LoopReport> run(LoopObserver& observer, const std::atomic<bool>* stop = nullptr,
                          Evaluator* retimer = nullptr);
 

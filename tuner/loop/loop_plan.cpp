@@ -233,7 +233,8 @@ bool GenerationLoop::Runner::check_budgets(bool between_generations) {
          s_.last_improving_generation < 0
              ? "no valid config in " + std::to_string(s_.next_generation) + " generations (--patience " +
                    std::to_string(b.patience) + ")"
-             : "no faster config since generation " + std::to_string(s_.last_improving_generation) + " (" +
+             : std::string(s_.options.objective == Objective::kTime ? "no faster" : "no better") +
+                   " config since generation " + std::to_string(s_.last_improving_generation) + " (" +
                    std::to_string(s_.next_generation - 1 - s_.last_improving_generation) +
                    " generations, --patience " + std::to_string(b.patience) + ")");
   }
@@ -250,12 +251,20 @@ void GenerationLoop::Runner::generation_done(int generation) {
     }
   std::string parts;
   for (const auto& [name, c] : outcomes) parts += (parts.empty() ? "" : ", ") + std::to_string(c) + " " + name;
-  char buf[120] = "";
+  char buf[160] = "";
   if (s_.best_ms)
-    std::snprintf(buf, sizeof buf, "; best %.4g ms, %.2f TFLOP/s", *s_.best_ms, s_.best_tflops.value_or(0));
+    std::snprintf(buf, sizeof buf, "; best %.4g ms, %.2f TFLOP/s%s%s", *s_.best_ms, s_.best_tflops.value_or(0),
+                  best_objective().empty() ? "" : ", ", best_objective().c_str());
   s_.log(LogLevel::kInfo, "generation " + std::to_string(generation) + ": " + std::to_string(n) + " evaluated" +
                               (parts.empty() ? "" : " (" + parts + ")") + buf);
   if (s_.observer) s_.observer->on_generation(progress());
+}
+
+std::string GenerationLoop::Runner::best_objective() const {
+  if (s_.options.objective == Objective::kTime || !s_.best_value) return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g %s", *s_.best_value, objective_unit(s_.options.objective));
+  return buf;
 }
 
 LoopProgress GenerationLoop::Runner::progress() const {
@@ -268,6 +277,7 @@ LoopProgress GenerationLoop::Runner::progress() const {
   p.outcomes = s_.outcomes;
   p.best_ms = s_.best_ms;
   p.best_tflops = s_.best_tflops;
+  p.best_objective = best_objective();
   p.best_template = s_.best_template;
   p.split = s_.split;
   p.converged = s_.report.converged;

@@ -69,18 +69,25 @@ BestEntry GenerationLoop::Runner::entry_for(const TargetState& t, const HistoryR
   ctx.results_dir = s_.options.results_dir.string();
   ctx.vendor_library = s_.vendor_name;
   ctx.vendor = s_.vendor;
+  ctx.objective = s_.options.objective;
   return make_best_entry(ctx, *t.target.tmpl, row, retimed);
 }
 
 Status GenerationLoop::Runner::update_best(const HistoryRow& row) {
-  if (!row.evaluated() || !row.ok() || !row.median_ms) return {};
+  const auto value = s_.value(row);
+  if (!value) return {};
   TargetState* t = s_.target(row.template_name);
-  if (!t || (t->best && *history_.rows()[*t->best].median_ms <= *row.median_ms)) return {};
+  if (!t || (t->best && *s_.value(history_.rows()[*t->best]) <= *value)) return {};
   t->best = history_.rows().size() - 1;  // `row` is the last one appended
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "new best for %s: %.4g ms, %.2f TFLOP/s (row %lld, generation %d, %s)",
-                row.template_name.c_str(), *row.median_ms, row.tflops.value_or(0), (long long)row.row,
-                row.generation, row.proposer.c_str());
+  char buf[200];
+  std::string energy;
+  if (row.joules_per_launch) {
+    std::snprintf(buf, sizeof buf, ", %.4g J/launch", *row.joules_per_launch);
+    energy = buf;
+  }
+  std::snprintf(buf, sizeof buf, "new best for %s: %.4g ms, %.2f TFLOP/s%s (row %lld, generation %d, %s)",
+                row.template_name.c_str(), *row.median_ms, row.tflops.value_or(0), energy.c_str(),
+                (long long)row.row, row.generation, row.proposer.c_str());
   s_.log(LogLevel::kInfo, std::string(buf) + " " + row.config);
   return upsert_best_config(best_path_, entry_for(*t, row, nullptr)).with_context("updating best_config.json");
 }

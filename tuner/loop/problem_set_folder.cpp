@@ -39,16 +39,15 @@ bool ends_the_search(const std::string& reason) {
 
 }  // namespace
 
-Result<ProblemFolder> read_problem_folder(const fs::path& dir) {
+Result<ProblemFolder> read_problem_folder(const fs::path& dir, Objective objective) {
   ProblemFolder f;
   TS_ASSIGN_OR_RETURN(HistoryLoad history, read_history(dir / kHistoryFileName));
   for (const auto& r : history.rows) {
     if (!r.evaluated()) continue;
     ++f.evals;
-    std::optional<double> ms;
-    if (r.ok() && r.median_ms && *r.median_ms > 0) ms = *r.median_ms;
-    f.evaluated_ms.push_back(ms);
-    if (ms && (!f.search_best_ms || *ms < *f.search_best_ms)) f.search_best_ms = ms;
+    const std::optional<double> value = objective_value(objective, r);
+    f.evaluated.push_back(value);
+    if (value && (!f.search_best || *value < *f.search_best)) f.search_best = value;
   }
   bool retime_in_session = false, ended_after_retime = false;
   for (const auto& e : journal_events(dir / kJournalFileName)) {
@@ -86,11 +85,11 @@ std::optional<double> winner_ms(const BestEntry& entry) {
   return ms > 0 ? std::optional<double>(ms) : std::nullopt;
 }
 
-const BestEntry* fastest_winner(const ProblemFolder& folder) {
+const BestEntry* best_winner(const ProblemFolder& folder) {
   const BestEntry* best = nullptr;
   for (const auto& e : folder.winners) {
-    auto ms = winner_ms(e);
-    if (ms && (!best || *ms < *winner_ms(*best))) best = &e;
+    auto value = entry_objective_value(e);
+    if (value && (!best || *value < *entry_objective_value(*best))) best = &e;
   }
   return best;
 }

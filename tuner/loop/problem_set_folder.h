@@ -13,13 +13,16 @@
 #include "base/status.h"
 #include "runtime/evaluation.h"
 #include "tuner/records/best_config.h"
+#include "tuner/records/objective.h"
 
 namespace tilesmith {
 
 struct ProblemFolder {
   std::int64_t evals = 0;                       // evaluation rows of history.csv
-  std::vector<std::optional<double>> evaluated_ms;  // per evaluation row, in order: the median when ok
-  std::optional<double> search_best_ms;         // fastest ok evaluation row
+  // Per evaluation row, in order: its value under the run's objective (the median time by
+  // default) when it has one.
+  std::vector<std::optional<double>> evaluated;
+  std::optional<double> search_best;            // the lowest of them
   std::optional<Evaluation> vendor;             // the last vendor event of the journal
   std::string vendor_name;
   std::string last_stop;                        // the reason of the journal's last end event
@@ -29,11 +32,13 @@ struct ProblemFolder {
 };
 
 // NotFound-free: a missing folder or file reads as empty. parse_error for a history or
-// best_config.json that cannot be read.
-Result<ProblemFolder> read_problem_folder(const std::filesystem::path& dir);
+// best_config.json that cannot be read. `objective`: what the rows are ranked by.
+Result<ProblemFolder> read_problem_folder(const std::filesystem::path& dir, Objective objective = Objective::kTime);
 
-// The fastest entry of best_config.json (its median_ms), if any.
-const BestEntry* fastest_winner(const ProblemFolder& folder);
+// The best entry of best_config.json by its objective (entry_objective_value: the fastest
+// for a run tuned for time), if any.
+const BestEntry* best_winner(const ProblemFolder& folder);
+// An entry's median time (metrics.median_ms), when positive.
 std::optional<double> winner_ms(const BestEntry& entry);
 
 }  // namespace tilesmith

@@ -154,7 +154,7 @@ class SetRun {
 
  private:
   Status reread(std::size_t i) {
-    auto f = read_problem_folder(folder(i));
+    auto f = read_problem_folder(folder(i), o_.loop.objective);
     if (!f.ok()) return f.status().with_context(folder(i).string());
     folders_[i] = std::move(f).value();
     return {};
@@ -176,7 +176,7 @@ class SetRun {
       p.flops = o_.set.entries[i].problem.flops();
       p.count = o_.set.entries[i].count;
       if (folders_[i].vendor) p.vendor_ms = folders_[i].vendor->timing.median_ms;
-      p.recent_gain = recent_gain(folders_[i].evaluated_ms, window);
+      p.recent_gain = recent_gain(folders_[i].evaluated, window);
       p.done = folders_[i].done;
       s.push_back(p);
     }
@@ -185,7 +185,7 @@ class SetRun {
 
   std::vector<bool> tuned() const {
     std::vector<bool> t;
-    for (const auto& f : folders_) t.push_back(f.search_best_ms.has_value());
+    for (const auto& f : folders_) t.push_back(f.search_best.has_value());
     return t;
   }
 
@@ -193,7 +193,7 @@ class SetRun {
   std::vector<RelatedResult> related(std::size_t i) const {
     std::vector<RelatedResult> out;
     for (std::size_t j : nearest_tuned(o_.set, i, tuned(), 4)) {
-      const BestEntry* w = fastest_winner(folders_[j]);
+      const BestEntry* w = best_winner(folders_[j]);
       if (!w) continue;
       RelatedResult r;
       r.name = o_.set.entries[j].name;
@@ -267,7 +267,7 @@ class SetRun {
   Status retime_all() {
     for (std::size_t i = 0; i < o_.set.entries.size(); ++i) {
       if (stop_ && stop_->load()) return {};
-      if (!folders_[i].search_best_ms || folders_[i].retimed) continue;
+      if (!folders_[i].search_best || folders_[i].retimed) continue;
       TS_ASSIGN_OR_RETURN(ProblemTargets * t, targets(i));
       LoopOptions lo = slice_options(i);
       lo.budget.max_evals = std::max<std::int64_t>(1, folders_[i].evals);
@@ -299,7 +299,7 @@ class SetRun {
       p.problem = e.problem;
       p.count = e.count;
       p.evals = folders_[i].evals;
-      if (const BestEntry* w = fastest_winner(folders_[i])) {
+      if (const BestEntry* w = best_winner(folders_[i])) {
         p.ours_ms = winner_ms(*w);
         p.template_name = w->template_name;
         auto metric = [&](const char* key) -> std::optional<double> {

@@ -60,17 +60,17 @@ std::optional<Slice> next_slice(const std::vector<ProblemStanding>& problems, co
   return Slice{*best, std::min(std::max<std::int64_t>(1, o.slice), left), false};
 }
 
-double recent_gain(const std::vector<std::optional<double>>& evaluated_ms, std::int64_t window) {
-  const std::size_t n = evaluated_ms.size();
+double recent_gain(const std::vector<std::optional<double>>& evaluated, std::int64_t window) {
+  const std::size_t n = evaluated.size();
   const std::size_t split = n > static_cast<std::size_t>(std::max<std::int64_t>(0, window))
                                 ? n - static_cast<std::size_t>(window)
                                 : 0;
   std::optional<double> before, now;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& ms = evaluated_ms[i];
-    if (!ms || !(*ms > 0)) continue;
-    if (i < split && (!before || *ms < *before)) before = *ms;
-    if (!now || *ms < *now) now = *ms;
+    const auto& v = evaluated[i];
+    if (!v || !(*v > 0)) continue;
+    if (i < split && (!before || *v < *before)) before = *v;
+    if (!now || *v < *now) now = *v;
   }
   if (!now || !before) return 1;
   return std::max(0.0, *before / *now - 1);

@@ -56,10 +56,10 @@ std::int64_t effective_min_slice(std::size_t problems, const SchedulerOptions& o
 // The next slice, or nullopt when the budget is spent or every problem is done.
 std::optional<Slice> next_slice(const std::vector<ProblemStanding>& problems, const SchedulerOptions& options);
 
-// How much faster the best got over the last `window` evaluations: best before / best
-// now - 1 (0: no gain). `evaluated_ms` has one entry per evaluation in order, the median
-// for an ok one. 1 when the window found the first ok result or there is none yet (a
-// problem without a result is worth trying).
-double recent_gain(const std::vector<std::optional<double>>& evaluated_ms, std::int64_t window);
+// How much better the best got over the last `window` evaluations: best before / best
+// now - 1 (0: no gain). `evaluated` has one entry per evaluation in order, its value under
+// the run's objective (the median time by default) for an ok one. 1 when the window found
+// the first ok result or there is none yet (a problem without a result is worth trying).
+double recent_gain(const std::vector<std::optional<double>>& evaluated, std::int64_t window);
 
 }  // namespace tilesmith

@@ -41,6 +41,7 @@ std::string body(const LoopProgress& p) {
       std::snprintf(buf, sizeof buf, " %.4g ms", *p.best_ms);
       out += buf;
     }
+    if (!p.best_objective.empty()) out += " " + p.best_objective;
     if (p.best_vendor_ratio) {
       std::snprintf(buf, sizeof buf, " (%.2fx vendor)", *p.best_vendor_ratio);
       out += buf;

@@ -18,6 +18,8 @@ struct LoopProgress {
   std::int64_t rejected = 0;          // proposal rows (rejected before evaluation) of the run
   std::map<std::string, std::int64_t> outcomes;  // evaluation rows by outcome name
   std::optional<double> best_ms, best_tflops, best_vendor_ratio;
+  // The best's value when the run minimises something other than time ("0.0123 J"); "" otherwise.
+  std::string best_objective;
   std::string best_template;
   // How the last generation was split over the templates ("tma_half 24, hmma 4"); "" with one.
   std::string split;

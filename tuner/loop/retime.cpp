@@ -7,19 +7,20 @@
 namespace tilesmith {
 
 std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows,
-                                                const std::string& template_name, int top) {
-  std::vector<const HistoryRow*> ok;
+                                                const std::string& template_name, int top,
+                                                Objective objective) {
+  std::vector<std::pair<double, const HistoryRow*>> ok;
   std::set<std::string> seen;
   for (const auto& r : rows)
-    if (r.template_name == template_name && r.evaluated() && r.ok() && r.median_ms &&
-        seen.insert(r.key()).second)
-      ok.push_back(&r);
-  std::stable_sort(ok.begin(), ok.end(), [](const HistoryRow* a, const HistoryRow* b) {
-    return *a->median_ms < *b->median_ms;
-  });
-  if (ok.size() > static_cast<std::size_t>(std::max(top, 0)))
-    ok.resize(static_cast<std::size_t>(std::max(top, 0)));
-  return ok;
+    if (r.template_name == template_name)
+      if (const auto value = objective_value(objective, r); value && seen.insert(r.key()).second)
+        ok.emplace_back(*value, &r);
+  std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const HistoryRow*> best;
+  for (const auto& [value, r] : ok) best.push_back(r);
+  if (best.size() > static_cast<std::size_t>(std::max(top, 0)))
+    best.resize(static_cast<std::size_t>(std::max(top, 0)));
+  return best;
 }
 
 RoundSample round_sample(const Evaluation& e) {
@@ -81,7 +82,9 @@ RetimeReport retime(
         break;
       }
       Evaluation e = evaluator.evaluate(tmpl, problem, c.config);
-      if (e.ok() && std::isfinite(e.timing.median_ms) && e.timing.median_ms > 0) {
+      // A round that cannot be compared by the objective (no energy figure) puts the
+      // finalist out like a failed one: certify() compares only complete rounds.
+      if (objective_value(options.objective, e)) {
         c.result.rounds.push_back(round_sample(e));
       } else {
         c.out = true;
@@ -109,15 +112,15 @@ RetimeReport retime(
   }
   for (auto& c : cs) {
     if (!c.out && !c.evaluations.empty()) {
-      // The round nearest the median over the rounds stands for the finalist.
+      // The round nearest the median of the objective over the rounds stands for the finalist.
+      auto value = [&](const Evaluation& e) { return objective_value(options.objective, e).value_or(0); };
       std::vector<double> t;
-      for (const auto& s : c.result.rounds) t.push_back(s.ms);
+      for (const auto& e : c.evaluations) t.push_back(value(e));
       std::sort(t.begin(), t.end());
       const double median = t.empty() ? 0 : (t[(t.size() - 1) / 2] + t[t.size() / 2]) / 2;
       const Evaluation* nearest = &c.evaluations.front();
       for (const auto& e : c.evaluations)
-        if (std::fabs(e.timing.median_ms - median) < std::fabs(nearest->timing.median_ms - median))
-          nearest = &e;
+        if (std::fabs(value(e) - median) < std::fabs(value(*nearest) - median)) nearest = &e;
       c.result.retimed = *nearest;
     }
   }

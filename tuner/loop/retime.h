@@ -1,10 +1,12 @@
 #pragma once
-// The end of a run: the fastest few configs of a template are measured again, in
-// interleaved rounds (A B C, C B A, ...), until the fastest is certified faster than the
-// others or the round budget is spent (tuner/loop/certify.h has the statistics). A search
+// The end of a run: the best few configs of a template (by the run's objective: the
+// fastest under time) are measured again, in interleaved rounds (A B C, C B A, ...), until
+// the best is certified better than the others or the round budget is spent
+// (tuner/loop/certify.h has the statistics). A search
 // measurement that was lucky (a quiet GPU, a favourable clock) does not become the answer
 // on its own; a clock that drifts during the re-timing slows every finalist alike; a
-// finalist that fails any of its re-runs (wrong_result, a launch error) is out.
+// finalist that fails any of its re-runs (wrong_result, a launch error, or a round
+// without the objective's figure, e.g. no energy) is out.
 
 #include <functional>
 #include <optional>
@@ -38,9 +40,11 @@ struct RetimeReport {
   int processes = 1;  // the measuring processes the rounds were spread over (1: one, or none renewable)
 };
 
-// The `top` fastest ok evaluation rows of the template (one per config), fastest first.
+// The `top` best ok evaluation rows of the template by `objective` (one per config), best
+// first; rows without the objective's figure are not finalists.
 std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows,
-                                                const std::string& template_name, int top);
+                                                const std::string& template_name, int top,
+                                                Objective objective = Objective::kTime);
 
 // One round's sample from a finalist's evaluation (its median, and energy where measured).
 RoundSample round_sample(const Evaluation& e);
@@ -48,7 +52,8 @@ RoundSample round_sample(const Evaluation& e);
 // Re-measures the finalists with `evaluator` in rounds, `options` deciding when to stop
 // and after how many rounds the evaluator renews its measuring process (Evaluator::
 // renew_process: a median certified in one process can be 0.3% wide while the next process
-// runs 1% faster, notes/device-runs.md run 119),
+// runs 1% faster, notes/device-runs.md run 119), and what they are compared by
+// (options.objective),
 // calling `after_each` after every evaluation with its round (1-based). A single finalist
 // is measured for options.min_rounds rounds (capped by max_rounds), so its interval is
 // known too. Stops early (stopped = true, returning what it has) when `stop` says so.

@@ -26,9 +26,19 @@ const RetimeResult* winner_of(const RetimeReport& report) {
     if (r.winner) return &r;
   return nullptr;
 }
+
+// What a ratio of the objective compares, for sentences: "time", "energy per launch".
+std::string compared(Objective o) { return o == Objective::kTime ? "time" : objective_description(o); }
+
+// The objective's own median and interval, where it is not the time (which is written anyway).
+void put_value(json& j, const Standing& s, Objective o) {
+  if (o == Objective::kTime) return;
+  j["median_value"] = s.median_value;
+  j["interval_value"] = pair_or_null(s.value_interval);
+}
 }  // namespace
 
-json retime_finalist_json(const RetimeResult& r) {
+json retime_finalist_json(const RetimeResult& r, Objective objective) {
   json f{{"config_hash", r.row.config_hash},
          {"history_row", r.row.row},
          {"search_median_ms", r.row.median_ms.value_or(0)},
@@ -47,6 +57,7 @@ json retime_finalist_json(const RetimeResult& r) {
   f["ratio_interval"] = pair_or_null(s.ratio);
   f["tied"] = s.tied;
   if (s.median_joules) f["joules"] = *s.median_joules;
+  put_value(f, s, objective);
   return f;
 }
 
@@ -55,6 +66,7 @@ json certification_json(const RetimeReport& report, const CertifyOptions& option
   const Certification& c = *report.certification;
   const Standing& w = c.standings[c.winner];
   json j{{"verdict", verdict_name(c.verdict)},
+         {"objective", objective_name(c.objective)},
          {"rounds", c.rounds},
          {"max_rounds", options.max_rounds},
          {"confidence", options.confidence},
@@ -63,6 +75,11 @@ json certification_json(const RetimeReport& report, const CertifyOptions& option
          {"interval_coverage", w.interval ? json(w.interval->coverage) : json(nullptr)},
          {"processes", report.processes}};
   if (c.standings.size() > 1) j["test_confidence"] = c.test_level;
+  if (c.objective != Objective::kTime) {
+    put_value(j, w, c.objective);
+    j["unit"] = objective_unit(c.objective);
+  }
+  if (w.median_joules) j["joules_per_launch"] = *w.median_joules;
   // Where one more measurement of the winner should fall: the range of its n rounds holds
   // a new, exchangeable one with probability (n - 1) / (n + 1), whatever the distribution.
   // (The interval of the median is narrower by design: it is about the median, not about
@@ -93,6 +110,12 @@ std::string certification_line(const RetimeReport& report) {
   const std::string rounds = std::to_string(c.rounds) + " round" + (c.rounds == 1 ? "" : "s");
   std::string own = fmt("%.4f ms", w.median_ms) + interval_text(w.interval, "%.4f");
   if (w.interval) own += " (" + fmt("%.0f%%", w.interval->coverage * 100) + ")";
+  if (c.objective != Objective::kTime) {
+    // The objective first: it is what was certified; the time is what bench-best checks.
+    std::string value = fmt("%.4g ", w.median_value) + objective_unit(c.objective) +
+                        interval_text(w.value_interval, "%.4g");
+    own = value + " at " + own;
+  }
   const RetimeResult* winner = winner_of(report);
   const std::string row = winner ? "row " + std::to_string(winner->row.row) + ", " : std::string();
   switch (c.verdict) {
@@ -103,7 +126,7 @@ std::string certification_line(const RetimeReport& report) {
         if (k != c.winner && (!runner || c.standings[k].ratio_median < runner->ratio_median))
           runner = &c.standings[k];
       return "certified after " + rounds + ": " + row + own + ", " +
-             fmt("%.3fx", runner->ratio_median) + " the runner-up's time" +
+             fmt("%.3fx", runner->ratio_median) + " the runner-up's " + compared(c.objective) +
              interval_text(runner->ratio, "%.3f") + " at " + fmt("%.2f%%", c.test_level * 100);
     }
     case Verdict::kTie: {

@@ -15,13 +15,15 @@ namespace tilesmith {
 // config_hash, history_row, search_median_ms, outcome, winner and retime_median_ms (the
 // representative round's median, as before rounds), plus, for a finalist that stayed in:
 // rounds_ms, median_ms over the rounds, interval_ms [lo, hi] (null when too few rounds),
-// spread, ratio_to_fastest and ratio_interval, tied, joules (when measured).
-nlohmann::json retime_finalist_json(const RetimeResult& r);
+// spread, ratio_to_fastest and ratio_interval (of the objective), tied, joules (when
+// measured); under energy or edp also median_value and interval_value, the objective's.
+nlohmann::json retime_finalist_json(const RetimeResult& r, Objective objective = Objective::kTime);
 
-// verdict, rounds, max_rounds, confidence, test_confidence, the winner's median_ms,
-// interval_ms and interval_coverage, range_ms ([min, max] of its rounds) and
-// range_coverage ((n - 1) / (n + 1): where one more measurement falls); for a tie the
-// tie_rule and the config hashes tied with the winner. null when the re-timing reached
+// verdict, objective, rounds, max_rounds, confidence, test_confidence, the winner's
+// median_ms, interval_ms and interval_coverage, range_ms ([min, max] of its rounds) and
+// range_coverage ((n - 1) / (n + 1): where one more measurement falls); under energy or
+// edp also its median_value and interval_value in `unit`, and joules_per_launch; for a tie
+// the tie_rule and the config hashes tied with the winner. null when the re-timing reached
 // no verdict (every finalist failed).
 nlohmann::json certification_json(const RetimeReport& report, const CertifyOptions& options);
 

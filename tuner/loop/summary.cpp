@@ -70,16 +70,28 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
   for (const auto& line : report.device_summaries) out += "worker " + line + "\n";
   if (report.vendor)
     out += "vendor: " + report.vendor_name + ": " + fmt("%.4f ms", report.vendor->timing.median_ms) + ", " +
-           fmt("%.2f TFLOP/s", report.vendor->tflops) + "\n";
+           fmt("%.2f TFLOP/s", report.vendor->tflops) +
+           (report.vendor->telemetry && report.vendor->telemetry->joules_per_launch
+                ? ", " + fmt("%.4g J/launch", *report.vendor->telemetry->joules_per_launch)
+                : std::string()) +
+           "\n";
   else
     out += "vendor: " + (report.vendor_note.empty() ? std::string("not measured") : report.vendor_note) + "\n";
   out += "convergence: " + convergence_line(report) + "\n";
   if (report.dropped_known)
     out += std::to_string(report.dropped_known) + " proposal(s) dropped as already in the history\n";
 
-  auto top = top_configs(report.rows, ctx.top);
-  out += "\nTop " + std::to_string(top.size()) + " configs (search measurements):\n";
-  out += top.empty() ? " none passed validation\n" : format_top_table(top);
+  const Objective objective = report.objective;
+  const bool by_time = objective == Objective::kTime;
+  if (!by_time)
+    out += std::string("objective: ") + objective_name(objective) + " (the lowest " + objective_description(objective) +
+           " in " + objective_unit(objective) + " wins; each measurement also read the energy counter)\n";
+  auto top = top_configs(report.rows, ctx.top, objective);
+  out += "\nTop " + std::to_string(top.size()) + " configs (search measurements" +
+         (by_time ? std::string() : std::string(", by ") + objective_description(objective)) + "):\n";
+  out += top.empty() ? (by_time ? " none passed validation\n"
+                                : std::string(" none with its ") + objective_description(objective) + "\n")
+                     : format_top_table(top, objective);
   out += "\nOutcomes by proposer (whole run):\n" + format_outcome_table("proposer", outcomes_by_proposer(report.rows));
 
   if (!report.retimes.empty()) {
@@ -101,7 +113,8 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
     }
     out +=
         "\nRe-timed finalists (interleaved rounds; interval: the median's, 95%; x_fastest: the "
-        "paired ratio):\n" +
+        "paired ratio" +
+        (by_time ? std::string() : std::string(" of the ") + objective_description(objective)) + "):\n" +
         format_table({"template", "row", "search_ms", "rounds", "retime_ms", "interval_ms",
                       "x_fastest", "outcome", "", "config"},
                      rows);
@@ -114,7 +127,11 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
       const double median = w.metrics.value("median_ms", 0.0);
       out += "best -> " + (ctx.results_dir / "best_config.json").string() + ": " + w.template_name +
              " " + config_to_json_text(w.config) + "\n       " + fmt("%.4f ms", median) + ", " +
-             fmt("%.2f TFLOP/s", w.metrics.value("tflops", 0.0)) + " (" +
+             fmt("%.2f TFLOP/s", w.metrics.value("tflops", 0.0)) +
+             (w.metrics.contains("joules_per_launch") && w.metrics["joules_per_launch"].is_number()
+                  ? ", " + fmt("%.4g J/launch", w.metrics["joules_per_launch"].get<double>())
+                  : std::string()) +
+             " (" +
              w.metrics.value("source", std::string()) +
              (w.certification.is_object() ? ", " + w.certification.value("verdict", std::string())
                                           : std::string()) +

@@ -10,12 +10,15 @@ std::string BestEntry::key() const {
 }
 
 json metrics_json(const Evaluation& e) {
-  return json{{"median_ms", e.timing.median_ms}, {"min_ms", e.timing.min_ms},   {"p20_ms", e.timing.p20_ms},
-              {"p80_ms", e.timing.p80_ms},       {"cv", e.timing.cv},            {"samples", e.timing.samples},
-              {"tflops", e.tflops},              {"gbps", e.gbps},               {"roofline_pct", e.roofline_pct},
-              {"max_abs_error", e.accuracy.max_abs_error},
-              {"rel_error_norm", e.accuracy.rel_error_norm},
-              {"registers", e.resources.registers}};
+  json m{{"median_ms", e.timing.median_ms}, {"min_ms", e.timing.min_ms},   {"p20_ms", e.timing.p20_ms},
+         {"p80_ms", e.timing.p80_ms},       {"cv", e.timing.cv},            {"samples", e.timing.samples},
+         {"tflops", e.tflops},              {"gbps", e.gbps},               {"roofline_pct", e.roofline_pct},
+         {"max_abs_error", e.accuracy.max_abs_error},
+         {"rel_error_norm", e.accuracy.rel_error_norm},
+         {"registers", e.resources.registers}};
+  // Only where the energy window measured it: a figure of 0 would read as free.
+  if (e.telemetry && e.telemetry->joules_per_launch) m["joules_per_launch"] = *e.telemetry->joules_per_launch;
+  return m;
 }
 
 namespace {
@@ -25,6 +28,16 @@ std::optional<double> number_at(const json& j, const char* key) {
   if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
   return std::nullopt;
 }
+}  // namespace
+
+std::optional<double> entry_objective_value(const BestEntry& e) { return entry_objective_value(e, e.objective); }
+
+std::optional<double> entry_objective_value(const BestEntry& e, Objective o) {
+  if (!e.metrics.is_object()) return std::nullopt;
+  return objective_value(o, number_at(e.metrics, "median_ms"), number_at(e.metrics, "joules_per_launch"));
+}
+
+namespace {
 
 json entry_to_json(const BestEntry& e) {
   json problem;
@@ -36,12 +49,14 @@ json entry_to_json(const BestEntry& e) {
   if (e.vendor_p20_ms) vendor["p20_ms"] = *e.vendor_p20_ms;
   if (e.vendor_p80_ms) vendor["p80_ms"] = *e.vendor_p80_ms;
   if (e.vendor_cv) vendor["cv"] = *e.vendor_cv;
+  if (e.vendor_joules) vendor["joules_per_launch"] = *e.vendor_joules;
   json j{{"key", e.key()},
          {"device_fingerprint", e.device_fingerprint},
          {"device", e.device},
          {"template", {{"name", e.template_name}, {"source_hash", e.template_hash}}},
          {"problem", problem},
          {"config", config_to_json(e.config)},
+         {"objective", objective_name(e.objective)},
          {"metrics", e.metrics},
          {"vendor", vendor},
          {"provenance", e.provenance},
@@ -103,6 +118,15 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
     if (!config.ok()) return config.status().with_context(where + ": \"config\"");
     e.config = *config;
     e.metrics = j.value("metrics", json::object());
+    if (j.contains("objective")) {
+      // A misspelt objective would silently rank the entry by time: refuse it instead.
+      auto objective = j["objective"].is_string() ? parse_objective(j["objective"].get<std::string>())
+                                                  : Result<Objective>(Status::invalid("not a string"));
+      if (!objective.ok())
+        return Status::parse_error(where + ": \"objective\": " + objective.status().message() +
+                                   " (docs/best_config.md)");
+      e.objective = *objective;
+    }
     if (j.contains("vendor") && j["vendor"].is_object()) {
       const json& v = j["vendor"];
       e.vendor_name = v.value("name", std::string());
@@ -111,6 +135,7 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
       e.vendor_p20_ms = number_at(v, "p20_ms");
       e.vendor_p80_ms = number_at(v, "p80_ms");
       e.vendor_cv = number_at(v, "cv");
+      e.vendor_joules = number_at(v, "joules_per_launch");
     }
     e.provenance = j.value("provenance", json::object());
     e.environment = j.value("environment", json::object());

@@ -16,6 +16,7 @@
 #include "registry/device_facts.h"
 #include "registry/problem.h"
 #include "runtime/evaluation.h"
+#include "tuner/records/objective.h"
 
 namespace tilesmith {
 
@@ -28,14 +29,19 @@ struct BestEntry {
   std::string template_hash;     // KernelTemplate::source_hash()
   GemmProblem problem;
   Config config;
-  nlohmann::json metrics;        // median_ms, min_ms, p20_ms, p80_ms, cv, tflops, gbps, roofline_pct, max_abs_error, rel_error_norm
+  nlohmann::json metrics;        // median_ms, min_ms, p20_ms, p80_ms, cv, tflops, gbps, roofline_pct, max_abs_error, rel_error_norm,
+                                 // joules_per_launch (where measured)
                                  // ("source": "retime" when re-timed at the end of the run, "search" otherwise)
+  // What the run minimised to pick this entry (autotune-loop --objective); files written
+  // before it was recorded were tuned for time.
+  Objective objective = Objective::kTime;
   std::optional<double> vendor_ratio;  // our throughput / the vendor library's
   std::string vendor_name;
   std::optional<double> vendor_median_ms;
   // The vendor measurement's spread, as for our metrics (p20/p80 of its samples, their cv);
   // absent in files written before they were recorded.
   std::optional<double> vendor_p20_ms, vendor_p80_ms, vendor_cv;
+  std::optional<double> vendor_joules;  // the vendor's energy per launch, where measured
   nlohmann::json provenance;     // run_id, session, history_row, generation, proposer, timestamp (UTC, ISO 8601)
   nlohmann::json environment;    // tilesmith_version, compiler, backend
   nlohmann::json retime = nlohmann::json::array();  // the re-timed finalists: config_hash, history_row, search and re-timed medians
@@ -49,6 +55,13 @@ struct BestEntry {
 
 // Metrics of an evaluation in the file's form.
 nlohmann::json metrics_json(const Evaluation& e);
+
+// The entry's value under its own objective (tuner/records/objective.h), from its metrics'
+// median_ms and joules_per_launch; nullopt when a figure it needs is missing. What picks
+// one entry over another for the same problem (problem sets, export, bench-best).
+std::optional<double> entry_objective_value(const BestEntry& e);
+// The same under another objective: entries tuned for different objectives compare by one.
+std::optional<double> entry_objective_value(const BestEntry& e, Objective o);
 
 Result<std::vector<BestEntry>> read_best_config(const std::filesystem::path& path);
 // Replaces the entry with the same key (or adds it) and rewrites the file atomically.

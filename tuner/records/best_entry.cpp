@@ -22,6 +22,7 @@ json metrics_from_row(const HistoryRow& r) {
   put("max_abs_error", r.max_abs_error);
   put("rel_error_norm", r.rel_error_norm);
   put("registers", r.registers);
+  put("joules_per_launch", r.joules_per_launch);
   return m;
 }
 
@@ -35,6 +36,7 @@ BestEntry make_best_entry(const BestEntryContext& ctx, const KernelTemplate& tmp
   e.template_hash = tmpl.source_hash();
   e.problem = ctx.problem;
   e.config = config_from_json_text(row.config).value_or(Config{});
+  e.objective = ctx.objective;
   if (retimed) {
     e.metrics = metrics_json(*retimed);
     e.metrics["source"] = "retime";
@@ -50,6 +52,7 @@ BestEntry make_best_entry(const BestEntryContext& ctx, const KernelTemplate& tmp
     e.vendor_p20_ms = ctx.vendor->timing.p20_ms;
     e.vendor_p80_ms = ctx.vendor->timing.p80_ms;
     e.vendor_cv = ctx.vendor->timing.cv;
+    if (ctx.vendor->telemetry) e.vendor_joules = ctx.vendor->telemetry->joules_per_launch;
     if (median > 0) e.vendor_ratio = ctx.vendor->timing.median_ms / median;
   }
   e.provenance = json{{"run_id", ctx.run_id},       {"session", row.session},

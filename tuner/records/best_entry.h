@@ -24,13 +24,15 @@ struct BestEntryContext {
   std::string results_dir;
   std::string vendor_library;          // Evaluator::vendor_name()
   std::optional<Evaluation> vendor;    // this session's baseline, when there is one
+  Objective objective = Objective::kTime;  // what the run minimised (recorded in the entry)
 };
 
 // The metrics object of an entry from a history row's columns (absent columns left out).
 nlohmann::json metrics_from_row(const HistoryRow& row);
 
 // metrics: the re-timing's ("source": "retime") or the row's ("source": "search"), plus
-// "search_median_ms"; vendor ratio from the context's baseline; provenance names the row.
+// "search_median_ms"; the time and, where measured, the energy per launch of both the
+// winner and the vendor; vendor ratio from the context's baseline; provenance names the row.
 BestEntry make_best_entry(const BestEntryContext& context, const KernelTemplate& tmpl, const HistoryRow& row,
                           const Evaluation* retimed);
 

@@ -55,14 +55,15 @@ OutcomeTable tabulate(const std::vector<HistoryRow>& rows, const std::vector<std
 
 }  // namespace
 
-std::vector<const HistoryRow*> top_configs(const std::vector<HistoryRow>& rows, std::size_t k) {
-  std::vector<const HistoryRow*> ok;
+std::vector<const HistoryRow*> top_configs(const std::vector<HistoryRow>& rows, std::size_t k, Objective objective) {
+  std::vector<std::pair<double, const HistoryRow*>> ok;
   std::set<std::string> keys;
   for (const auto& r : rows)
-    if (r.evaluated() && r.ok() && r.median_ms && keys.insert(r.key()).second) ok.push_back(&r);
-  std::stable_sort(ok.begin(), ok.end(), [](const HistoryRow* a, const HistoryRow* b) { return *a->median_ms < *b->median_ms; });
-  if (ok.size() > k) ok.resize(k);
-  return ok;
+    if (const auto value = objective_value(objective, r); value && keys.insert(r.key()).second) ok.emplace_back(*value, &r);
+  std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const HistoryRow*> top;
+  for (std::size_t i = 0; i < ok.size() && i < k; ++i) top.push_back(ok[i].second);
+  return top;
 }
 
 OutcomeTable outcomes_by_proposer(const std::vector<HistoryRow>& rows) {
@@ -139,15 +140,25 @@ std::string format_table(const std::vector<std::string>& headers, const std::vec
   return out;
 }
 
-std::string format_top_table(const std::vector<const HistoryRow*>& top) {
+std::string format_top_table(const std::vector<const HistoryRow*>& top, Objective objective) {
+  const bool by_time = objective == Objective::kTime;
   std::vector<std::vector<std::string>> rows;
   int i = 0;
   for (const HistoryRow* r : top) {
-    rows.push_back({std::to_string(++i), r->template_name, fmt("%.4f", *r->median_ms),
-                    r->tflops ? fmt("%.2f", *r->tflops) : "", r->vendor_ratio ? fmt("%.3fx", *r->vendor_ratio) : "",
-                    std::to_string(r->generation), std::to_string(r->row), proposer_label(*r), r->config});
+    std::vector<std::string> row{std::to_string(++i), r->template_name, fmt("%.4f", *r->median_ms)};
+    if (!by_time) {
+      const auto value = objective_value(objective, *r);
+      row.push_back(value ? fmt("%.4g", *value) : "");
+    }
+    for (std::string cell : {r->tflops ? fmt("%.2f", *r->tflops) : "", r->vendor_ratio ? fmt("%.3fx", *r->vendor_ratio) : "",
+                             std::to_string(r->generation), std::to_string(r->row), proposer_label(*r), r->config})
+      row.push_back(std::move(cell));
+    rows.push_back(std::move(row));
   }
-  return format_table({"#", "template", "median_ms", "TFLOP/s", "vs_vendor", "gen", "row", "proposer", "config"}, rows);
+  std::vector<std::string> headers{"#", "template", "median_ms"};
+  if (!by_time) headers.push_back(objective_name(objective) + std::string("_") + objective_unit(objective));
+  for (const char* h : {"TFLOP/s", "vs_vendor", "gen", "row", "proposer", "config"}) headers.push_back(h);
+  return format_table(headers, rows);
 }
 
 std::string format_outcome_table(const std::string& first_header, const OutcomeTable& table) {

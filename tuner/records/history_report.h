@@ -13,11 +13,14 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "tuner/records/history.h"
+#include "tuner/records/objective.h"
 
 namespace tilesmith {
 
-// The fastest ok evaluation rows by median time, one per (template, config), at most k.
-std::vector<const HistoryRow*> top_configs(const std::vector<HistoryRow>& rows, std::size_t k);
+// The best ok evaluation rows by `objective` (the fastest by median time by default), one
+// per (template, config), at most k; rows without the objective's figure are left out.
+std::vector<const HistoryRow*> top_configs(const std::vector<HistoryRow>& rows, std::size_t k,
+                                           Objective objective = Objective::kTime);
 
 // Outcome counts per group. Evaluation rows count under their outcome; proposal rows
 // (rejected before evaluation) under "rejected".
@@ -44,8 +47,9 @@ std::optional<double> parse_timestamp(const std::string& iso);
 // Plain-text tables, columns padded to their widest cell; cells that look numeric are
 // right-aligned.
 std::string format_table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
-// "  1  gemm_tiled  5.712  24.07  0.47x  gen 3  row 17  evolve  {...}"
-std::string format_top_table(const std::vector<const HistoryRow*>& top);
+// "  1  gemm_tiled  5.712  24.07  0.47x  gen 3  row 17  evolve  {...}"; for an objective
+// other than time, its value (J, J*s) after the median.
+std::string format_top_table(const std::vector<const HistoryRow*>& top, Objective objective = Objective::kTime);
 std::string format_outcome_table(const std::string& first_header, const OutcomeTable& table);
 std::string format_best_so_far(const std::vector<BestPoint>& points);
 

@@ -222,7 +222,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   // ---- Surrogate ---------------------------------------------------------------------
   const int nf = view.feature_count();
   const std::vector<size_t>& ok_order = history.best_first();  // fastest first
-  const double best_ok = std::log(observations[ok_order.front()].time_ms);
+  const double best_ok = std::log(observations[ok_order.front()].score);
   // Each model is fitted on a bounded subset of the history (detail/training_rows.h):
   // every row while there are few, so short runs fit what they always did.
   auto bound = [&](size_t max_rows) {
@@ -236,18 +236,19 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
       std::copy_n(history.features(rows[r]), nf, x.data() + r * static_cast<size_t>(nf));
     return x;
   };
-  // Targets: log(time) of every success, clipped at a quantile of all the successes (1:
+  // Targets: log(score) (the time, or the run's other objective: Trial::score) of every
+  // success, clipped at a quantile of all the successes (1:
   // the slowest); failures failure_penalty above the clip.
   auto targets = [&](const std::vector<size_t>& rows, double clip_quantile) {
     const size_t k = clip_quantile < 1.0
                          ? static_cast<size_t>(clip_quantile * double(ok_order.size() - 1))
                          : ok_order.size() - 1;
-    const double clip = std::log(observations[ok_order[k]].time_ms);
+    const double clip = std::log(observations[ok_order[k]].score);
     std::vector<double> y;
     y.reserve(rows.size());
     for (size_t i : rows) {
       const Observation& o = observations[i];
-      y.push_back(o.ok ? std::min(std::log(o.time_ms), clip) : clip + options_.failure_penalty);
+      y.push_back(o.ok ? std::min(std::log(o.score), clip) : clip + options_.failure_penalty);
     }
     return y;
   };

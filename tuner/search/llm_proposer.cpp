@@ -12,11 +12,11 @@
 namespace tilesmith {
 namespace {
 
-std::string describe_trial(const Trial& t) {
+std::string describe_trial(const Trial& t, Objective objective) {
   std::string s = outcome_name(t.outcome);
-  if (t.outcome == Outcome::kOk && t.time_ms) {
+  if (t.outcome == Outcome::kOk && t.score) {
     char buf[48];
-    std::snprintf(buf, sizeof buf, ", %.4g ms", *t.time_ms);
+    std::snprintf(buf, sizeof buf, ", %.4g %s", *t.score, objective_unit(objective));
     s += buf;
   }
   return s;
@@ -48,7 +48,7 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
   std::map<std::reference_wrapper<const Config>, std::size_t, std::less<Config>> tried;
   for (std::size_t i = 0; i < history.size(); ++i) {
     const Trial& t = history[i];
-    views.push_back({&t.config, t.outcome, t.time_ms, t.message});
+    views.push_back({&t.config, t.outcome, t.score, t.message, t.median_ms});
     tried.emplace(std::cref(t.config), i);  // keeps the first trial of a config
   }
 
@@ -61,6 +61,10 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
   inputs.problem = options_.problem;
   inputs.history = views;
   inputs.previous_rejections = previous_rejections_;
+  if (options_.objective != Objective::kTime) {
+    inputs.objective = objective_description(options_.objective);
+    inputs.objective_unit = objective_unit(options_.objective);
+  }
   if (request.related)
     for (const auto& r : *request.related)
       inputs.related.push_back({r.name, r.problem, r.template_name, r.config, r.ms, r.vendor_ratio});
@@ -100,7 +104,7 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
     auto lookup = [&](const Config& c) -> std::optional<std::string> {
       auto it = tried.find(std::cref(c));
       if (it == tried.end()) return std::nullopt;
-      return describe_trial(history[it->second]);
+      return describe_trial(history[it->second], options_.objective);
     };
     llm::ParsedReply parsed = llm::parse_candidates(reply->text, space, request.context, lookup, limits);
     if (reply->truncated) {

@@ -22,6 +22,7 @@
 #include "llm/provider.h"
 #include "registry/device_facts.h"
 #include "registry/problem.h"
+#include "tuner/records/objective.h"
 #include "tuner/search/proposer.h"
 
 namespace tilesmith {
@@ -31,6 +32,8 @@ struct LlmProposerOptions {
   std::string template_name;
   std::string template_description;
   GemmProblem problem;
+  // What the history's scores are (Trial::score): the prompt names it and asks for its lowest.
+  Objective objective = Objective::kTime;
   int prompt_token_budget = 12000;  // system + user prompt (estimated at 4 bytes a token)
   int max_output_tokens = 16384;    // reply cap, reasoning included
   std::optional<double> temperature;  // sent only when set

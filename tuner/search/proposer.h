@@ -18,9 +18,16 @@ namespace tilesmith {
 struct Trial {
   Config config;
   Outcome outcome = Outcome::kInvalid;
-  std::optional<double> time_ms;  // median time when outcome is ok; lower is better
+  // What the search minimises, for an ok trial: the run's objective
+  // (tuner/records/objective.h), the median time in ms unless the run tunes for energy or
+  // edp. Proposers rank by it alone, so an ok trial without it (no energy figure) ranks as
+  // a failure.
+  std::optional<double> score;
   std::string proposer;
   std::string message;  // reason or compile-log excerpt for failures
+  // The median time of an ok trial, shown beside a score that is not the time (the LLM's
+  // prompt gives the throughput from it).
+  std::optional<double> median_ms;
 };
 
 // What won on another problem of the same problem set (docs/problem-sets.md), for

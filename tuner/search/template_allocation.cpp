@@ -43,12 +43,12 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
 
   // The threshold: the `top`-th fastest success of the run, or the fastest quarter while
   // there are fewer than 4 x top successes, so that early on it separates the leaders
-  // from the rest instead of halving the run. Times, not ranks within a template: the
-  // templates compete on one clock.
+  // from the rest instead of halving the run. Scores (times, or the run's other
+  // objective), not ranks within a template: the templates compete on one clock.
   std::vector<double> ok_times;
   for (const auto& arm : arms)
     for (const Trial& t : *arm.trials)
-      if (t.outcome == Outcome::kOk && t.time_ms) ok_times.push_back(*t.time_ms);
+      if (t.outcome == Outcome::kOk && t.score) ok_times.push_back(*t.score);
   std::vector<double> n(arms.size(), 0), h(arms.size(), 0);
   if (!ok_times.empty()) {
     const std::size_t quarter = std::max<std::size_t>(1, ok_times.size() / 4);
@@ -58,7 +58,7 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     const double threshold = ok_times[k];
     for (std::size_t i = 0; i < arms.size(); ++i)
       for (const Trial& t : *arms[i].trials)
-        if (t.outcome == Outcome::kOk && t.time_ms && *t.time_ms <= threshold) ++h[i];
+        if (t.outcome == Outcome::kOk && t.score && *t.score <= threshold) ++h[i];
   }
   for (std::size_t i = 0; i < arms.size(); ++i)
     n[i] = static_cast<double>(arms[i].trials->size() + counts[i]);

@@ -198,9 +198,69 @@ TEST(Certify, ARoundsSampleIsTheEvaluationsMedianAndEnergyWhereMeasured) {
   EXPECT_DOUBLE_EQ(*round_sample(e).joules, 0.3);
 }
 
+// Finalist 0 is the fastest and finalist 1 the thriftiest: the objective decides which
+// one wins, and the paired ratios are of the objective's values.
+TEST(Certify, UnderEnergyTheLowestEnergyWinsThroughPairedRatiosOfTheJoules) {
+  Noise noise(5);
+  const double ms[] = {1.00, 1.30, 1.15}, joules[] = {0.60, 0.45, 0.55};
+  auto truth = [&](std::size_t f, int, int) {
+    return RoundSample{ms[f] * (1 + 0.003 * noise.next()), joules[f] * (1 + 0.003 * noise.next())};
+  };
+  CertifyOptions time_options;
+  auto by_time = contest(3, truth, time_options);
+  EXPECT_EQ(by_time.verdict, Verdict::kCertified);
+  EXPECT_EQ(by_time.winner, 0u);
+  EXPECT_EQ(by_time.objective, Objective::kTime);
+
+  CertifyOptions energy_options;
+  energy_options.objective = Objective::kEnergy;
+  auto by_energy = contest(3, truth, energy_options);
+  EXPECT_EQ(by_energy.verdict, Verdict::kCertified);
+  EXPECT_EQ(by_energy.objective, Objective::kEnergy);
+  EXPECT_EQ(by_energy.winner, 1u);
+  EXPECT_NEAR(by_energy.standings[1].median_value, 0.45, 0.01);
+  EXPECT_NEAR(by_energy.standings[1].median_ms, 1.30, 0.01) << "the time is kept beside the objective";
+  EXPECT_NEAR(by_energy.standings[0].ratio_median, 0.60 / 0.45, 0.01);
+  ASSERT_TRUE(by_energy.standings[2].ratio);
+  EXPECT_GT(by_energy.standings[2].ratio->lo, 1.0);
+
+  // The energy-delay product: 0.60 x 1.00 = 0.60, 0.45 x 1.30 = 0.585, 0.55 x 1.15 = 0.6325 (mJ*s).
+  CertifyOptions edp_options;
+  edp_options.objective = Objective::kEdp;
+  noise = Noise(5);
+  auto by_edp = certify([&] {
+    std::vector<std::vector<RoundSample>> s(3);
+    for (int r = 0; r < 16; ++r)
+      for (std::size_t f = 0; f < 3; ++f) s[f].push_back(truth(f, r, 0));
+    return s;
+  }(), edp_options);
+  EXPECT_EQ(by_edp.fastest, 1u);
+  EXPECT_NEAR(by_edp.standings[1].median_value, 0.585e-3, 0.01e-3);
+}
+
+// Under energy, finalists tied on energy with alike spreads go to the faster one.
+TEST(Certify, UnderEnergyATieOfAlikeSpreadsGoesToTheFasterFinalist) {
+  const double ms[] = {1.00, 0.80};
+  CertifyOptions o;
+  o.objective = Objective::kEnergy;
+  // The same energy, wobbling alike: never separated, spreads equal.
+  auto c = contest(2,
+                   [&](std::size_t f, int round, int) {
+                     return RoundSample{ms[f], 0.5 * (1 + 0.01 * (round % 3 - 1))};
+                   },
+                   o);
+  ASSERT_EQ(c.verdict, Verdict::kTie);
+  EXPECT_EQ(c.tie_rule, "time");
+  EXPECT_EQ(c.winner, 1u);
+}
+
 TEST(Certify, MalformedInputIsAProgrammerError) {
   EXPECT_THROW(certify({}, {}), std::invalid_argument);
   EXPECT_THROW(certify({{{1.0}}, {{1.0}, {2.0}}}, {}), std::invalid_argument);
+  CertifyOptions energy;
+  energy.objective = Objective::kEnergy;
+  EXPECT_THROW(certify({{{1.0, 0.5}}, {{1.0}}}, energy), std::invalid_argument)
+      << "a round without its energy is the caller's to leave out";
 }
 
 }  // namespace

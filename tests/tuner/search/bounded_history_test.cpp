@@ -59,7 +59,7 @@ std::vector<Trial> history_of(const ParamSpace& space, size_t rows, std::uint64_
       t.outcome = Outcome::kCompileError;
     } else {
       t.outcome = Outcome::kOk;
-      t.time_ms = fake_ms(t.config);
+      t.score = fake_ms(t.config);
     }
     out.push_back(std::move(t));
   }
@@ -113,13 +113,13 @@ TEST(EffectsTracker, MatchesTheWholeHistoryAtEveryStep) {
   std::vector<Observation> seen;
   for (size_t i = 0; i < history.size(); ++i) {
     const Trial& t = history[i];
-    Observation o{*space.from_config(t.config), t.outcome == Outcome::kOk, t.time_ms.value_or(0)};
+    Observation o{*space.from_config(t.config), t.outcome == Outcome::kOk, t.score.value_or(0)};
     seen.push_back(o);
-    if (o.ok) tracker.add(o.point, std::log(o.time_ms));
+    if (o.ok) tracker.add(o.point, std::log(o.score));
     // A repeated measurement now and then.
     if (i % 50 == 49 && o.ok) {
-      seen.push_back({o.point, true, o.time_ms * 1.01});
-      tracker.add(o.point, std::log(o.time_ms * 1.01));
+      seen.push_back({o.point, true, o.score * 1.01});
+      tracker.add(o.point, std::log(o.score * 1.01));
     }
   }
   const auto whole = proposers::detail::one_parameter_effects(*view, seen);
@@ -167,13 +167,13 @@ TEST(HistoryIndex, KeepsWhatItMappedAndStartsOverOnAnotherHistory) {
   // Fastest first, equal times in history order.
   const auto& order = index.best_first();
   for (size_t k = 1; k < order.size(); ++k) {
-    const double a = index.observations()[order[k - 1]].time_ms,
-                 b = index.observations()[order[k]].time_ms;
+    const double a = index.observations()[order[k - 1]].score,
+                 b = index.observations()[order[k]].score;
     EXPECT_TRUE(a < b || (a == b && order[k - 1] < order[k]));
   }
 
   // A changed row among the last ones, a shorter history, another view: start over.
-  grown.back().time_ms = *grown.back().time_ms * 2;
+  grown.back().score = *grown.back().score * 2;
   index.update(view, &grown);
   EXPECT_TRUE(index.rebuilt_last());
   grown.pop_back();
@@ -201,7 +201,7 @@ void append_measured(const std::vector<Proposal>& proposals, std::vector<Trial>*
     Trial t;
     t.config = p.config;
     t.outcome = Outcome::kOk;
-    t.time_ms = fake_ms(p.config);
+    t.score = fake_ms(p.config);
     history->push_back(t);
   }
 }

@@ -95,7 +95,7 @@ struct Fixture {
       Trial t;
       t.config = p.config;
       t.outcome = Outcome::kOk;
-      t.time_ms = 1.0 + double(history.size()) * 0.1;
+      t.score = 1.0 + double(history.size()) * 0.1;
       t.proposer = p.proposer;
       history.push_back(t);
     }

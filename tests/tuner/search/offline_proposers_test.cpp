@@ -55,7 +55,7 @@ std::vector<Trial> measure(const std::vector<Proposal>& proposals, std::vector<T
     Trial t;
     t.config = p.config;
     t.outcome = Outcome::kOk;
-    t.time_ms = fake_time(p.config);
+    t.score = fake_time(p.config);
     history.push_back(t);
   }
   return history;
@@ -121,7 +121,7 @@ TEST_P(EveryProposer, HistoryWithFailuresAndForeignConfigs) {
     Trial t;
     t.config = space.to_config(all[i]);
     t.outcome = Outcome::kOk;
-    t.time_ms = fake_time(t.config);
+    t.score = fake_time(t.config);
     history.push_back(t);
   }
   Trial foreign;
@@ -159,7 +159,7 @@ TEST_P(EveryProposer, RunsOutGracefully) {
     Trial t;
     t.config = prop.config;
     t.outcome = Outcome::kOk;
-    t.time_ms = double(prop.config.at("A") * 10 + prop.config.at("B"));
+    t.score = double(prop.config.at("A") * 10 + prop.config.at("B"));
     history.push_back(t);
   }
   ProposalBatch second = (*p)->propose(request(*space, history, 4, 2));
@@ -211,7 +211,7 @@ TEST_P(EveryProposer, SpacesTooLargeToEnumerate) {
       t.outcome = Outcome::kOk;
       double sum = 0;
       for (const auto& [k, v] : prop.config) sum += double(v) * (k[0] - 'A' + 1);
-      t.time_ms = 1 + sum / 100;
+      t.score = 1 + sum / 100;
       history.push_back(t);
     }
   }
@@ -291,7 +291,7 @@ TEST(EvolveProposer, InitialDesignStartsWithTheValidUntriedSeeds) {
   std::vector<Trial> history(1);
   history[0].config = tried;
   history[0].outcome = Outcome::kOk;
-  history[0].time_ms = fake_time(tried);
+  history[0].score = fake_time(tried);
   ProposalRequest r = request(space, history, 5, 11);
   r.seeds = &seeds;
   auto batch = EvolveProposer().propose(r);
@@ -337,7 +337,7 @@ TEST(EvolveProposer, StaysAwayFromFailingRegions) {
         if (gen >= 4) ++db0;
       } else {
         t.outcome = Outcome::kOk;
-        t.time_ms = fake_time(prop.config);
+        t.score = fake_time(prop.config);
       }
       if (gen >= 4) ++total;
       history.push_back(t);
@@ -436,7 +436,7 @@ TEST(EvolveProposer, EstimatesConvergenceOnceItsModelStands) {
       EXPECT_LE(*batch.converged, 1.0);
       estimates.push_back(*batch.converged);
       double found = 1e9;
-      for (const auto& t : history) found = std::min(found, *t.time_ms);
+      for (const auto& t : history) found = std::min(found, *t.score);
       if (*batch.converged >= 0.9 && found > best * 1.05) at_optimum_when_sure = false;
     }
     history = measure(batch.proposals, history);

@@ -15,7 +15,7 @@ std::vector<Trial> trials(std::initializer_list<double> ms, int failures = 0) {
   for (double t : ms) {
     Trial tr;
     tr.outcome = Outcome::kOk;
-    tr.time_ms = t;
+    tr.score = t;
     out.push_back(tr);
   }
   for (int i = 0; i < failures; ++i) out.push_back(Trial{});  // kInvalid, no time

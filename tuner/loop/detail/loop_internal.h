@@ -45,7 +45,7 @@ struct TargetState {
   std::vector<Trial> trials;
   std::vector<std::pair<int, std::string>> trial_keys;
   bool exhausted = false;
-  std::optional<std::size_t> best;  // index of the fastest ok evaluation row in the history
+  std::optional<std::size_t> best;  // index of the best ok evaluation row (by the objective) in the history
   // The proposer's last convergence estimate (ProposalBatch::converged); 1 once exhausted.
   std::optional<double> converged;
 };
@@ -68,8 +68,13 @@ struct GenerationLoop::State {
   std::set<std::string> evaluated;  // keys of evaluation rows
   std::int64_t evaluated_count = 0, evaluated_session = 0, rejected_count = 0;
   std::map<std::string, std::int64_t> outcomes;
-  std::optional<double> best_ms, best_tflops;
+  // The run's best row by the objective: its value, and its time and throughput (what the
+  // progress line shows and the workers' deadlines scale from).
+  std::optional<double> best_value, best_ms, best_tflops;
   std::string best_template;
+  // Whether any evaluation (a row of the history, the vendor's) had an energy figure: the
+  // device has a counter, and a later one without is a miss, not a missing counter.
+  bool energy_seen = false;
   // The last plan's evaluations per template, "tma_half 24, wgmma_half 8" (several
   // templates only), for the progress line.
   std::string split;
@@ -99,6 +104,12 @@ struct GenerationLoop::State {
   bool stop_requested() const { return stop && stop->load(); }
   // Keeps the counters, the per-template trials and bests in step with one row.
   void absorb(const HistoryRow& row);
+  // The row's value under the run's objective (nullopt: it cannot be ranked).
+  std::optional<double> value(const HistoryRow& row) const { return objective_value(options.objective, row); }
+  // failed_precondition when the objective needs energy, `e` is an ok measurement without
+  // it and nothing measured so far had it: the device has no energy counter, and the run
+  // cannot rank anything. `what` names the measurement ("the vendor baseline").
+  Status check_energy(const Evaluation& e, const std::string& what);
   void log(LogLevel level, const std::string& m) {
     if (observer) observer->log(level, m);
   }
@@ -153,7 +164,8 @@ class GenerationLoop::Runner {
 
   Status record_crashes();
 
-  void measure_vendor();
+  // The vendor's baseline; failed_precondition from State::check_energy.
+  Status measure_vendor();
 
   void note_journal(const Status& st);
 
@@ -207,7 +219,9 @@ class GenerationLoop::Runner {
                                              : " (history.csv's telemetry columns stay empty)"));
     TS_RETURN_IF_ERROR(append(std::move(row)));
     note_device_health();
-    return {};
+    // The row is kept either way; a run that cannot rank anything stops now, not at dawn.
+    return s_.check_energy(e, "the first measurement (" + item.template_name + " " +
+                                  config_to_json_text(item.config) + ")");
   }
 
   // Says so when a device turns unhealthy (a failed health check: it backs off) and when
@@ -225,6 +239,8 @@ class GenerationLoop::Runner {
   void generation_done(int generation);
 
   LoopProgress progress() const;
+  // The best's objective value with its unit ("0.0123 J"), for a run not tuned for time; "".
+  std::string best_objective() const;
 
   // --- the end: re-timing the finalists -------------------------------------------------
 

@@ -84,7 +84,7 @@ ParameterEffects one_parameter_effects(const SpaceView& view,
   EffectsTracker tracker;
   tracker.reset(view.dims(), view.active());
   for (const Observation& o : observations)
-    if (o.ok) tracker.add(o.point, std::log(o.time_ms));
+    if (o.ok) tracker.add(o.point, std::log(o.score));
   return tracker.effects();
 }
 

@@ -19,7 +19,7 @@ void HistoryIndex::reset(const std::shared_ptr<const SpaceView>& view) {
   row_observation_.clear();
   unmapped_.clear();
   row_outcome_.clear();
-  row_time_.clear();
+  row_score_.clear();
   observations_.clear();
   features_.clear();
   space_index_.clear();
@@ -31,11 +31,11 @@ void HistoryIndex::reset(const std::shared_ptr<const SpaceView>& view) {
   effects_.reset(view->dims(), view->active());
 }
 
-// The row as kept equals the trial: same outcome and time, and the same config (for a
+// The row as kept equals the trial: same outcome and score, and the same config (for a
 // mapped row: exactly the space's parameters with the point's values, which is what
 // ParamSpace::from_config accepted).
 bool HistoryIndex::same_row(size_t row, const Trial& t) const {
-  if (row_outcome_[row] != t.outcome || row_time_[row] != (t.time_ms ? *t.time_ms : -1.0))
+  if (row_outcome_[row] != t.outcome || row_score_[row] != (t.score ? *t.score : -1.0))
     return false;
   const std::int64_t o = row_observation_[row];
   if (o < 0) return unmapped_[static_cast<size_t>(-o - 1)] == t.config;
@@ -52,7 +52,7 @@ bool HistoryIndex::same_row(size_t row, const Trial& t) const {
 
 void HistoryIndex::absorb(const Trial& t) {
   row_outcome_.push_back(t.outcome);
-  row_time_.push_back(t.time_ms ? *t.time_ms : -1.0);
+  row_score_.push_back(t.score ? *t.score : -1.0);
   auto p = view_->space().from_config(t.config);
   if (!p.ok()) {
     unmapped_.push_back(t.config);
@@ -63,8 +63,8 @@ void HistoryIndex::absorb(const Trial& t) {
   row_observation_.push_back(static_cast<std::int64_t>(i));
   Observation o;
   o.point = std::move(p).value();
-  o.ok = t.outcome == Outcome::kOk && t.time_ms.has_value() && *t.time_ms > 0;
-  o.time_ms = o.ok ? *t.time_ms : 0;
+  o.ok = t.outcome == Outcome::kOk && t.score.has_value() && *t.score > 0;
+  o.score = o.ok ? *t.score : 0;
   tried_.insert(o.point);
   features_.resize(features_.size() + static_cast<size_t>(feature_count_));
   view_->encode(o.point, features_.data() + i * static_cast<size_t>(feature_count_));
@@ -73,16 +73,16 @@ void HistoryIndex::absorb(const Trial& t) {
   space_index_.push_back(view_->index_of(o.point));
   if (o.ok) {
     ++ok_count_;
-    // After every equal time: the order std::stable_sort by time gives.
+    // After every equal score: the order std::stable_sort by score gives.
     auto at =
-        std::upper_bound(best_first_.begin(), best_first_.end(), o.time_ms,
-                         [&](double t_ms, size_t j) { return t_ms < observations_[j].time_ms; });
+        std::upper_bound(best_first_.begin(), best_first_.end(), o.score,
+                         [&](double score, size_t j) { return score < observations_[j].score; });
     best_first_.insert(at, i);
-    if (o.time_ms < run_best_) {
-      if (o.time_ms < run_best_ * (1 - stall_gain_)) last_gain_ = i + 1;
-      run_best_ = o.time_ms;
+    if (o.score < run_best_) {
+      if (o.score < run_best_ * (1 - stall_gain_)) last_gain_ = i + 1;
+      run_best_ = o.score;
     }
-    effects_.add(o.point, std::log(o.time_ms));
+    effects_.add(o.point, std::log(o.score));
   }
   observations_.push_back(std::move(o));
 }

@@ -50,7 +50,8 @@ class HistoryIndex {
   size_t rank_count() const { return rank_count_; }
   // Index of observations()[i] in the view's points(); -1 when the view is not enumerated.
   std::int64_t space_index(size_t i) const { return space_index_[i]; }
-  // Indices of the successful observations, fastest first; equal times in history order.
+  // Indices of the successful observations, best (lowest score) first; equal scores in
+  // history order.
   const std::vector<size_t>& best_first() const { return best_first_; }
   // Observations up to and including the last that improved the best by stall_gain
   // (0: none did).
@@ -76,7 +77,7 @@ class HistoryIndex {
   std::vector<std::int64_t> row_observation_;
   std::vector<Config> unmapped_;
   std::vector<Outcome> row_outcome_;
-  std::vector<double> row_time_;  // -1 when the row has no time
+  std::vector<double> row_score_;  // -1 when the row has no score
   std::vector<Observation> observations_;
   std::vector<float> features_;
   size_t rank_count_ = 0;

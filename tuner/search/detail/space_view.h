@@ -100,13 +100,14 @@ class SpaceView {
 };
 
 // A history row as proposers use it (detail/history_index.h keeps them): the point tried
-// (whatever its outcome) and, when measured, its time. Configs that do not map onto the
+// (whatever its outcome) and, when measured, its score (Trial::score: the run's objective,
+// the time by default). Configs that do not map onto the
 // space (unknown parameters, values off a domain) cannot be proposed again anyway and are
 // left out.
 struct Observation {
   PointValues point;
   bool ok = false;
-  double time_ms = 0;  // when ok
+  double score = 0;  // when ok; lower is better
 };
 
 // A seed mixing the request's seed with the history, so a proposer asked twice with the
