@@ -36,12 +36,16 @@ std::optional<Slice> next_slice(const std::vector<ProblemStanding>& problems, co
   if (o.total_evals > 0) left = o.total_evals - spent;
   if (left <= 0) return std::nullopt;
 
-  const std::int64_t min_slice = effective_min_slice(problems.size(), o);
-  for (std::size_t i = 0; i < problems.size(); ++i)
-    if (!problems[i].done && problems[i].evals < min_slice)
-      return Slice{i, std::min(min_slice - problems[i].evals, left), true};
-
   const std::vector<double> weights = problem_weights(problems);
+  // The minimum round goes heaviest first (ties in set order): a run cut short by --hours
+  // then leaves the problems that cost least per step without a result, not the largest
+  // (a 4096-token lm_head last in its file was left unevaluated).
+  const std::int64_t min_slice = effective_min_slice(problems.size(), o);
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < problems.size(); ++i)
+    if (!problems[i].done && problems[i].evals < min_slice && (!first || weights[i] > weights[*first])) first = i;
+  if (first) return Slice{*first, std::min(min_slice - problems[*first].evals, left), true};
+
   std::optional<std::size_t> best;
   double best_load = 0;
   for (std::size_t i = 0; i < problems.size(); ++i) {

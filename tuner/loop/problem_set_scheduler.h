@@ -4,8 +4,9 @@
 // standing, which the run derives from the problems' folders, so a stopped set resumes
 // with the same choices and there is no scheduler state to keep on disk.
 //
-//  1. Minimum slices: every problem not done gets `min_slice` evaluations first, in set
-//     order, so each one has a result (with a total budget smaller than problems x
+//  1. Minimum slices: every problem not done gets `min_slice` evaluations first, heaviest
+//     first (the weight below; ties in set order), so each one has a result and a run cut
+//     short leaves the cheapest without one (with a total budget smaller than problems x
 //     min_slice, the minimum shrinks to total / problems, at least 1).
 //  2. Then the problem with the fewest evaluations per unit of priority gets the next
 //     `slice`, where priority = weight x max(recent gain, gain_floor): weight is what the

@@ -155,14 +155,15 @@ TEST(ProblemSetRun, SplitsTheBudgetByCostAndWritesTheSummary) {
   EXPECT_NE(table.find("these GEMMs take"), std::string::npos) << table;
   EXPECT_NE(table.find("heavy"), std::string::npos);
 
-  // Warm start between problems: the first problem has nothing to start from; the later
-  // ones start from the winners of those already tuned (all fp32 NN here).
+  // Warm start between problems: the first problem started (the heaviest: the minimum
+  // round goes by weight) has nothing to start from; the later ones start from the
+  // winners of those already tuned (all fp32 NN here).
   ASSERT_EQ(f.warm_starts.size(), 3u);
   EXPECT_TRUE(f.warm_starts[0].empty());
   ASSERT_EQ(f.warm_starts[1].size(), 1u);
-  EXPECT_EQ(f.warm_starts[1][0], dir / "small" / "best_config.json");
+  EXPECT_EQ(f.warm_starts[1][0], dir / "heavy" / "best_config.json");
   ASSERT_EQ(f.warm_starts[2].size(), 2u);
-  EXPECT_EQ(f.warm_starts[2][0], dir / "heavy" / "best_config.json") << "nearest shape first";
+  EXPECT_EQ(f.warm_starts[2][0], dir / "middle" / "best_config.json") << "nearest shape first";
 }
 
 TEST(ProblemSetRun, StoppedSetResumesWithNothingLostOrRepeated) {
