@@ -69,13 +69,14 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (vendor) rows.push_back({ev.vendor_name().substr(0, 34), *vendor});
   std::optional<double> ratio;
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
-  std::optional<analysis::PairedRatio> paired;
+  std::optional<analysis::PairedRatio> paired, paired_steady;
   std::string paired_note = vendor ? "" : "no vendor figure to pair with";
   if (ours.ok() && vendor) {
     std::function<Result<Evaluation>()> vendor_once = [&] { return ev.vendor_baseline(problem); };
     ProblemRounds pr = measure_rounds({{tmpl->name(), [&] { return ev.evaluate(*tmpl, problem, config); }}},
                                       &vendor_once, o.rounds);
     paired = pr.paired.front();
+    paired_steady = pr.paired_steady.front();
     if (!paired) paired_note = pr.note.empty() ? "a round gave no positive time" : pr.note;
   }
   std::optional<EpilogueCost> epilogue_cost;
@@ -101,6 +102,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     if (!vendor_note.empty()) j["vendor_unavailable"] = vendor_note;
     j["ratio"] = ratio ? json(*ratio) : json(nullptr);
     j["paired"] = paired ? to_json(*paired) : json(nullptr);
+    j["paired_steady"] = paired_steady ? to_json(*paired_steady) : json(nullptr);
     if (!paired) j["paired_unavailable"] = paired_note;
     if (floor) to_json(j["read_floor"], *floor);
     else j["read_floor_unavailable"] = floor_note;
@@ -111,6 +113,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     std::printf("config   %s %s\n", tmpl->name().c_str(), config_to_json_text(config).c_str());
     print_table(ev.device(), bandwidth, problem, rows, ratio);
     std::printf("paired   %s\n", paired_text(paired, paired_note).c_str());
+    if (paired_steady) std::printf("steady   back to back, %s\n", paired_text(paired_steady, "").c_str());
     if (!vendor_note.empty()) std::printf("vendor library: %s\n", vendor_note.c_str());
     std::printf("%s\n", floor_line(floor, floor_note, ours, vendor).c_str());
     if (epilogue_cost) std::printf("%s\n", epilogue_cost_line(*epilogue_cost, problem).c_str());
@@ -160,6 +163,7 @@ int bench_best(const BenchBestOptions& o) {
   EvaluatorContext ec;
   ec.seed = o.seed;
   ec.energy_ms = kEnergyWindowMs;  // joules per GEMM beside the time
+  ec.steady_ms = 20;               // and the time per launch back to back, three spans of 20 ms
   // One candidate: one compile helper. Several entries are compiled ahead in parallel.
   const int compile_threads =
       from_file ? std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8) : 1;

@@ -155,6 +155,7 @@ std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& resul
     for (std::size_t k = 0; k < members.size(); ++k) {
       EntryResult& r = results[members[k]];
       r.paired = pr.paired[k];
+      r.paired_steady = pr.paired_steady[k];
       if (!r.paired)
         r.paired_note = !pr.note.empty() ? pr.note
                         : with_vendor    ? "a round gave no positive time"

@@ -308,6 +308,7 @@ void print_json(const Sources& src, const OpenedEvaluator& opened, const DeviceF
     }
     j["floor_beaten_by"] = floor_beaten_by(r.floor, r.now, r.vendor);
     j["paired"] = r.paired ? to_json(*r.paired) : json(nullptr);
+    j["paired_steady"] = r.paired_steady ? to_json(*r.paired_steady) : json(nullptr);
     if (!r.paired) j["paired_unavailable"] = r.paired_note;
     out["entries"].push_back(j);
   }
@@ -382,6 +383,8 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
     else if (r.now)
       std::printf("    vendor    %s\n", r.vendor_note.c_str());
     if (r.now && r.vendor) std::printf("    paired    %s\n", paired_text(r.paired, r.paired_note).c_str());
+    if (r.paired_steady)
+      std::printf("    steady    back to back, %s\n", paired_text(r.paired_steady, "").c_str());
     // What the GPU did meanwhile: clocks, power, energy, throttling (ours, then the vendor's).
     const double flops = e.problem.flops();
     if (r.now && !telemetry_line(*r.now, flops).empty())

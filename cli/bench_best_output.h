@@ -42,6 +42,7 @@ struct EntryResult {
   std::string floor_note;
   std::optional<analysis::PairedRatio> paired;  // --rounds: ours and the vendor alternating
   std::string paired_note;                      // why there is no paired ratio
+  std::optional<analysis::PairedRatio> paired_steady;  // the same, back to back (steady_ms)
   const KernelTemplate* tmpl = nullptr;         // the template it ran with (nullptr: none)
 };
 

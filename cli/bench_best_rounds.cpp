@@ -7,6 +7,9 @@ ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
   ProblemRounds out;
   out.ms.resize(contestants.size());
   out.paired.resize(contestants.size());
+  out.paired_steady.resize(contestants.size());
+  std::vector<std::vector<double>> steady(contestants.size());
+  std::vector<double> vendor_steady;
   if (rounds <= 0) {
     out.note = "not measured (--rounds 0)";
     return out;
@@ -16,6 +19,7 @@ ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
   const std::size_t slots = n + (vendor ? 1 : 0);
   for (int round = 0; round < rounds && out.note.empty(); ++round) {
     std::vector<double> got(slots, 0);
+    std::vector<std::optional<double>> got_steady(slots);
     for (std::size_t k = 0; k < slots && out.note.empty(); ++k) {
       const std::size_t slot = analysis::ours_first(round) ? k : slots - 1 - k;
       const std::string where = "round " + std::to_string(round + 1) + ", ";
@@ -24,24 +28,34 @@ ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
         if (!e.ok() || !(e.timing.median_ms > 0))
           out.note = where + contestants[slot].label + ": " + outcome_name(e.outcome) + " " + e.message;
         else
-          got[slot] = e.timing.median_ms;
+          got[slot] = e.timing.median_ms, got_steady[slot] = e.timing.steady_ms;
       } else {
         auto v = (*vendor)();
         if (!v.ok() || !v->ok() || !(v->timing.median_ms > 0))
           out.note = where + "vendor: " +
                      (v.ok() ? std::string(outcome_name(v->outcome)) + " " + v->message : v.status().message());
         else
-          got[slot] = v->timing.median_ms;
+          got[slot] = v->timing.median_ms, got_steady[slot] = v->timing.steady_ms;
       }
     }
     if (!out.note.empty()) break;
-    for (std::size_t i = 0; i < n; ++i) out.ms[i].push_back(got[i]);
-    if (vendor) out.vendor_ms.push_back(got[n]);
+    for (std::size_t i = 0; i < n; ++i) {
+      out.ms[i].push_back(got[i]);
+      if (got_steady[i]) steady[i].push_back(*got_steady[i]);
+    }
+    if (vendor) {
+      out.vendor_ms.push_back(got[n]);
+      if (got_steady[n]) vendor_steady.push_back(*got_steady[n]);
+    }
     ++out.rounds;
   }
   if (out.rounds == 0) return out;
   if (vendor)
-    for (std::size_t i = 0; i < n; ++i) out.paired[i] = analysis::paired_ratio(out.ms[i], out.vendor_ms);
+    for (std::size_t i = 0; i < n; ++i) {
+      out.paired[i] = analysis::paired_ratio(out.ms[i], out.vendor_ms);
+      if (int(steady[i].size()) == out.rounds && int(vendor_steady.size()) == out.rounds)
+        out.paired_steady[i] = analysis::paired_ratio(steady[i], vendor_steady);
+    }
   if (n >= 2) {
     // One look, after the rounds run: bench-best does not stop early.
     CertifyOptions o;

@@ -30,6 +30,8 @@ struct ProblemRounds {
   std::vector<double> vendor_ms;            // per completed round (empty without the vendor)
   std::string note;                         // why the rounds stopped, or why there were none
   std::vector<std::optional<analysis::PairedRatio>> paired;  // per contestant, against the vendor
+  // The same from the back-to-back times (TimingStats::steady_ms), where every round has them.
+  std::vector<std::optional<analysis::PairedRatio>> paired_steady;
   std::optional<Certification> contest;     // two or more contestants: who is faster
 };
 

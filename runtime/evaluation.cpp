@@ -30,7 +30,8 @@ json timing_to_json(const TimingStats& t) {
               {"mean_ms", exact_double(t.mean_ms)},
               {"cv", exact_double(t.cv)},
               {"warmup_ms", exact_double(t.warmup_ms)},
-              {"l2_flushed", t.l2_flushed}};
+              {"l2_flushed", t.l2_flushed},
+              {"steady_ms", t.steady_ms ? json(exact_double(*t.steady_ms)) : json(nullptr)}};
 }
 
 Status timing_from_json(const json& j, const std::string& what, TimingStats* t) {
@@ -44,6 +45,7 @@ Status timing_from_json(const json& j, const std::string& what, TimingStats* t) 
   g.get("cv", t->cv);
   g.get("warmup_ms", t->warmup_ms);
   g.get("l2_flushed", t->l2_flushed);
+  if (j.contains("steady_ms") && j["steady_ms"].is_number()) t->steady_ms = j["steady_ms"].get<double>();
   return g.status();
 }
 

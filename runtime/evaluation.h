@@ -31,6 +31,10 @@ struct TimingStats {
   double cv = 0;  // standard deviation / mean
   double warmup_ms = 0;
   bool l2_flushed = false;
+  // Back to back (TimingOptions::steady_ms): the median time per launch of spans of
+  // launches without a flush between them, the steady state of a GEMM run in a loop, at
+  // the clocks a card at its power limit settles to. Absent where not measured.
+  std::optional<double> steady_ms;
 };
 
 // The statistics of a non-empty sample of kernel times (milliseconds); warmup_ms and

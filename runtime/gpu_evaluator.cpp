@@ -178,9 +178,11 @@ struct GpuEvaluator::State {
       if (s.cv <= t.target_cv || n >= t.max_samples || ms_since(s0) >= t.max_sampling_ms) break;
     }
     const double warmup_ms = st.warmup_ms;
+    const double median_ms = summarize_timing(samples).median_ms;
     st = summarize_timing(std::move(samples));
     st.warmup_ms = warmup_ms;
     st.l2_flushed = flush_l2;
+    st.steady_ms = steady_time(launch, t, median_ms, *starts[0], *ends[0]);
     if (telemetry_out) {
       if (!source) {
         if (note) *note = telemetry_note;
@@ -193,6 +195,23 @@ struct GpuEvaluator::State {
       }
     }
     return st;
+  }
+
+  // Three spans of launches back to back, each at least t.steady_ms long (from the
+  // flushed median), timed by events around the span: the median per launch.
+  std::optional<double> steady_time(const std::function<void()>& launch, const TimingOptions& t, double median_ms,
+                                    GpuEvent& start, GpuEvent& end) {
+    if (t.steady_ms <= 0 || !(median_ms > 0)) return std::nullopt;
+    const int n = std::max(5, int(std::ceil(t.steady_ms / median_ms)));
+    std::vector<double> per_launch;
+    for (int span = 0; span < 3; ++span) {
+      device->record(start);
+      for (int i = 0; i < n; ++i) launch();
+      device->record(end);
+      per_launch.push_back(device->elapsed_ms(start, end) / n);
+    }
+    std::sort(per_launch.begin(), per_launch.end());
+    return per_launch[1];
   }
 
   // Launches back to back (no flush: the steady state a GEMM in a loop runs in), in

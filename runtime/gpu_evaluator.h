@@ -28,6 +28,9 @@ struct TimingOptions {
   // (runtime/telemetry.h, EnergyWindow); 0: no energy figure. Off by default: the window
   // costs 100-500 ms per evaluation, a search's throughput; bench-best turns it on.
   double energy_ms = 0;
+  // After sampling: three spans of launches back to back (no flush) of at least this long
+  // each, for TimingStats::steady_ms; 0: not measured. bench-best turns it on.
+  double steady_ms = 0;
 };
 
 struct GpuEvaluatorOptions {

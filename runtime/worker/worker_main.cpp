@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   app.add_option("--target-cv", gpu.timing.target_cv);
   app.add_option("--max-sampling-ms", gpu.timing.max_sampling_ms);
   app.add_option("--energy-ms", gpu.timing.energy_ms);
+  app.add_option("--steady-ms", gpu.timing.steady_ms);
   app.add_flag("--no-l2-flush", no_l2_flush);
   try {
     app.parse(argc, argv);

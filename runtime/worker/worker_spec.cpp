@@ -43,7 +43,8 @@ std::vector<std::string> worker_argv(const WorkerSpec& s, const std::filesystem:
   a.insert(a.end(),
            {"--warmup-ms", number(t.warmup_ms), "--min-samples", std::to_string(t.min_samples),
             "--max-samples", std::to_string(t.max_samples), "--target-cv", number(t.target_cv),
-            "--max-sampling-ms", number(t.max_sampling_ms), "--energy-ms", number(t.energy_ms)});
+            "--max-sampling-ms", number(t.max_sampling_ms), "--energy-ms", number(t.energy_ms),
+            "--steady-ms", number(t.steady_ms)});
   if (!t.flush_l2) a.push_back("--no-l2-flush");
   a.insert(a.end(), s.extra_args.begin(), s.extra_args.end());
   return a;

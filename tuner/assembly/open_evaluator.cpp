@@ -77,6 +77,7 @@ worker::WorkerEvaluatorOptions worker_options(const EvaluatorSettings& f, const 
   o.worker.gpu.cache_dir = f.cache_dir;
   o.worker.gpu.seed = ctx.seed;
   o.worker.gpu.timing.energy_ms = ctx.energy_ms;
+  o.worker.gpu.timing.steady_ms = ctx.steady_ms;
   o.deadlines.run_s = f.run_deadline_s;
   o.deadlines.compile_s = f.compile_deadline_s;
   o.on_worker_log = ctx.on_worker_log;
@@ -221,6 +222,7 @@ Result<OpenedEvaluator> open_evaluator(const EvaluatorSettings& f, const Evaluat
     o.cache_dir = f.cache_dir;
     o.seed = ctx.seed;
     o.timing.energy_ms = ctx.energy_ms;
+    o.timing.steady_ms = ctx.steady_ms;
     auto ev = GpuEvaluator::open(*out.backend, ordinals.front(), o);
     if (!ev.ok()) return Status::unavailable(ev.status().message());
     out.gpu = ev->get();

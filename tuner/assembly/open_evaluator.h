@@ -72,6 +72,8 @@ struct EvaluatorContext {
   // for time, where it would cost 100-500 ms a candidate; a search for energy or edp
   // (RunSettings::objective) and bench-best measure energy.
   double energy_ms = 0;
+  // TimingOptions::steady_ms: the back-to-back spans after each measurement (bench-best).
+  double steady_ms = 0;
 };
 
 // min(4, half the cores), at least 1: compiles at once for one device.
