@@ -8,46 +8,19 @@
 namespace tilesmith::loop_test {
 namespace {
 
-// The replayed GPU on which every config takes the same time, give or take 1%: whatever
-// the search found, its finalists cannot be told apart.
-class EqualTimesEvaluator final : public Evaluator {
+// The replayed GPU with its times replaced: every config takes the time `time(renewals)`
+// gives, where renewals counts the fresh processes asked for so far (renew_process).
+class ScriptedTimesEvaluator final : public Evaluator {
  public:
-  explicit EqualTimesEvaluator(Evaluator& inner) : inner_(inner) {}
+  ScriptedTimesEvaluator(Evaluator& inner, std::function<double(int renewals)> time)
+      : inner_(inner), time_(std::move(time)) {}
   const DeviceFacts& device() const override { return inner_.device(); }
   Evaluation prepare(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
     return inner_.prepare(t, p, c);
   }
   Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
     Evaluation e = inner_.evaluate(t, p, c);
-    if (e.ok())
-      e.timing.median_ms = 1.0 + 0.01 * (double(rng_()) / double(std::mt19937::max()) * 2 - 1);
-    return e;
-  }
-  Result<Evaluation> vendor_baseline(const GemmProblem& p) override {
-    return inner_.vendor_baseline(p);
-  }
-  std::string vendor_name() const override { return inner_.vendor_name(); }
-
- private:
-  Evaluator& inner_;
-  std::mt19937 rng_{3};
-};
-
-// Equal times as above, but each measuring process runs at its own level (where its
-// buffers landed, its clocks when it started): 1.00, then 1.01, 0.99, 1.02 after each
-// renewal. One process's rounds would all sit at one level.
-class ProcessLevelsEvaluator final : public Evaluator {
- public:
-  explicit ProcessLevelsEvaluator(Evaluator& inner) : inner_(inner) {}
-  const DeviceFacts& device() const override { return inner_.device(); }
-  Evaluation prepare(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
-    return inner_.prepare(t, p, c);
-  }
-  Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
-    static constexpr double kLevels[] = {1.00, 1.01, 0.99, 1.02};
-    Evaluation e = inner_.evaluate(t, p, c);
-    if (e.ok())
-      e.timing.median_ms = kLevels[renewals_ % 4] * (1.0 + 0.001 * (double(rng_()) / double(std::mt19937::max())));
+    if (e.ok()) e.timing.median_ms = time_(renewals_);
     return e;
   }
   bool renew_process() override {
@@ -60,9 +33,27 @@ class ProcessLevelsEvaluator final : public Evaluator {
 
  private:
   Evaluator& inner_;
+  std::function<double(int)> time_;
   int renewals_ = 0;
-  std::mt19937 rng_{5};
 };
+
+// Every config takes the same time, give or take 1%: whatever the search found, its
+// finalists cannot be told apart.
+ScriptedTimesEvaluator equal_times(Evaluator& inner) {
+  return ScriptedTimesEvaluator(inner, [rng = std::mt19937(3)](int) mutable {
+    return 1.0 + 0.01 * (double(rng()) / double(std::mt19937::max()) * 2 - 1);
+  });
+}
+
+// Equal times within 0.1%, but each measuring process runs at its own level (where its
+// buffers landed, its clocks when it started): 1.00, then 1.01, 0.99, 1.02 after each
+// renewal. One process's rounds would all sit at one level.
+ScriptedTimesEvaluator process_levels(Evaluator& inner) {
+  return ScriptedTimesEvaluator(inner, [rng = std::mt19937(5)](int renewals) mutable {
+    static constexpr double kLevels[] = {1.00, 1.01, 0.99, 1.02};
+    return kLevels[renewals % 4] * (1.0 + 0.001 * (double(rng()) / double(std::mt19937::max())));
+  });
+}
 
 std::vector<json> journal_of(const fs::path& dir, const std::string& event) {
   std::vector<json> out;
@@ -144,7 +135,7 @@ TEST(LoopRetime, FinalistsAreMeasuredInAlternatingRoundsUntilTheWinnerIsCertifie
 TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {
   Fixture f;
   const fs::path dir = fresh_dir("loop_retime_tie");
-  EqualTimesEvaluator retimer(f.retimer);
+  ScriptedTimesEvaluator retimer = equal_times(f.retimer);
   Observer obs;
   auto report = run_and_retime(f, dir, 40, 12, retimer, obs);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
@@ -170,7 +161,7 @@ TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {
 TEST(LoopRetime, RoundsAreSpreadOverFreshProcessesSoTheRangeHoldsTheirDifferences) {
   Fixture f;
   const fs::path dir = fresh_dir("loop_retime_processes");
-  ProcessLevelsEvaluator retimer(f.retimer);
+  ScriptedTimesEvaluator retimer = process_levels(f.retimer);
   Observer obs;
   auto report = run_and_retime(f, dir, 40, 12, retimer, obs);
   ASSERT_TRUE(report.ok()) << report.status().to_string();
