@@ -68,10 +68,14 @@ class MpiScaleOut final : public ScaleOut {
              " device" + (h.devices == 1 ? "" : "s") + "): " + std::to_string(h.results) + " candidates, " +
              rate(h.per_minute) + (h.lost ? " (LOST)" : "") + "\n";
     }
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "all %zu hosts: %llu candidates, %s; %.2fx %s alone\n", rates.size(),
-                  static_cast<unsigned long long>(results), rate(total).c_str(),
-                  rates.front().per_minute > 0 ? total / rates.front().per_minute : 0.0, rates.front().host.c_str());
+    // Rank 0's share, not a speed-up: rank 0 beside the others is not rank 0 alone, and the
+    // speed-up over one host needs a one-host run to compare with.
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "all %zu hosts: %llu candidates, %s; %s measured %.0f%% of them (the speed-up over one host needs a "
+                  "one-host run of the same problem to compare with: scripts/device/mpi_scaling.sh)\n",
+                  rates.size(), static_cast<unsigned long long>(results), rate(total).c_str(),
+                  rates.front().host.c_str(), results > 0 ? 100.0 * double(rates.front().results) / double(results) : 0.0);
     return out + buf;
   }
 

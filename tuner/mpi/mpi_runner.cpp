@@ -384,9 +384,12 @@ std::string MpiRunner::status_line() const {
     hosts += (hosts.empty() ? "" : ", ") + h.host + " " + (h.lost ? "LOST" : rate_text(h.per_minute));
   }
   std::string out = (local.empty() ? "" : local + " | ") + "hosts: " + hosts + "; " + rate_text(total) + " in all";
-  if (rates.front().per_minute > 0) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, ", %.2fx %s alone", total / rates.front().per_minute, rates.front().host.c_str());
+  // Rank 0's share, not a speed-up: rank 0 beside the others is not rank 0 alone (it can
+  // slow down beside them), and no one-host run was measured here to compare with.
+  if (total > 0) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ", %s %.0f%% of it", rates.front().host.c_str(),
+                  100.0 * rates.front().per_minute / total);
     out += buf;
   }
   return out;
