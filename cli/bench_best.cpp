@@ -70,7 +70,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   std::optional<double> ratio;
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
   std::optional<analysis::PairedRatio> paired, paired_steady;
-  std::string paired_note = vendor ? "" : "no vendor figure to pair with";
+  std::string paired_note = !vendor ? "no vendor figure to pair with" : ours.ok() ? "" : "ours did not run";
   if (ours.ok() && vendor) {
     std::function<Result<Evaluation>()> vendor_once = [&] { return ev.vendor_baseline(problem); };
     ProblemRounds pr = measure_rounds({{tmpl->name(), [&] { return ev.evaluate(*tmpl, problem, config); }}},
