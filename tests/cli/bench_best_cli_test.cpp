@@ -1,0 +1,213 @@
+// bench-best's executable end to end on the replay backend (no GPU): many results and a
+// problem set in one process, entries of one problem compared in a contest, and the
+// rounds that pair ours with the vendor (a recording with a vendor time stands in for the
+// GPU). A run's own results reproduced by bench-best are in autotune_loop_cli_test.cpp.
+
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/replay/compressed_file.h"
+#include "runtime/replay/kernel_tuner_cache.h"
+#include "tests/cli/history_reader.h"
+#include "tests/cli/process.h"
+#include "tests/test_paths.h"
+
+namespace tilesmith {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace tilesmith::testing;
+
+// bench-best over many results in one process: a problem set's folder stands for its
+// problems' folders (one not tuned yet is listed, not dropped), --results and
+// --best-config repeat, --fastest-only keeps one entry per problem, and every entry says
+// which file it came from, its read floor (or why there is none: replay) and the peak.
+TEST(CliBenchBest, ManyFoldersAndAProblemSetInOneProcess) {
+  const fs::path dir = fresh_dir("cli_bench_many");
+  const fs::path rec = source_dir() / "data" / "recordings";
+  const std::string r128 = (rec / "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz").string();
+  const std::string r4096 = (rec / "gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz").string();
+  std::ofstream(dir / "set.json") << R"({"name": "two", "problems": [
+    {"name": "m128", "m": 128, "n": 4096, "k": 4096, "dtype": "bf16"},
+    {"name": "m4096", "m": 4096, "n": 4096, "k": 4096, "dtype": "bf16"}]})";
+  auto run = run_process({autotune_loop_exe().string(), "--backend", "replay", "--replay-file", r128, "--replay-file",
+                          r4096, "--problems", (dir / "set.json").string(), "--results", (dir / "set").string(),
+                          "--max-evals", "24", "--progress", "none", "-q"},
+                         dir);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  ASSERT_TRUE(fs::exists(dir / "set" / "m128" / "best_config.json"));
+  const std::vector<std::string> replay{"--backend", "replay", "--replay-file", r128, "--replay-file", r4096};
+  auto bench = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a{bench_best_exe().string()};
+    a.insert(a.end(), replay.begin(), replay.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.push_back("--json");
+    return run_process(a, dir);
+  };
+  auto all = bench({"--results", (dir / "set").string()});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  json j = json::parse(all.out);
+  ASSERT_EQ(j["best_configs"].size(), 2u);
+  ASSERT_EQ(j["entries"].size(), 2u);
+  std::set<std::string> from;
+  for (const auto& e : j["entries"]) {
+    from.insert(fs::path(e["best_config"].get<std::string>()).parent_path().filename().string());
+    EXPECT_TRUE(contains(e["read_floor_unavailable"].get<std::string>(), "replay")) << e.dump();
+    EXPECT_TRUE(e["floor_beaten_by"].empty());
+    EXPECT_TRUE(e.contains("peak_tflops"));
+    EXPECT_EQ(e["problem_json"]["dtype"], "bf16");
+  }
+  EXPECT_EQ(from, (std::set<std::string>{"m128", "m4096"}));
+  EXPECT_TRUE(j["not_tuned"].empty());
+
+  // A problem without a result yet is listed as such.
+  fs::rename(dir / "set" / "m4096" / "best_config.json", dir / "m4096_best.json");
+  auto partial = bench({"--results", (dir / "set").string()});
+  ASSERT_EQ(partial.exit_code, 0) << partial.err;
+  j = json::parse(partial.out);
+  EXPECT_EQ(j["entries"].size(), 1u);
+  ASSERT_EQ(j["not_tuned"].size(), 1u);
+  EXPECT_TRUE(contains(j["not_tuned"][0].get<std::string>(), "m4096")) << j["not_tuned"].dump();
+
+  // Several --results and --best-config in one process; the same file twice gives each
+  // problem twice, and --fastest-only one per problem.
+  const std::string m128 = (dir / "set" / "m128").string(), best4096 = (dir / "m4096_best.json").string();
+  auto twice = bench({"--results", m128, "--best-config", best4096, "--best-config", best4096});
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_EQ(json::parse(twice.out)["entries"].size(), 3u);
+  // Entries of one problem are measured against each other in the rounds: the same config
+  // twice cannot be told apart.
+  j = json::parse(twice.out);
+  ASSERT_EQ(j["contests"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["contests"][0]["verdict"], "tie");
+  EXPECT_EQ(j["contests"][0]["rounds"], 8);
+  for (const auto& st : j["contests"][0]["standings"]) EXPECT_TRUE(st["tied"].get<bool>()) << st.dump();
+  // A slower config of the same problem loses to the winner in every round: certified.
+  {
+    json slower = json::parse(slurp(dir / "m4096_best.json"));
+    const auto rows = read_csv_rows(dir / "set" / "m4096" / "history.csv");
+    const CsvRow* slowest = nullptr;
+    for (const auto& r : rows)
+      if (r.at("outcome") == "ok" &&
+          (!slowest || std::stod(r.at("median_ms")) > std::stod(slowest->at("median_ms"))))
+        slowest = &r;
+    ASSERT_NE(slowest, nullptr);
+    slower["entries"][0]["config"] = json::parse(slowest->at("config"));
+    std::ofstream(dir / "slower.json") << slower.dump(2);
+    auto contest = bench({"--best-config", best4096, "--best-config", (dir / "slower.json").string()});
+    ASSERT_EQ(contest.exit_code, 0) << contest.err;
+    json c = json::parse(contest.out)["contests"][0];
+    EXPECT_EQ(c["verdict"], "certified") << c.dump(2);
+    EXPECT_EQ(c["winner"], 1);
+    EXPECT_GT(c["standings"][1]["ratio_to_fastest"].get<double>(), 1.0);
+    auto words = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", r128,
+                              "--replay-file", r4096, "--best-config", best4096, "--best-config",
+                              (dir / "slower.json").string(), "--no-read-floor"},
+                             dir);
+    EXPECT_TRUE(contains(words.out, "contest  4096x4096x4096 bf16 NN: [1] certified faster than the others after 8 "
+                                    "rounds; [2]/[1] "))
+        << words.out;
+  }
+  auto fastest = bench({"--results", m128, "--best-config", best4096, "--best-config", best4096, "--fastest-only"});
+  ASSERT_EQ(fastest.exit_code, 0) << fastest.err;
+  j = json::parse(fastest.out);
+  EXPECT_EQ(j["entries"].size(), 2u);
+  EXPECT_EQ(j["slower_entries_left_out"], 1);
+
+  // The text form lists the floor column and where each entry came from.
+  auto text = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", r128, "--replay-file",
+                           r4096, "--results", m128, "--best-config", best4096, "--no-read-floor"},
+                          dir);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* part : {"2 best_config.json files", "read_floor_ms", "%_of_floor", "from    ",
+                           "read floor: not measured (--no-read-floor)"})
+    EXPECT_TRUE(contains(text.out, part)) << part << "\n" << text.out;
+
+  // Nothing tuned at all is a usage error that says so.
+  fs::remove(dir / "set" / "m128" / "best_config.json");
+  auto none = bench({"--results", (dir / "set").string()});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(contains(none.err, "not tuned yet")) << none.err;
+}
+
+// bench-best --rounds: ours and the vendor measured again alternately, the ratio given
+// round by round with its interval. A recording with a vendor time stands in for the GPU:
+// its kernel time is one number, so every round's ratio is the recorded one exactly.
+TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
+  const fs::path dir = fresh_dir("bench_paired");
+  const fs::path source = source_dir() / "data" / "recordings" /
+                          "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz";
+  auto text = replay::read_maybe_gzip(source);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  auto cache = replay::parse_kernel_tuner_cache(*text, source.string());
+  ASSERT_TRUE(cache.ok()) << cache.status().to_string();
+  // The first recorded config and its time.
+  auto cfg_json = json::parse(*text)["cache"].begin().value();
+  const double ours_ms = cfg_json["time"].get<double>();
+  json config = json::object();
+  for (const auto& [k, v] : cfg_json.items())
+    if (k != "time" && k != "compile_time" && v.is_number_integer()) config[k] = v;
+
+  auto bench = [&](double vendor_factor, const std::vector<std::string>& extra) {
+    auto c = *cache;
+    c.vendor_median_ms = ours_ms * vendor_factor;
+    c.vendor_name = "cuBLASLt (recorded)";
+    const fs::path rec = dir / "with_vendor.json";
+    std::ofstream(rec) << replay::kernel_tuner_cache_to_json_text(c);
+    std::vector<std::string> argv{bench_best_exe().string(), "--backend", "replay", "--replay-file", rec.string(),
+                                  "--config", config.dump()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir);
+  };
+
+  auto faster = bench(1.05, {"--json", "--rounds", "8"});
+  ASSERT_EQ(faster.exit_code, 0) << faster.out << faster.err;
+  json j = json::parse(faster.out);
+  ASSERT_TRUE(j["paired"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["paired"]["rounds"], 8);
+  EXPECT_NEAR(j["paired"]["ratio"].get<double>(), 1.05, 1e-9);
+  EXPECT_NEAR(j["paired"]["interval"][0].get<double>(), 1.05, 1e-9);
+  EXPECT_NEAR(j["paired"]["ours_median_ms"].get<double>(), ours_ms, 1e-9);
+  EXPECT_EQ(j["paired"]["verdict"], "ours faster");
+
+  auto slower = bench(0.95, {"--rounds", "6"});
+  ASSERT_EQ(slower.exit_code, 0) << slower.out << slower.err;
+  EXPECT_TRUE(contains(slower.out, "paired   ratio 0.950 [0.950, 0.950]")) << slower.out;
+  EXPECT_TRUE(contains(slower.out, "6 rounds alternating ours and the vendor")) << slower.out;
+  EXPECT_TRUE(contains(slower.out, "vendor faster")) << slower.out;
+
+  auto few = bench(1.0, {"--rounds", "3"});
+  EXPECT_TRUE(contains(few.out, "too few rounds")) << few.out;
+
+  auto none = bench(1.0, {"--json", "--rounds", "0"});
+  json n = json::parse(none.out);
+  EXPECT_TRUE(n["paired"].is_null());
+  EXPECT_EQ(n["paired_unavailable"], "not measured (--rounds 0)");
+
+  // A config the recording never timed does not run: there is nothing to pair, and the
+  // line says why.
+  {
+    auto c = *cache;
+    c.vendor_median_ms = ours_ms;
+    const fs::path rec = dir / "with_vendor.json";
+    std::ofstream(rec) << replay::kernel_tuner_cache_to_json_text(c);
+    json unknown = config;
+    unknown.begin().value() = 999983;
+    auto r = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", rec.string(), "--config",
+                          unknown.dump(), "--json"},
+                         dir);
+    json u = json::parse(r.out);
+    EXPECT_TRUE(u["paired"].is_null()) << u.dump(2);
+    EXPECT_EQ(u["paired_unavailable"], "ours did not run");
+  }
+
+  auto bad = bench(1.0, {"--rounds", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_TRUE(contains(bad.err, "--rounds")) << bad.err;
+}
+
+}  // namespace
+}  // namespace tilesmith
