@@ -48,6 +48,13 @@ std::optional<double> read_layout(const unsigned char* b, const Layout& l) {
   return double(hz) / 1e6;
 }
 
+// "error 8 (RSMI_STATUS_...)": the code and, where the library names it, its name.
+std::string describe(const Api& api, Return r) {
+  const char* s = nullptr;
+  if (api.rsmi_status_string) api.rsmi_status_string(r, &s);
+  return "error " + std::to_string(r) + (s ? std::string(" (") + s + ")" : std::string());
+}
+
 }  // namespace
 
 std::optional<double> clock_mhz(const unsigned char* bytes, std::uint32_t major) {
@@ -57,21 +64,12 @@ std::optional<double> clock_mhz(const unsigned char* bytes, std::uint32_t major)
   return read_layout(bytes, second);
 }
 
-std::string Telemetry::error(Return r) const {
-  const char* s = nullptr;
-  if (api_.rsmi_status_string) api_.rsmi_status_string(r, &s);
-  return "ROCm SMI error " + std::to_string(r) + (s ? std::string(" (") + s + ")" : std::string());
-}
+std::string Telemetry::error(Return r) const { return "ROCm SMI " + describe(api_, r); }
 
 Result<std::unique_ptr<Telemetry>> Telemetry::open(const Api& api, std::uint64_t bdfid) {
   if (!api.rsmi_init || !api.rsmi_shut_down || !api.rsmi_num_monitor_devices || !api.rsmi_dev_pci_id_get)
     return Status::unavailable("ROCm SMI: the library lacks rsmi_init, rsmi_shut_down or the device lookup");
-  auto named = [&](const char* call, Return r) {
-    const char* s = nullptr;
-    if (api.rsmi_status_string) api.rsmi_status_string(r, &s);
-    return std::string("ROCm SMI: ") + call + " failed: error " + std::to_string(r) +
-           (s ? std::string(" (") + s + ")" : std::string());
-  };
+  auto named = [&](const char* call, Return r) { return std::string("ROCm SMI: ") + call + " failed: " + describe(api, r); };
   if (Return r = api.rsmi_init(0); r != kSuccess) return Status::unavailable(named("rsmi_init", r));
   std::uint32_t count = 0;
   if (Return r = api.rsmi_num_monitor_devices(&count); r != kSuccess) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "tests/problem_maker.h"
 #include "runtime/cpu_reference.h"
 #include "runtime/problem_inputs_cache.h"
 
@@ -47,12 +48,7 @@ std::vector<float> simulate_kernel(const GemmProblem& p, const ProblemData& d, b
 }
 
 GemmProblem make(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  EXPECT_TRUE(apply_layout_code(layout, p).ok());
-  return p;
+  return testing::make_problem(m, n, k, layout);
 }
 
 TEST(CpuReference, InputsAreSeededNonZeroAndDeterministic) {

@@ -14,6 +14,7 @@
 #include "registry/template_library.h"
 #include "runtime/backend.h"
 #include "runtime/gpu_evaluator.h"
+#include "tests/problem_maker.h"
 
 namespace tilesmith::gpu_test {
 
@@ -47,12 +48,7 @@ class GpuEvaluatorTest : public ::testing::Test {
     if (!evaluator_) GTEST_SKIP() << "no GPU: " << why_;
   }
   static GemmProblem make(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout = "NN") {
-    GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    EXPECT_TRUE(apply_layout_code(layout, p).ok());
-    return p;
+    return testing::make_problem(m, n, k, layout);
   }
   // The i-th shape off the large tiles (520 or 1000 rows, 776 or 1000 columns, K 1000 or
   // 1032), varied as varied_half_problem: for the large-tile config tests.

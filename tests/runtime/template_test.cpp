@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/problem_maker.h"
 #include "registry/template_library.h"
 #include "tests/test_paths.h"
 
@@ -10,12 +11,7 @@ namespace tilesmith {
 namespace {
 
 GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout = "NN") {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  EXPECT_TRUE(apply_layout_code(layout, p).ok());
-  return p;
+  return testing::make_problem(m, n, k, layout);
 }
 
 TEST(Templates, EmbeddedLibraryHasGemmTiledWithValidDefaults) {
