@@ -196,6 +196,28 @@ TEST(History, HeaderIsTheDocumentedSchema) {
             "eval_ms,backend,device_name,device_arch,driver_version,runtime_version,tilesmith_version\n");
 }
 
+// After an append to a file written in an older `version`: what was there is unchanged,
+// every record (header included) has that version's columns, and the file reads back
+// with `rows` rows, the last in that version. Returns the rows read.
+std::vector<HistoryRow> expect_appended_in_version(const fs::path& path, const std::string& before, int version,
+                                                   std::size_t rows) {
+  const std::string after = slurp(path);
+  EXPECT_EQ(after.substr(0, before.size()), before) << "nothing written before is changed";
+  auto parsed = csv::parse(after);
+  EXPECT_TRUE(parsed.ok());
+  if (parsed.ok()) {
+    for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(version).size());
+  }
+  auto again = read_history(path);
+  EXPECT_TRUE(again.ok()) << again.status().to_string();
+  if (!again.ok()) return {};
+  EXPECT_EQ(again->rows.size(), rows);
+  if (!again->rows.empty()) {
+    EXPECT_EQ(again->rows.back().schema_version, version);
+  }
+  return again->rows;
+}
+
 TEST(History, VersionFourFilesAreReadAndAppendedToWithoutTelemetry) {
   const fs::path dir = fresh_dir("history_v4");
   const fs::path path = dir / "history.csv";
@@ -213,17 +235,10 @@ TEST(History, VersionFourFilesAreReadAndAppendedToWithoutTelemetry) {
   EXPECT_FALSE(f->rows()[0].power_w.has_value()) << "a version-4 file holds no telemetry";
   EXPECT_EQ(f->rows()[0].throttle_reasons, "");
   ASSERT_TRUE(f->append(sample_row(3)).ok());
-  const std::string after = slurp(path);
-  EXPECT_EQ(after.substr(0, v4.size()), v4) << "nothing written before is changed";
-  auto parsed = csv::parse(after);
-  ASSERT_TRUE(parsed.ok());
-  for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(4).size());
-  auto again = read_history(path);
-  ASSERT_TRUE(again.ok()) << again.status().to_string();
-  ASSERT_EQ(again->rows.size(), 3u);
-  EXPECT_EQ(again->rows[2].schema_version, 4);
-  EXPECT_EQ(again->rows[2].median_ms, sample_row(3).median_ms);
-  EXPECT_FALSE(again->rows[2].joules_per_launch.has_value());
+  const auto again = expect_appended_in_version(path, v4, 4, 3);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[2].median_ms, sample_row(3).median_ms);
+  EXPECT_FALSE(again[2].joules_per_launch.has_value());
 }
 
 TEST(History, ABadThrottleReasonIsAParseErrorNamingTheColumn) {
@@ -258,17 +273,10 @@ TEST(History, VersionThreeFilesAreReadAndAppendedToWithoutAHost) {
   more.host = "node7";
   more.device = "cuda:0";
   ASSERT_TRUE(f->append(more).ok());
-  const std::string after = slurp(path);
-  EXPECT_EQ(after.substr(0, v3.size()), v3) << "nothing written before is changed";
-  auto parsed = csv::parse(after);
-  ASSERT_TRUE(parsed.ok());
-  for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(3).size());
-  auto again = read_history(path);
-  ASSERT_TRUE(again.ok()) << again.status().to_string();
-  ASSERT_EQ(again->rows.size(), 3u);
-  EXPECT_EQ(again->rows[2].schema_version, 3);
-  EXPECT_EQ(again->rows[2].device, "cuda:0");
-  EXPECT_EQ(again->rows[2].host, "");
+  const auto again = expect_appended_in_version(path, v3, 3, 3);
+  ASSERT_EQ(again.size(), 3u);
+  EXPECT_EQ(again[2].device, "cuda:0");
+  EXPECT_EQ(again[2].host, "");
 }
 
 TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
@@ -300,16 +308,9 @@ TEST(History, VersionOneFilesAreReadAndAppendedToInTheirOwnFormat) {
   more.device = "cuda:1";
   ASSERT_TRUE(f->append(more).ok());
   EXPECT_EQ(f->rows().back().schema_version, 1);
-  const std::string after = slurp(path);
-  EXPECT_EQ(after.substr(0, v1.size()), v1) << "nothing written before is changed";
-  auto parsed = csv::parse(after);
-  ASSERT_TRUE(parsed.ok());
-  for (const auto& rec : parsed->records) EXPECT_EQ(rec.fields.size(), history_columns(1).size());
-  auto again = read_history(path);
-  ASSERT_TRUE(again.ok()) << again.status().to_string();
-  ASSERT_EQ(again->rows.size(), 4u);
-  EXPECT_EQ(again->rows[3].row, 4);
-  EXPECT_EQ(again->rows[3].schema_version, 1);
+  const auto again = expect_appended_in_version(path, v1, 1, 4);
+  ASSERT_EQ(again.size(), 4u);
+  EXPECT_EQ(again[3].row, 4);
 
   // A new file is the current version and keeps the host, the device and C's type.
   auto fresh = HistoryFile::open(dir / "new.csv");
