@@ -77,7 +77,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
                                       &vendor_once, o.rounds);
     paired = pr.paired.front();
     paired_steady = pr.paired_steady.front();
-    if (!paired) paired_note = pr.note.empty() ? "a round gave no positive time" : pr.note;
+    if (!paired) paired_note = unpaired_note(pr, true);
   }
   std::optional<EpilogueCost> epilogue_cost;
   if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, ours, vendor, vendors);

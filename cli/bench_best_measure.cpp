@@ -156,10 +156,7 @@ std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& resul
       EntryResult& r = results[members[k]];
       r.paired = pr.paired[k];
       r.paired_steady = pr.paired_steady[k];
-      if (!r.paired)
-        r.paired_note = !pr.note.empty() ? pr.note
-                        : with_vendor    ? "a round gave no positive time"
-                                         : "no vendor figure to pair with";
+      if (!r.paired) r.paired_note = unpaired_note(pr, with_vendor);
     }
     if (pr.contest) contests.push_back({problem.describe(), members, *pr.contest});
   }

@@ -2,6 +2,11 @@
 
 namespace tilesmith::cli {
 
+std::string unpaired_note(const ProblemRounds& rounds, bool with_vendor) {
+  if (!rounds.note.empty()) return rounds.note;
+  return with_vendor ? "a round gave no positive time" : "no vendor figure to pair with";
+}
+
 ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
                              const std::function<Result<Evaluation>()>* vendor, int rounds) {
   ProblemRounds out;

@@ -35,6 +35,10 @@ struct ProblemRounds {
   std::optional<Certification> contest;     // two or more contestants: who is faster
 };
 
+// Why a contestant of the rounds has no paired ratio: the note that ended the rounds, no
+// vendor to pair with, or a round without a positive time.
+std::string unpaired_note(const ProblemRounds& rounds, bool with_vendor);
+
 // Runs up to `rounds` rounds of the contestants and (when `vendor` is given) the vendor,
 // then the paired ratios and the contest. A failed measurement ends the rounds with a note;
 // what the completed rounds say is kept.

@@ -178,11 +178,10 @@ struct GpuEvaluator::State {
       if (s.cv <= t.target_cv || n >= t.max_samples || ms_since(s0) >= t.max_sampling_ms) break;
     }
     const double warmup_ms = st.warmup_ms;
-    const double median_ms = summarize_timing(samples).median_ms;
     st = summarize_timing(std::move(samples));
     st.warmup_ms = warmup_ms;
     st.l2_flushed = flush_l2;
-    st.steady_ms = steady_time(launch, t, median_ms, *starts[0], *ends[0]);
+    st.steady_ms = steady_time(launch, t, st.median_ms, *starts[0], *ends[0]);
     if (telemetry_out) {
       if (!source) {
         if (note) *note = telemetry_note;
