@@ -2,7 +2,12 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <thread>
+
+#include "registry/dtype.h"
 #include <limits>
 
 namespace tilesmith {
@@ -111,23 +116,42 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
   return r;
 }
 
-AccuracyStats compare_with_reference(const Reference& ref, const float* c, std::size_t count) {
+namespace {
+// What a stretch of C contributes to AccuracyStats; stretches are merged in order.
+struct PartialAccuracy {
+  std::int64_t non_finite = 0, over_tolerance = 0;
+  double max_abs_error = 0, worst_tolerance_ratio = 0, diff2 = 0;
+};
+
+// Elements [first, first + n) of C, given as `c` (c[0] is element `first`).
+void compare_range(const Reference& ref, const float* c, std::size_t first, std::size_t n, PartialAccuracy& p) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const std::size_t i = first + j;
+    const double v = c[j];
+    if (!std::isfinite(v)) {
+      ++p.non_finite;
+      continue;
+    }
+    const double err = std::fabs(v - ref.value[i]);
+    p.diff2 += err * err;
+    p.max_abs_error = std::max(p.max_abs_error, err);
+    const double ratio = err / ref.tolerance[i];
+    p.worst_tolerance_ratio = std::max(p.worst_tolerance_ratio, ratio);
+    if (ratio > 1.0) ++p.over_tolerance;
+  }
+}
+
+AccuracyStats finish(const Reference& ref, const std::vector<PartialAccuracy>& parts, std::size_t count) {
   AccuracyStats s;
   s.checked = true;
   s.norm_tolerance = ref.norm_tolerance;
   double diff2 = 0;
-  for (std::size_t i = 0; i < count && i < ref.value.size(); ++i) {
-    const double v = c[i];
-    if (!std::isfinite(v)) {
-      ++s.non_finite;
-      continue;
-    }
-    const double err = std::fabs(v - ref.value[i]);
-    diff2 += err * err;
-    s.max_abs_error = std::max(s.max_abs_error, err);
-    const double ratio = err / ref.tolerance[i];
-    s.worst_tolerance_ratio = std::max(s.worst_tolerance_ratio, ratio);
-    if (ratio > 1.0) ++s.over_tolerance;
+  for (const auto& p : parts) {
+    s.non_finite += p.non_finite;
+    s.over_tolerance += p.over_tolerance;
+    s.max_abs_error = std::max(s.max_abs_error, p.max_abs_error);
+    s.worst_tolerance_ratio = std::max(s.worst_tolerance_ratio, p.worst_tolerance_ratio);
+    diff2 += p.diff2;
   }
   if (count != ref.value.size()) s.non_finite += std::int64_t(ref.value.size()) - std::int64_t(count);
   s.rel_error_norm = ref.norm > 0 ? std::sqrt(diff2) / ref.norm : std::sqrt(diff2);
@@ -136,6 +160,39 @@ AccuracyStats compare_with_reference(const Reference& ref, const float* c, std::
     s.rel_error_norm = std::numeric_limits<double>::infinity();
   }
   return s;
+}
+}  // namespace
+
+AccuracyStats compare_with_reference(const Reference& ref, const float* c, std::size_t count) {
+  std::vector<PartialAccuracy> parts(1);
+  compare_range(ref, c, 0, std::min(count, ref.value.size()), parts[0]);
+  return finish(ref, parts, count);
+}
+
+AccuracyStats compare_encoded_with_reference(const Reference& ref, DType type, const void* bytes,
+                                             std::size_t count, int threads) {
+  const std::size_t n = std::min(count, ref.value.size());
+  // Fixed stretches, so the sums (and the figures) do not depend on the thread count.
+  constexpr std::size_t kStretch = std::size_t(1) << 20;
+  const std::size_t stretches = std::max<std::size_t>(1, (n + kStretch - 1) / kStretch);
+  std::vector<PartialAccuracy> parts(stretches);
+  const std::size_t elem = dtype_bytes(type);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    std::vector<float> decoded;
+    for (std::size_t k = next++; k < stretches; k = next++) {
+      const std::size_t first = k * kStretch, len = std::min(kStretch, n - std::min(n, first));
+      decoded.resize(len);
+      decode_elements(type, static_cast<const unsigned char*>(bytes) + first * elem, len, decoded.data());
+      compare_range(ref, decoded.data(), first, len, parts[k]);
+    }
+  };
+  const int helpers = static_cast<int>(std::min<std::size_t>(stretches, std::size_t(std::max(1, threads)))) - 1;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < helpers; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return finish(ref, parts, count);
 }
 
 bool accuracy_passes(const AccuracyStats& a) {

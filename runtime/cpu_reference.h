@@ -42,6 +42,12 @@ Reference compute_reference(const GemmProblem& problem, const ProblemData& data)
 
 // Compares a computed C (in C's layout) with the reference.
 AccuracyStats compare_with_reference(const Reference& ref, const float* c, std::size_t count);
+// The same from C's bytes in its element type (registry/dtype.h), decoded and compared in
+// stretches of 2^20 elements on up to `threads` threads: the check of a large output
+// (16 M elements at 4096 x 4096) takes a few milliseconds instead of tens. The figures
+// do not depend on `threads`.
+AccuracyStats compare_encoded_with_reference(const Reference& ref, DType type, const void* bytes,
+                                             std::size_t count, int threads);
 // true when nothing is non-finite, no element is over its tolerance and the norm passes.
 bool accuracy_passes(const AccuracyStats& a);
 

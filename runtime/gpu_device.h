@@ -58,6 +58,11 @@ class GpuDevice {
   virtual void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) = 0;          // synchronous
   virtual void copy_on_device(DevicePtr dst, DevicePtr src, std::size_t bytes) = 0;    // async, on the stream
   virtual void fill_u32(DevicePtr dst, std::uint32_t value, std::size_t count) = 0;    // async, on the stream
+  // Page-locked host memory, which device-to-host copies fill several times faster than
+  // pageable memory (the output check copies all of C for every candidate). nullptr where
+  // the backend has none or the allocation fails: callers fall back to ordinary memory.
+  virtual void* alloc_host(std::size_t) noexcept { return nullptr; }
+  virtual void free_host(void*) noexcept {}
 
   virtual std::unique_ptr<GpuModule> load_module(const std::string& binary) = 0;
   // Async launch on the stream; args as the kernel ABI expects (pointers to values).

@@ -1,10 +1,14 @@
 #include "runtime/gpu_evaluator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <thread>
 
 #include "analysis/roofline.h"
 #include "analysis/stats.h"
@@ -18,6 +22,44 @@ namespace {
 constexpr std::uint32_t kQuietNaN = 0x7fc00000u;  // fp32 quiet NaN: the output's poison
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// TILESMITH_EVAL_PHASES=1: one line per evaluation on stderr with where its wall time
+// went (a worker's stderr lines reach the run's log), to see what a candidate costs
+// besides its samples. Read once; off by default.
+bool phases_wanted() {
+  static const bool on = [] {
+    const char* v = std::getenv("TILESMITH_EVAL_PHASES");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+// Marks the end of each phase; report() prints them in order with the total.
+class PhaseClock {
+ public:
+  void mark(const char* name) {
+    const auto now = Clock::now();
+    phases_.emplace_back(name, std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+  void report(const std::string& what) const {
+    if (!phases_wanted()) return;
+    std::string line = "eval phases (" + what + "):";
+    double total = 0;
+    char buf[64];
+    for (const auto& [name, ms] : phases_) {
+      std::snprintf(buf, sizeof buf, " %s %.1f", name, ms);
+      line += buf;
+      total += ms;
+    }
+    std::snprintf(buf, sizeof buf, " | total %.1f ms", total);
+    std::fprintf(stderr, "%s%s\n", line.c_str(), buf);
+  }
+
+ private:
+  Clock::time_point last_ = Clock::now();
+  std::vector<std::pair<const char*, double>> phases_;
+};
 }  // namespace
 
 struct GpuEvaluator::State {
@@ -40,6 +82,36 @@ struct GpuEvaluator::State {
   std::unique_ptr<ProblemInputsCache> inputs_cache;
   std::shared_ptr<const ProblemInputs> inputs;
   DeviceBuffer a, b, c, c0, bias, workspace;
+
+  // Where C is copied for the check: page-locked when the device gives it (a pageable
+  // copy of a 64 MB output took most of a check's 140-180 ms on an H200 host), else an
+  // ordinary buffer. Kept across candidates; grown when a problem needs more.
+  struct HostStaging {
+    GpuDevice* device = nullptr;
+    void* pinned = nullptr;
+    std::size_t bytes = 0;
+    std::vector<unsigned char> pageable;
+    ~HostStaging() { release(); }
+    void release() {
+      if (pinned) device->free_host(pinned);
+      pinned = nullptr;
+      bytes = 0;
+    }
+    void* get(GpuDevice& dev, std::size_t want) {
+      if (pinned && bytes >= want) return pinned;
+      release();
+      device = &dev;
+      pinned = dev.alloc_host(want);
+      if (pinned) {
+        bytes = want;
+        pageable = {};
+        return pinned;
+      }
+      if (pageable.size() < want) pageable.resize(want);
+      return pageable.data();
+    }
+  } staging;
+  int check_threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
 
   void ensure_problem(const GemmProblem& p) {
     if (problem_key == p.key()) return;
@@ -99,8 +171,11 @@ struct GpuEvaluator::State {
   }
 
   AccuracyStats check_output() {
-    std::vector<float> host = read_output();
-    return compare_with_reference(inputs->reference, host.data(), host.size());
+    const std::size_t bytes = c_bytes();
+    void* host = staging.get(*device, bytes);
+    device->copy_to_host(host, c.get(), bytes);
+    return compare_encoded_with_reference(inputs->reference, problem.c_type, host, std::size_t(problem.m) * problem.n,
+                                          check_threads);
   }
 
   // The vendor's plain GEMM checked against the reference of a problem with an epilogue
@@ -310,7 +385,9 @@ Evaluation GpuEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& 
 
 Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
   State& s = *s_;
+  PhaseClock phases;
   CompiledCandidate cc = compile_candidate(*s.compiler, tmpl, problem, config, device());
+  phases.mark("compile");
   Evaluation e = std::move(cc.evaluation);
   if (e.outcome != Outcome::kOk) return e;
   if (!s.broken.empty()) {
@@ -322,6 +399,7 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
   try {
     s.ensure_problem(problem);
     s.prepare_workspace(rk.workspace_bytes);
+    phases.mark("problem");
     std::unique_ptr<GpuModule> module = s.device->load_module(cc.compiled.binary);
     GpuFunction& fn = module->function(rk.entry);
     FunctionAttributes attrs = fn.attributes();
@@ -365,10 +443,13 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
     }
     auto launch = [&] { s.device->launch(fn, rk.grid, rk.block, rk.dynamic_shared_bytes, args.data()); };
 
+    phases.mark("load");
     s.reset_output();
     launch();
     s.device->synchronize();
+    phases.mark("first-run");
     e.accuracy = s.check_output();
+    phases.mark("check");
     if (!accuracy_passes(e.accuracy)) {
       e.outcome = Outcome::kWrongResult;
       char buf[320];
@@ -384,8 +465,13 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
     // With beta != 0 each run reads the C the previous one wrote; the work per run is
     // the same, so the timing stands.
     e.timing = s.time_launches(launch, s.options.timing, &e.telemetry, &e.telemetry_note);
+    phases.mark("timing");
     s.fill_metrics(e);
     e.outcome = Outcome::kOk;
+    char what[160];
+    std::snprintf(what, sizeof what, "%s, %d samples of %.4g ms, warm-up %.1f ms", tmpl.name().c_str(),
+                  e.timing.samples, e.timing.median_ms, e.timing.warmup_ms);
+    phases.report(what);
   } catch (const GpuError& err) {
     s.mark_broken(err);
     e.outcome = err.resource() ? Outcome::kResourceError : Outcome::kLaunchError;

@@ -24,7 +24,7 @@ namespace tilesmith::cuda {
   X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)      \
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuCtxGetLimit) X(cuMemGetInfo)      \
-  X(cuCtxPushCurrent) X(cuCtxPopCurrent)
+  X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuMemAllocHost) X(cuMemFreeHost)
 
 #define TS_NVRTC_FUNCTIONS(X)                                                                       \
   X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcCompileProgram)                \

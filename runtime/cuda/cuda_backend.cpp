@@ -111,6 +111,13 @@ class CudaDevice final : public GpuDevice {
     TS_CU(api_, cuStreamSynchronize(stream_));
     TS_CU(api_, cuMemcpyHtoD(dst, src, bytes));
   }
+  void* alloc_host(std::size_t bytes) noexcept override {
+    void* p = nullptr;
+    return api_.cuMemAllocHost(&p, bytes) == CUDA_SUCCESS ? p : nullptr;
+  }
+  void free_host(void* p) noexcept override {
+    if (p) api_.cuMemFreeHost(p);
+  }
   void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override {
     TS_CU(api_, cuStreamSynchronize(stream_));
     TS_CU(api_, cuMemcpyDtoH(dst, src, bytes));

@@ -39,6 +39,8 @@ Result<const HipApi*> hip_api() {
   auto r = detail::load_api_once<HipApi>(amdhip_candidates(), [](HipApi& api, detail::SymbolLoader& loader) {
     TS_HIP_RUNTIME_FUNCTIONS(TS_LOAD_FN)
     loader.load(api.hipMalloc, "hipMalloc");
+    loader.load(api.hipHostMalloc, "hipHostMalloc");
+    loader.load(api.hipHostFree, "hipHostFree");
   });
   if (!r.ok()) return Status::unavailable("HIP runtime (libamdhip64) not found (" + r.status().message() + ")");
   return r;

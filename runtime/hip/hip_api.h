@@ -34,6 +34,8 @@ namespace tilesmith::hip {
 struct HipApi {
   TS_HIP_RUNTIME_FUNCTIONS(TS_HIP_DECLARE_FN)
   hipError_t (*hipMalloc)(void**, size_t) = nullptr;  // overloaded in C++: declared apart
+  hipError_t (*hipHostMalloc)(void**, size_t, unsigned int) = nullptr;  // likewise
+  hipError_t (*hipHostFree)(void*) = nullptr;
   std::string library_path;
 };
 struct HiprtcApi {

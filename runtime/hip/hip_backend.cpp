@@ -129,6 +129,13 @@ class HipDevice final : public GpuDevice {
     TS_HIP(hipStreamSynchronize(stream_));
     TS_HIP(hipMemcpyHtoD(ptr(dst), const_cast<void*>(src), bytes));
   }
+  void* alloc_host(std::size_t bytes) noexcept override {
+    void* p = nullptr;
+    return api_.hipHostMalloc(&p, bytes, 0) == hipSuccess ? p : nullptr;
+  }
+  void free_host(void* p) noexcept override {
+    if (p) (void)api_.hipHostFree(p);
+  }
   void copy_to_host(void* dst, DevicePtr src, std::size_t bytes) override {
     TS_HIP(hipStreamSynchronize(stream_));
     TS_HIP(hipMemcpyDtoH(dst, ptr(src), bytes));

@@ -223,3 +223,48 @@ TEST(ProblemInputsCache, ComputesEachProblemOnceWhileItFits) {
   EXPECT_EQ(small.computed(), 3u) << "p1 went to make room for p2";
   EXPECT_LE(small.kept_bytes(), a->bytes());
 }
+
+// The check of C's bytes in stretches on several threads gives what the plain check of the
+// decoded values gives, for any thread count: a wrong element, a NaN, and C in bf16.
+TEST(CpuReference, EncodedCheckInStretchesMatchesThePlainCheck) {
+  using namespace tilesmith;
+  // 2.5 stretches of 2^20 elements, so the last one is partial.
+  const std::size_t n = (std::size_t(5) << 20) / 2;
+  Reference ref;
+  ref.value.resize(n);
+  ref.tolerance.assign(n, 1e-2);
+  for (std::size_t i = 0; i < n; ++i) ref.value[i] = std::sin(double(i) * 1e-3);
+  ref.norm = 1000;
+  ref.norm_tolerance = 1e-3;
+  for (DType t : {DType::kF32, DType::kBF16}) {
+    std::vector<float> values(n);
+    for (std::size_t i = 0; i < n; ++i) values[i] = round_to(t, float(ref.value[i]));
+    values[123] += 0.5f;          // over its tolerance, in the first stretch
+    values[(3u << 20) / 2] = NAN;  // in the second
+    values[n - 1] += 0.25f;        // in the last, partial one
+    std::vector<unsigned char> bytes(n * dtype_bytes(t));
+    encode_elements(t, values.data(), n, bytes.data());
+    std::vector<float> decoded(n);
+    decode_elements(t, bytes.data(), n, decoded.data());
+    const AccuracyStats plain = compare_with_reference(ref, decoded.data(), n);
+    for (int threads : {1, 3, 8}) {
+      const AccuracyStats s = compare_encoded_with_reference(ref, t, bytes.data(), n, threads);
+      EXPECT_EQ(s.non_finite, plain.non_finite) << threads;
+      EXPECT_EQ(s.over_tolerance, plain.over_tolerance) << threads;
+      EXPECT_EQ(s.over_tolerance, 2);
+      EXPECT_EQ(s.max_abs_error, plain.max_abs_error);
+      EXPECT_EQ(s.worst_tolerance_ratio, plain.worst_tolerance_ratio);
+      EXPECT_FALSE(accuracy_passes(s));
+    }
+    // Without the NaN the norm is finite and agrees up to the order of summation.
+    values[(3u << 20) / 2] = float(ref.value[(3u << 20) / 2]);
+    encode_elements(t, values.data(), n, bytes.data());
+    decode_elements(t, bytes.data(), n, decoded.data());
+    const AccuracyStats p2 = compare_with_reference(ref, decoded.data(), n);
+    const AccuracyStats s2 = compare_encoded_with_reference(ref, t, bytes.data(), n, 4);
+    EXPECT_EQ(s2.non_finite, 0);
+    EXPECT_NEAR(s2.rel_error_norm, p2.rel_error_norm, 1e-9 * p2.rel_error_norm);
+    EXPECT_EQ(s2.rel_error_norm, compare_encoded_with_reference(ref, t, bytes.data(), n, 1).rel_error_norm)
+        << "the thread count does not change the sum";
+  }
+}
