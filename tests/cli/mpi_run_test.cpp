@@ -147,6 +147,18 @@ TEST(MpiRun, ThreeRanksTuneTheSetAsOneRankDoes) {
   EXPECT_TRUE(contains(three.out, "% of them (the speed-up over one host needs a one-host run")) << three.out;
   EXPECT_FALSE(contains(three.out, "x vm")) << "no speed-up claimed from inside the run";
   EXPECT_TRUE(fs::exists(f.dir / "three" / "summary.json"));
+  // Compiles are spread over the hosts: the ranks other than 0 compiled some of them.
+  std::uint64_t remote_compiles = 0;
+  for (int r : {1, 2}) {
+    const std::string tag = "(rank " + std::to_string(r) + ", ";
+    const auto at = three.out.find(tag);
+    ASSERT_NE(at, std::string::npos) << three.out;
+    const auto line = three.out.substr(at, three.out.find('\n', at) - at);
+    const auto c = line.rfind(", ");
+    ASSERT_NE(line.find(" compiles"), std::string::npos) << line;
+    remote_compiles += std::stoull(line.substr(c + 2));
+  }
+  EXPECT_GT(remote_compiles, 0u) << three.out;
 }
 
 // A subcommand under mpirun is not a tuning run: rank 0 alone runs it (one table, one

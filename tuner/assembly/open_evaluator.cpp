@@ -43,6 +43,10 @@ int compile_threads_for(int requested, std::size_t devices) {
                                                         std::max<std::size_t>(1, devices)));
 }
 
+std::size_t host_compile_slots(int requested, CandidateRunner& runner) {
+  return static_cast<std::size_t>(std::max(0, compile_threads_for(requested, runner.devices().size())));
+}
+
 Result<std::vector<int>> parse_device_list(const std::string& text) {
   std::vector<int> out;
   std::size_t start = 0;

@@ -81,6 +81,10 @@ int default_compile_threads();
 // The compile threads a run uses with `devices` devices: `requested` when >= 0, else
 // default_compile_threads() per device (at most 32).
 int compile_threads_for(int requested, std::size_t devices);
+// What one host compiles at once in a run over several ranks (docs/scale-out.md): its
+// share of --compile-threads for its runner's devices (0 with --compile-threads 0: the host
+// compiles only in its workers, and rank 0 sends it no compiles).
+std::size_t host_compile_slots(int requested, CandidateRunner& runner);
 
 struct OpenedEvaluator {
   std::unique_ptr<Backend> backend;      // --in-process GPU: outlives the evaluator

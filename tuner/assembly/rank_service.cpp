@@ -32,7 +32,7 @@ int serve_rank(const RunSettings& f, ScaleOut& scale_out) {
     return nullptr;
   };
   spdlog::info("serving rank 0 with {}", o->description);
-  return scale_out.serve(o->runner(), find);
+  return scale_out.serve(o->runner(), find, host_compile_slots(f.compile_threads, o->runner()));
 }
 
 }  // namespace tilesmith

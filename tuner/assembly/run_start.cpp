@@ -182,9 +182,9 @@ Status choose_templates(const RunSettings& f, bool replay, OpenedEvaluator& open
   return {};
 }
 
-Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& local) {
+Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& local, int compile_threads) {
   if (!scale_out) return &local;
-  auto r = scale_out->connect(local);
+  auto r = scale_out->connect(local, host_compile_slots(compile_threads, local));
   if (!r.ok())
     return Status(r.status().code(), "the run over " + std::to_string(scale_out->size()) +
                                          " MPI ranks cannot start: " + r.status().message());

@@ -52,7 +52,7 @@ Status choose_templates(const RunSettings& s, bool replay, OpenedEvaluator& open
 // Rank 0 of a run over several ranks: the runner over every rank's devices beside `local`'s
 // (scale_out->connect); `local` itself without `scale_out`. Errors keep their code and say
 // "the run over N MPI ranks cannot start: ...".
-Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& local);
+Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& local, int compile_threads);
 
 // Each template's warm-start seeds into `ps`, saying in the log what the files gave.
 void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start,

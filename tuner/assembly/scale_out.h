@@ -42,15 +42,17 @@ class ScaleOut {
   virtual ~ScaleOut() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Rank 0: the runner the loop uses — the other ranks' devices beside `local`'s. Waits
-  // for every rank to open its devices. Errors name the rank (a device that did not
-  // open, another device model).
-  virtual Result<CandidateRunner*> connect(CandidateRunner& local) = 0;
+  // Rank 0: the runner the loop uses — the other ranks' devices beside `local`'s, and its
+  // evaluator's compiles spread over every host's `compile_slots` (this host's given
+  // here). Waits for every rank to open its devices. Errors name the rank (a device that
+  // did not open, another device model).
+  virtual Result<CandidateRunner*> connect(CandidateRunner& local, std::size_t compile_slots) = 0;
   // Rank 0, after the run: candidates per host and per minute, in all, and the ratio to
   // rank 0's host alone; one line each. Empty before connect().
   virtual std::string host_summary() const = 0;
-  // Ranks > 0: measure what rank 0 sends until it says the run is over. Exit code.
-  virtual int serve(CandidateRunner& runner, const RankTemplateFinder& find) = 0;
+  // Ranks > 0: measure what rank 0 sends, and compile what it asks for on up to
+  // `compile_slots` threads, until it says the run is over. Exit code.
+  virtual int serve(CandidateRunner& runner, const RankTemplateFinder& find, std::size_t compile_slots) = 0;
   // Ranks > 0 whose devices did not open: say so to rank 0 (which stops the run with the
   // message) and wait for its shutdown. Exit code.
   virtual int refuse(const std::string& message) = 0;

@@ -37,8 +37,9 @@ class MpiScaleOut final : public ScaleOut {
   int rank() const override { return world_->rank(); }
   int size() const override { return world_->size(); }
 
-  Result<CandidateRunner*> connect(CandidateRunner& local) override {
+  Result<CandidateRunner*> connect(CandidateRunner& local, std::size_t compile_slots) override {
     mpi::MpiRunnerOptions o;
+    o.local_compile_slots = compile_slots;
     o.on_event = [](const std::string& e) { spdlog::warn(e); };
     // How long a silent rank is waited for before it counts as lost (docs/scale-out.md).
     if (const char* s = std::getenv("TILESMITH_MPI_SILENCE_S"); s && std::atof(s) > 0)
@@ -66,7 +67,7 @@ class MpiScaleOut final : public ScaleOut {
       results += h.results;
       out += "host " + h.host + " (rank " + std::to_string(h.rank) + ", " + std::to_string(h.devices) +
              " device" + (h.devices == 1 ? "" : "s") + "): " + std::to_string(h.results) + " candidates, " +
-             rate(h.per_minute) + (h.lost ? " (LOST)" : "") + "\n";
+             rate(h.per_minute) + ", " + std::to_string(h.compiles) + " compiles" + (h.lost ? " (LOST)" : "") + "\n";
     }
     // Rank 0's share, not a speed-up: rank 0 beside the others is not rank 0 alone, and the
     // speed-up over one host needs a one-host run to compare with.
@@ -79,8 +80,9 @@ class MpiScaleOut final : public ScaleOut {
     return out + buf;
   }
 
-  int serve(CandidateRunner& runner, const RankTemplateFinder& find) override {
+  int serve(CandidateRunner& runner, const RankTemplateFinder& find, std::size_t compile_slots) override {
     mpi::RankServerOptions o;
+    o.compile_slots = compile_slots;
     o.host = local_host_name();
     o.kill_after_results = kill_after_results(world_->rank());
     const mpi::ServeEnd end = mpi::serve_rank(*world_, runner, find, o);

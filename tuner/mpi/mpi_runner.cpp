@@ -104,6 +104,7 @@ Result<std::unique_ptr<MpiRunner>> MpiRunner::start(MpiWorld& world, CandidateRu
     rank.devices = h.devices;
     rank.width = h.width;
     rank.depth = std::max(h.depth, h.width);
+    rank.compile_slots = h.compile_slots;
     rank.last_heard = Clock::now();
     for (const auto& d : h.devices) m->labels_.push_back(rank.host + "/" + d);
     m->width_ += rank.width;
@@ -119,6 +120,7 @@ MpiRunner::~MpiRunner() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
+  compiled_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   // MPI is this thread's again: tell every rank that the run is over — the lost ones
   // too: one only thought lost (silent too long, but alive) must not wait forever; to a
@@ -176,6 +178,56 @@ void MpiRunner::expect_kernel_ms(const GemmProblem& problem, double ms) {
   outbox_all_.push_back(expect_kernel_message(problem, ms).dump());
 }
 
+std::string MpiRunner::compile_key(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  return tmpl.name() + "\n" + problem.key() + "\n" + config_to_json_text(config);
+}
+
+Evaluation MpiRunner::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  std::shared_ptr<PendingCompile> pending;
+  int target = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (options_.local_compile_slots > 0 && !stopping_) {
+      // The host with the most free slots for its count; rank 0 on a tie.
+      double best = double(local_compiling_) / double(options_.local_compile_slots);
+      Rank* chosen = nullptr;
+      for (auto& r : ranks_) {
+        if (r.lost || r.compile_slots == 0) continue;
+        const double load = double(r.compiling.size()) / double(r.compile_slots);
+        if (load < best) {
+          best = load;
+          chosen = &r;
+        }
+      }
+      if (chosen) {
+        const std::uint64_t id = next_id_++;
+        pending = std::make_shared<PendingCompile>();
+        chosen->compiling.emplace(id, pending);
+        compile_out_.emplace_back(chosen->rank,
+                                  worker::make_candidate_request(kPrepare, id, tmpl, problem, config).dump());
+        target = chosen->rank;
+      }
+    }
+    if (!pending) ++local_compiling_;
+  }
+  if (pending) {
+    std::unique_lock lock(mu_);
+    compiled_cv_.wait(lock, [&] { return pending->done || pending->lost || stopping_; });
+    if (pending->done) {
+      // Measured on that rank when it has room: the binary is in its host's cache.
+      if (compiled_on_.size() > 100000) compiled_on_.clear();  // cancelled ones are never taken out
+      compiled_on_[compile_key(tmpl, problem, config)] = target;
+      return std::move(pending->evaluation);
+    }
+    ++local_compiling_;  // the rank went away: compile here
+  }
+  Evaluation e = local_.evaluator().prepare(tmpl, problem, config);
+  std::lock_guard lock(mu_);
+  --local_compiling_;
+  ++local_compiles_;
+  return e;
+}
+
 MpiRunner::Rank* MpiRunner::rank_of(int source) {
   for (auto& r : ranks_)
     if (r.rank == source) return &r;
@@ -206,6 +258,9 @@ void MpiRunner::lose(Rank& rank, const std::string& why) {
   rank.in_flight.clear();
   for (auto it = back.rbegin(); it != back.rend(); ++it) queue_.push_front(std::move(*it));
   done_cv_.notify_all();
+  for (auto& [id, c] : rank.compiling) c->lost = true;
+  rank.compiling.clear();
+  compiled_cv_.notify_all();
   note("rank " + std::to_string(rank.rank) + " (" + rank.host + ") is lost: " + why + "; " +
        std::to_string(crashed) + " candidate(s) it was measuring recorded as crash, " + std::to_string(requeued) +
        " not yet started given to the others");
@@ -251,6 +306,19 @@ bool MpiRunner::handle(int source, const std::string& payload) {
       ++rank->results;
       done_.push_back(std::move(r));
       done_cv_.notify_all();
+    } else if (type == kPrepared) {
+      auto p = rank_prepared_from_json(*j);
+      if (!p.ok()) {
+        lose(*rank, p.status().message());
+        return true;
+      }
+      auto it = rank->compiling.find(p->id);
+      if (it == rank->compiling.end()) return true;
+      it->second->evaluation = std::move(p->evaluation);
+      it->second->done = true;
+      rank->compiling.erase(it);
+      ++rank->compiles;
+      compiled_cv_.notify_all();
     } else if (type == worker::kError) {
       lose(*rank, worker::error_status(*j, "it cannot serve").message());
     }
@@ -268,7 +336,15 @@ void MpiRunner::dispatch() {
     {
       std::lock_guard lock(mu_);
       if (queue_.empty()) return;
-      if (local_out_ < local_.depth()) {
+      // A candidate compiled on a rank goes there while it has room.
+      const auto& front = queue_.front().candidate;
+      if (auto it = compiled_on_.find(compile_key(*front.tmpl, front.problem, front.config));
+          it != compiled_on_.end()) {
+        if (Rank* r = rank_of(it->second); r && !r->lost && r->in_flight.size() < r->depth) target = r;
+        compiled_on_.erase(it);
+      }
+      if (target) {
+      } else if (local_out_ < local_.depth()) {
         to_local = true;
       } else {
         // The rank with the most room for its size takes it.
@@ -343,6 +419,12 @@ void MpiRunner::communicate() {
         for (auto& r : ranks_)
           if (!r.lost) (void)world_.send(r.rank, m);
       outbox_all_.clear();
+      for (auto& [dest, m] : compile_out_) {
+        Rank* r = rank_of(dest);
+        if (!r || r->lost) continue;  // lose() already gave its compiles back
+        if (Status st = world_.send(dest, std::move(m)); !st.ok()) lose(*r, st.message());
+      }
+      compile_out_.clear();
       int failed = -1;
       if (Status st = world_.progress(&failed); !st.ok())
         if (Rank* r = rank_of(failed)) lose(*r, st.message());
@@ -362,9 +444,9 @@ std::vector<HostRate> MpiRunner::host_rates() const {
   const double minutes =
       first_submit_ ? std::chrono::duration<double>(Clock::now() - *first_submit_).count() / 60.0 : 0;
   std::vector<HostRate> out;
-  HostRate local{local_host_, 0, local_.width(), local_results_, 0, false};
+  HostRate local{local_host_, 0, local_.width(), local_results_, 0, false, local_compiles_};
   out.push_back(local);
-  for (const auto& r : ranks_) out.push_back(HostRate{r.host, r.rank, r.width, r.results, 0, r.lost});
+  for (const auto& r : ranks_) out.push_back(HostRate{r.host, r.rank, r.width, r.results, 0, r.lost, r.compiles});
   for (auto& h : out) h.per_minute = minutes > 0 ? double(h.results) / minutes : 0;
   return out;
 }
@@ -408,7 +490,8 @@ std::vector<std::string> MpiRunner::device_summaries() const {
   for (const auto& h : host_rates()) {
     if (h.rank == 0) continue;
     out.push_back("pool of rank " + std::to_string(h.rank) + " on " + h.host + ": " + std::to_string(h.devices) +
-                  (h.devices == 1 ? " device, " : " devices, ") + std::to_string(h.results) + " evaluated" +
+                  (h.devices == 1 ? " device, " : " devices, ") + std::to_string(h.results) + " evaluated, " +
+                  std::to_string(h.compiles) + " compiled for the run" +
                   (h.lost ? ", LOST" : ""));
   }
   return out;

@@ -16,8 +16,14 @@
 // lets it (OpenMPI's mpirun ends the whole job when a process dies, by default: then
 // rank 0 is stopped too, and the same command resumes, docs/scale-out.md).
 //
-// What rank 0 does besides candidates (prepare, the vendor baseline, the re-timing)
-// stays on `local`. Candidates already sent to a rank are not cancelled by
+// Compiles (the loop's compile-ahead, Evaluator::prepare) are spread over the hosts'
+// compile slots (`local_compile_slots` here, each rank's from its hello): a compile goes
+// to the host with the most free slots for its count, rank 0 first on a tie, and a
+// candidate compiled on a rank is measured there when that rank has room (its binary is
+// in that host's cache). So every host compiles what it measures, instead of rank 0's
+// helpers compiling for all of them. A rank lost while compiling: the compile is done
+// again on rank 0. What rank 0 does besides candidates and compiles (the vendor
+// baseline, the re-timing) stays on `local`. Candidates already sent to a rank are not cancelled by
 // cancel_queued(): at most its depth of them finish and are recorded.
 
 #include <chrono>
@@ -42,6 +48,9 @@ struct MpiRunnerOptions {
   std::chrono::milliseconds silence_limit{std::chrono::seconds(60)};
   // Lost ranks and other news, for the log (called on the communication thread).
   std::function<void(const std::string&)> on_event;
+  // Compiles rank 0's own evaluator runs at once (its compile helpers); 0: every compile
+  // stays on rank 0, whatever the ranks offer.
+  std::size_t local_compile_slots = 0;
 };
 
 // Candidates per minute of one host, and of the whole run.
@@ -52,6 +61,7 @@ struct HostRate {
   std::uint64_t results = 0;
   double per_minute = 0;
   bool lost = false;
+  std::uint64_t compiles = 0;  // compiles done on this host for the run
 };
 
 class MpiRunner final : public CandidateRunner {
@@ -66,7 +76,8 @@ class MpiRunner final : public CandidateRunner {
   // Ends the communication thread and tells every rank, lost ones included, to shut down.
   ~MpiRunner() override;
 
-  Evaluator& evaluator() override { return local_.evaluator(); }
+  // `local`'s evaluator, with prepare() spread over the hosts (above).
+  Evaluator& evaluator() override { return spread_; }
   std::size_t width() const override { return width_; }
   std::size_t depth() const override { return depth_; }
   std::vector<std::string> devices() const override { return labels_; }
@@ -93,6 +104,37 @@ class MpiRunner final : public CandidateRunner {
     OnSend on_send;
     bool started = false;
   };
+  // A compile sent to a rank, waited for by a compile-ahead thread.
+  struct PendingCompile {
+    bool done = false;
+    bool lost = false;  // the rank went away first: compile on rank 0
+    Evaluation evaluation;
+  };
+  // Evaluator facade: prepare() spread over the hosts, everything else `local`'s.
+  class SpreadCompiles final : public Evaluator {
+   public:
+    explicit SpreadCompiles(MpiRunner& m) : m_(m) {}
+    const DeviceFacts& device() const override { return m_.local_.evaluator().device(); }
+    Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override {
+      return m_.prepare(tmpl, problem, config);
+    }
+    Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override {
+      return m_.local_.evaluator().evaluate(tmpl, problem, config);
+    }
+    Result<Evaluation> vendor_baseline(const GemmProblem& problem) override {
+      return m_.local_.evaluator().vendor_baseline(problem);
+    }
+    std::string vendor_name() const override { return m_.local_.evaluator().vendor_name(); }
+    bool renew_process() override { return m_.local_.evaluator().renew_process(); }
+    Result<ReadFloor> read_floor(const GemmProblem& problem) override {
+      return m_.local_.evaluator().read_floor(problem);
+    }
+
+   private:
+    MpiRunner& m_;
+  };
+  Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config);
+  static std::string compile_key(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config);
   struct Rank {
     int rank = 0;
     std::string host;  // label
@@ -102,9 +144,12 @@ class MpiRunner final : public CandidateRunner {
     std::chrono::steady_clock::time_point last_heard;
     std::uint64_t results = 0;
     bool lost = false;
+    std::size_t compile_slots = 0;
+    std::map<std::uint64_t, std::shared_ptr<PendingCompile>> compiling;  // by message id
+    std::uint64_t compiles = 0;
   };
   MpiRunner(MpiWorld& world, CandidateRunner& local, MpiRunnerOptions options)
-      : world_(world), local_(local), options_(std::move(options)) {}
+      : world_(world), local_(local), options_(std::move(options)), spread_(*this) {}
   void communicate();
   bool handle(int source, const std::string& payload);
   void dispatch();
@@ -127,6 +172,11 @@ class MpiRunner final : public CandidateRunner {
   std::vector<std::string> outbox_all_;  // for every rank (expect_kernel)
   std::size_t outstanding_ = 0;
   std::size_t local_out_ = 0;  // handed to `local` and not yet back
+  std::size_t local_compiling_ = 0;
+  std::uint64_t local_compiles_ = 0;
+  std::condition_variable compiled_cv_;
+  std::deque<std::pair<int, std::string>> compile_out_;  // prepare requests for the communication thread
+  std::map<std::string, int> compiled_on_;  // compile_key -> the rank that compiled it (not rank 0)
   std::uint64_t local_results_ = 0;
   std::uint64_t next_id_ = 1;
   std::optional<std::chrono::steady_clock::time_point> first_submit_;
@@ -134,6 +184,7 @@ class MpiRunner final : public CandidateRunner {
   bool stopping_ = false;
 
   std::mutex local_mu_;  // calls into `local` (the communication thread and cancel_queued)
+  SpreadCompiles spread_;
   std::thread thread_;
 };
 

@@ -5,7 +5,8 @@ using nlohmann::json;
 
 json to_json(const RankHello& h) {
   return json{{"type", kRankHello}, {"host", h.host},       {"devices", h.devices},        {"width", h.width},
-              {"depth", h.depth},   {"fingerprint", h.fingerprint}, {"device_name", h.device_name}};
+              {"depth", h.depth},   {"fingerprint", h.fingerprint}, {"device_name", h.device_name},
+              {"compile_slots", h.compile_slots}};
 }
 
 Result<RankHello> rank_hello_from_json(const json& j) {
@@ -17,6 +18,7 @@ Result<RankHello> rank_hello_from_json(const json& j) {
     h.depth = j.at("depth").get<std::size_t>();
     h.fingerprint = j.at("fingerprint").get<std::string>();
     h.device_name = j.value("device_name", std::string());
+    h.compile_slots = j.value("compile_slots", std::size_t(0));
   } catch (const json::exception& e) {
     return Status::parse_error(std::string("a rank's hello does not decode: ") + e.what());
   }
@@ -47,6 +49,25 @@ Result<RankResult> rank_result_from_json(const json& j) {
   if (!e.ok()) return e.status().with_context("a rank's result");
   r.evaluation = std::move(e).value();
   return r;
+}
+
+json to_json(const RankPrepared& p) {
+  json e;
+  to_json(e, p.evaluation);
+  return json{{"type", kPrepared}, {"id", p.id}, {"evaluation", e}};
+}
+
+Result<RankPrepared> rank_prepared_from_json(const json& j) {
+  RankPrepared p;
+  try {
+    p.id = j.at("id").get<std::uint64_t>();
+  } catch (const json::exception& e) {
+    return Status::parse_error(std::string("a rank's compile result does not decode: ") + e.what());
+  }
+  auto e = evaluation_from_json(j.value("evaluation", json()));
+  if (!e.ok()) return e.status().with_context("a rank's compile result");
+  p.evaluation = std::move(e).value();
+  return p;
 }
 
 json started_message(std::uint64_t id, const std::string& device) {

@@ -11,6 +11,9 @@
 //   0 -> rank R   evaluate       one candidate, id chosen by rank 0 (wire.h)
 //   rank R -> 0   started        the candidate went to a device (journal it as in flight)
 //   rank R -> 0   result         its outcome: device, Evaluation, eval_ms
+//   0 -> rank R   prepare        compile one candidate on the rank's compile helpers (the
+//                                evaluate request's form, type "prepare")
+//   rank R -> 0   prepared       that compile's outcome: id, Evaluation
 //   0 -> rank R   expect_kernel  a kernel time to scale deadlines from
 //   rank R -> 0   heartbeat      every second: the rank is alive
 //   0 -> rank R   shutdown       the run is over (skip_finalize: a rank was lost)
@@ -35,6 +38,8 @@ inline constexpr const char* kRankHello = "rank_hello";
 inline constexpr const char* kStarted = "started";
 inline constexpr const char* kExpectKernel = "expect_kernel";
 inline constexpr const char* kHeartbeat = "heartbeat";
+inline constexpr const char* kPrepare = "prepare";
+inline constexpr const char* kPrepared = "prepared";
 
 struct RankHello {
   std::string host;                  // local_host_name() of the rank
@@ -42,6 +47,9 @@ struct RankHello {
   std::size_t width = 0, depth = 0;  // its runner's
   std::string fingerprint;           // DeviceFacts::fingerprint() of its devices
   std::string device_name;
+  // Compiles it runs at once for rank 0 (prepare requests); 0 from a rank of an earlier
+  // build, which is then sent no compiles.
+  std::size_t compile_slots = 0;
 };
 nlohmann::json to_json(const RankHello& h);
 Result<RankHello> rank_hello_from_json(const nlohmann::json& j);
@@ -54,6 +62,14 @@ struct RankResult {
 };
 nlohmann::json to_json(const RankResult& r);
 Result<RankResult> rank_result_from_json(const nlohmann::json& j);
+
+// A compile done for rank 0: the outcome of Evaluator::prepare() on the rank.
+struct RankPrepared {
+  std::uint64_t id = 0;
+  Evaluation evaluation;
+};
+nlohmann::json to_json(const RankPrepared& p);
+Result<RankPrepared> rank_prepared_from_json(const nlohmann::json& j);
 
 nlohmann::json started_message(std::uint64_t id, const std::string& device);
 nlohmann::json expect_kernel_message(const GemmProblem& problem, double ms);

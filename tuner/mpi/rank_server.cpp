@@ -3,11 +3,14 @@
 #include <signal.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "runtime/worker/wire.h"
 #include "tuner/mpi/rank_messages.h"
@@ -18,6 +21,68 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kHeartbeatEvery = std::chrono::seconds(1);
+
+// Compiles for rank 0 on threads of their own (Evaluator::prepare is thread-safe), so the
+// serving thread keeps answering rank 0 and handing out measurements meanwhile. Each
+// outcome goes to `post` as a prepared message. The destructor drops what has not started
+// and waits for the compiles under way.
+class CompilePool {
+ public:
+  CompilePool(Evaluator& evaluator, std::size_t threads, std::function<void(json)> post)
+      : evaluator_(evaluator), post_(std::move(post)) {
+    for (std::size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~CompilePool() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      jobs_.clear();
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  bool accepts() const { return !threads_.empty(); }
+  void submit(const KernelTemplate* tmpl, GemmProblem problem, Config config, std::uint64_t id) {
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(Job{tmpl, std::move(problem), std::move(config), id});
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  struct Job {
+    const KernelTemplate* tmpl;
+    GemmProblem problem;
+    Config config;
+    std::uint64_t id;
+  };
+  void work() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (stopping_) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      RankPrepared done{job.id, evaluator_.prepare(*job.tmpl, job.problem, job.config)};
+      post_(to_json(done));
+    }
+  }
+
+  Evaluator& evaluator_;
+  std::function<void(json)> post_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
 
 Status send(MpiWorld& world, const json& message) { return world.send(0, message.dump()); }
 
@@ -56,6 +121,7 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
   hello.depth = runner.depth();
   hello.fingerprint = runner.evaluator().device().fingerprint();
   hello.device_name = runner.evaluator().device().name;
+  hello.compile_slots = options.compile_slots;
   if (!send(world, to_json(hello)).ok()) return lost;
 
   // The runner reports a start from a device thread; MPI is this thread's. Shared with
@@ -71,6 +137,12 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
     out.swap(box->messages);
     return out;
   };
+  // Declared after the outbox it posts to, so it stops (and its threads stop posting)
+  // before the outbox goes.
+  CompilePool compiles(runner.evaluator(), options.compile_slots, [box](json m) {
+    std::lock_guard lock(box->mu);
+    box->messages.push_back(std::move(m));
+  });
   std::uint64_t results = 0;
   bool refused = false;
   ServeEnd end;
@@ -87,7 +159,7 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
         end.skip_finalize = msg.value("skip_finalize", false);
         break;
       }
-      if (type == worker::kEvaluate && !refused) {
+      if ((type == worker::kEvaluate || (type == kPrepare && compiles.accepts())) && !refused) {
         auto req = worker::parse_candidate_request(msg);
         const KernelTemplate* tmpl = req.ok() ? find(req->tmpl.name, req->tmpl.source_hash) : nullptr;
         if (!tmpl) {
@@ -101,6 +173,8 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
           if (!send(world, worker::error_message(Status::unavailable(options.host + ": " + why)))
                    .ok())
             return lost;
+        } else if (type == kPrepare) {
+          compiles.submit(tmpl, req->problem, req->config, req->id);
         } else {
           RunnerCandidate c{tmpl, req->problem, req->config, req->id};
           runner.submit(std::move(c), [box](std::uint64_t id, const std::string&, const std::string& device) {

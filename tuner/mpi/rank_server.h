@@ -4,13 +4,14 @@
 // (worker processes over `--devices`, or replay workers), and writes nothing: rank 0
 // is the run's only writer.
 //
-// It says hello (host, devices, width, fingerprint), then serves evaluate requests
-// until shutdown, reporting each candidate's start (rank 0 journals it as in flight)
+// It says hello (host, devices, width, fingerprint, compile slots), then serves evaluate
+// and prepare (compile) requests until shutdown, reporting each candidate's start (rank 0 journals it as in flight)
 // and its result, and a heartbeat every second. A request for a template this rank does
 // not have (another --kernels-dir or --replay-file) is an error message: rank 0 stops using
 // the rank and gives its candidates to the others.
 //
-// Single-threaded: serve_rank() does every MPI call on the calling thread.
+// serve_rank() does every MPI call on the calling thread; compiles run on threads of their
+// own and hand their results to it.
 
 #include <cstdint>
 #include <functional>
@@ -31,6 +32,10 @@ struct RankServerOptions {
   // A test hook (TILESMITH_MPI_TEST_KILL=RANK:N, read by the command): after sending its
   // N-th result this rank kills itself with SIGKILL, as a lost host would vanish. 0: never.
   std::uint64_t kill_after_results = 0;
+  // Compiles run at once for rank 0 (prepare requests, on threads calling the runner's
+  // evaluator().prepare()): the host's compile helpers, so a run over several hosts
+  // compiles on all of them instead of on rank 0's alone. 0: none (rank 0 compiles).
+  std::size_t compile_slots = 0;
 };
 
 struct ServeEnd {
