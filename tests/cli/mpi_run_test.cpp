@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -159,6 +160,30 @@ TEST(MpiRun, ThreeRanksTuneTheSetAsOneRankDoes) {
     remote_compiles += std::stoull(line.substr(c + 2));
   }
   EXPECT_GT(remote_compiles, 0u) << three.out;
+}
+
+// mpirun binds each of two ranks to one core, and a rank's compile helpers and workers
+// inherit it; the rank widens its binding to the CPUs its cpuset allows (docs/scale-out.md),
+// unless TILESMITH_KEEP_BINDING=1.
+TEST(MpiRun, EachRankWidensTheLaunchersOneCoreBinding) {
+  REQUIRE_MPIRUN();
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU: nothing to bind apart";
+  const Fixture f = make_fixture("mpi_binding");
+  auto args = [&](const char* results) {
+    std::vector<std::string> a{mpirun().string(), "-n", "2", "--bind-to", "core", "--allow-run-as-root"};
+    for (auto& x : loop_args(f, f.dir / results, 8)) a.push_back(x);
+    a.push_back("-v");
+    return a;
+  };
+  auto widened = run_process(args("widened"), f.dir, mpi_env(), 180);
+  ASSERT_EQ(widened.exit_code, 0) << widened.out << widened.err;
+  for (const char* rank : {"rank 0: the launcher bound this process to CPU(s) ", "rank 1: the launcher bound"})
+    EXPECT_TRUE(contains(widened.out + widened.err, rank)) << widened.out << widened.err;
+  EXPECT_TRUE(contains(widened.out + widened.err, "; widened to ")) << widened.out << widened.err;
+
+  auto kept = run_process(args("kept"), f.dir, mpi_env({{"TILESMITH_KEEP_BINDING", "1"}}), 180);
+  ASSERT_EQ(kept.exit_code, 0) << kept.out << kept.err;
+  EXPECT_FALSE(contains(kept.out + kept.err, "widened to")) << kept.out << kept.err;
 }
 
 // A subcommand under mpirun is not a tuning run: rank 0 alone runs it (one table, one

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "base/cpu_affinity.h"
 #include "base/host_name.h"
 #include "tuner/assembly/scale_out.h"
 #include "tuner/mpi/mpi_runner.h"
@@ -27,6 +28,25 @@ std::string rate(double per_minute) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f/min", per_minute);
   return buf;
+}
+
+// The launcher's binding (OpenMPI binds each of two ranks to one core) would hold this
+// rank's compile helpers and workers, which inherit it, on that core; they are widened to
+// every CPU the process's cpuset allows (base/cpu_affinity.h). TILESMITH_KEEP_BINDING=1
+// keeps the launcher's binding.
+void widen_launcher_binding(int rank) {
+  if (const char* keep = std::getenv("TILESMITH_KEEP_BINDING"); keep && *keep && std::string(keep) != "0") return;
+  const CpuAffinity before = current_cpu_affinity();
+  if (before.allowed <= 0 || before.allowed >= before.online) return;
+  const CpuAffinity after = widen_cpu_affinity();
+  if (after.allowed > before.allowed)
+    spdlog::info("rank {}: the launcher bound this process to CPU(s) {}; widened to {} so its compile helpers and "
+                 "workers do not share {} (TILESMITH_KEEP_BINDING=1 keeps the binding)",
+                 rank, before.list, after.list, before.allowed == 1 ? "one core" : "those cores");
+  else
+    spdlog::warn("rank {}: bound to CPU(s) {} of {} online, and the binding could not be widened: its compile "
+                 "helpers and workers share them (mpirun --bind-to none avoids it)",
+                 rank, before.list, before.online);
 }
 
 class MpiScaleOut final : public ScaleOut {
@@ -130,6 +150,7 @@ Result<std::unique_ptr<ScaleOut>> join_scale_out(EvaluatorSettings* flags) {
     spdlog::warn("{} says {} ranks, MPI says {}", launch.launcher, launch.ranks, world->size());
   if (flags->devices == "local-rank") flags->devices = std::to_string(world->local_rank());
   if (world->size() == 1) return std::unique_ptr<ScaleOut>();
+  widen_launcher_binding(world->rank());
   return std::unique_ptr<ScaleOut>(new MpiScaleOut(std::move(world)));
 }
 
