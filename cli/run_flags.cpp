@@ -8,6 +8,25 @@
 
 namespace tilesmith::cli {
 
+Result<double> parse_race_margin(const std::string& text) {
+  const std::string t = trimmed(text);
+  if (t == "off" || t == "0") return 0.0;
+  const bool percent = !t.empty() && t.back() == '%';
+  const std::string number = percent ? t.substr(0, t.size() - 1) : t;
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(number, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (number.empty() || used != number.size() || !(v >= 0))
+    return Status::invalid("'" + text + "' is not a margin; give one as 25% or 0.25, or off");
+  if (percent) v /= 100;
+  if (v > 10) return Status::invalid("'" + text + "' is too large a margin; give at most 1000% (10), or off");
+  return v;
+}
+
 void add_run_flags(CLI::App& app, RunFlags& f) {
   add_config_flag(app, "read settings from this TOML or INI file: one key = value a line, the keys exactly the long "
                        "flag names (candidates = 16, max-evals = 400, llm-url = \"http://127.0.0.1:8000/v1\"); "
@@ -85,6 +104,19 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->type_name("PATH")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option_function<std::string>(
+         "--race",
+         [&f](const std::string& text) { f.race_margin = parse_race_margin(text).value_or(f.race_margin); },
+         "racing: a candidate whose samples are clearly slower than the best so far stops sampling early and is "
+         "recorded with the samples it has (its message says so): once its 20th percentile is above the best's "
+         "80th percentile times 1 + MARGIN, after at least 10 samples. MARGIN as 25% or 0.25; off (or 0) samples "
+         "every candidate in full. Only with --objective time; the re-timing of the finalists is never raced")
+      ->check([](const std::string& text) {
+        auto m = parse_race_margin(text);
+        return m.ok() ? std::string() : m.status().message();
+      })
+      ->type_name("MARGIN")
+      ->default_str("25%");
   app.add_option("--retime", f.retime, "re-time this many of the best configs (by --objective: the fastest for "
                                        "time) at the end before naming the winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))

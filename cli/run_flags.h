@@ -25,6 +25,10 @@ struct RunFlags : RunSettings {
   double status_interval_s = 30;
 };
 
+// --race's value: "25%" or "0.25" -> 0.25, "off" or "0" -> 0; invalid_argument naming the
+// value otherwise (negative, not a number, over 10).
+Result<double> parse_race_margin(const std::string& text);
+
 // Adds the run's flags (and --config) to the top-level app.
 void add_run_flags(CLI::App& app, RunFlags& flags);
 

@@ -31,7 +31,8 @@ json timing_to_json(const TimingStats& t) {
               {"cv", exact_double(t.cv)},
               {"warmup_ms", exact_double(t.warmup_ms)},
               {"l2_flushed", t.l2_flushed},
-              {"steady_ms", t.steady_ms ? json(exact_double(*t.steady_ms)) : json(nullptr)}};
+              {"steady_ms", t.steady_ms ? json(exact_double(*t.steady_ms)) : json(nullptr)},
+              {"raced_above_ms", t.raced_above_ms ? json(exact_double(*t.raced_above_ms)) : json(nullptr)}};
 }
 
 Status timing_from_json(const json& j, const std::string& what, TimingStats* t) {
@@ -46,6 +47,8 @@ Status timing_from_json(const json& j, const std::string& what, TimingStats* t) 
   g.get("warmup_ms", t->warmup_ms);
   g.get("l2_flushed", t->l2_flushed);
   if (j.contains("steady_ms") && j["steady_ms"].is_number()) t->steady_ms = j["steady_ms"].get<double>();
+  if (j.contains("raced_above_ms") && j["raced_above_ms"].is_number())
+    t->raced_above_ms = j["raced_above_ms"].get<double>();
   return g.status();
 }
 

@@ -35,6 +35,9 @@ struct TimingStats {
   // launches without a flush between them, the steady state of a GEMM run in a loop, at
   // the clocks a card at its power limit settles to. Absent where not measured.
   std::optional<double> steady_ms;
+  // Racing: the bound the samples were found clearly above, so sampling stopped early
+  // (analysis/race.h). Absent where the candidate was sampled in full.
+  std::optional<double> raced_above_ms;
 };
 
 // The statistics of a non-empty sample of kernel times (milliseconds); warmup_ms and

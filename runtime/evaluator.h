@@ -26,6 +26,9 @@ struct CandidateJob {
   GemmProblem problem;
   Config config;
   std::uint64_t tag = 0;
+  // Racing (analysis/race.h): sampling stops early once the candidate is clearly slower
+  // than this many milliseconds; 0: sample in full.
+  double race_ms = 0;
 };
 
 class Evaluator {
@@ -40,6 +43,14 @@ class Evaluator {
   // every failure is an Outcome with a message.
   virtual Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
                               const Config& config) = 0;
+  // As evaluate(), racing the candidate against `race_ms` (analysis/race.h; 0: in full):
+  // its timing stops once it is clearly slower, and says so (TimingStats::raced_above_ms).
+  // Evaluators that sample nothing (replay) evaluate in full.
+  virtual Evaluation evaluate_racing(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
+                                     double race_ms) {
+    (void)race_ms;
+    return evaluate(tmpl, problem, config);
+  }
   // The vendor library on the same problem with the same timing. unavailable when the
   // backend has none.
   virtual Result<Evaluation> vendor_baseline(const GemmProblem& problem) = 0;

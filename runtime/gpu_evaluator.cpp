@@ -10,6 +10,7 @@
 #include <limits>
 #include <thread>
 
+#include "analysis/race.h"
 #include "analysis/roofline.h"
 #include "analysis/stats.h"
 #include "base/files.h"
@@ -199,7 +200,7 @@ struct GpuEvaluator::State {
   TimingStats time_launches(const std::function<void()>& launch) { return time_launches(launch, options.timing); }
   TimingStats time_launches(const std::function<void()>& launch, const TimingOptions& t,
                             std::optional<TelemetrySummary>* telemetry_out = nullptr,
-                            std::string* note = nullptr) {
+                            std::string* note = nullptr, double race_ms = 0) {
     TimingStats st;
     auto w0 = Clock::now();
     int warm = 0;
@@ -237,6 +238,7 @@ struct GpuEvaluator::State {
       ends.push_back(device->create_event());
     }
     const bool flush_l2 = t.flush_l2 && flush;
+    bool raced = false;
     auto s0 = Clock::now();
     while (true) {
       for (int i = 0; i < kBatch; ++i) {
@@ -247,6 +249,10 @@ struct GpuEvaluator::State {
       }
       for (int i = 0; i < kBatch; ++i) samples.push_back(device->elapsed_ms(*starts[i], *ends[i]));
       if (source) readings.push_back(source->read());
+      if (analysis::race_lost(samples, race_ms)) {
+        raced = true;
+        break;
+      }
       const int n = int(samples.size());
       if (n < t.min_samples) continue;
       auto s = analysis::summarize(samples);
@@ -256,6 +262,12 @@ struct GpuEvaluator::State {
     st = summarize_timing(std::move(samples));
     st.warmup_ms = warmup_ms;
     st.l2_flushed = flush_l2;
+    if (raced) {
+      // A clear loser: no back-to-back spans or energy window either.
+      st.raced_above_ms = race_ms;
+      if (telemetry_out && source) *telemetry_out = summarize_telemetry(readings);
+      return st;
+    }
     st.steady_ms = steady_time(launch, t, st.median_ms, *starts[0], *ends[0]);
     if (telemetry_out) {
       if (!source) {
@@ -384,6 +396,11 @@ Evaluation GpuEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& 
 }
 
 Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
+  return evaluate_racing(tmpl, problem, config, 0);
+}
+
+Evaluation GpuEvaluator::evaluate_racing(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
+                                         double race_ms) {
   State& s = *s_;
   PhaseClock phases;
   CompiledCandidate cc = compile_candidate(*s.compiler, tmpl, problem, config, device());
@@ -464,10 +481,18 @@ Evaluation GpuEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem&
     }
     // With beta != 0 each run reads the C the previous one wrote; the work per run is
     // the same, so the timing stands.
-    e.timing = s.time_launches(launch, s.options.timing, &e.telemetry, &e.telemetry_note);
+    e.timing = s.time_launches(launch, s.options.timing, &e.telemetry, &e.telemetry_note, race_ms);
     phases.mark("timing");
     s.fill_metrics(e);
     e.outcome = Outcome::kOk;
+    if (e.timing.raced_above_ms) {
+      char buf[240];
+      std::snprintf(buf, sizeof buf,
+                    "raced: sampling stopped after %d samples, their 20th percentile %.4g ms above the bound %.4g ms "
+                    "(clearly slower than the best so far)",
+                    e.timing.samples, e.timing.p20_ms, *e.timing.raced_above_ms);
+      e.message = buf;
+    }
     char what[160];
     std::snprintf(what, sizeof what, "%s, %d samples of %.4g ms, warm-up %.1f ms", tmpl.name().c_str(),
                   e.timing.samples, e.timing.median_ms, e.timing.warmup_ms);

@@ -49,6 +49,8 @@ class GpuEvaluator final : public Evaluator {
   const DeviceFacts& device() const override;
   Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
   Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
+  Evaluation evaluate_racing(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
+                             double race_ms) override;
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override;
   // The sweep of runtime/read_floor.h on the problem's own input buffers, timed with this

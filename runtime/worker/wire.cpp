@@ -36,12 +36,14 @@ Status error_status(const json& j, const std::string& otherwise) {
 }
 
 json make_candidate_request(const char* type, std::uint64_t id, const KernelTemplate& tmpl,
-                            const GemmProblem& problem, const Config& config) {
-  return json{{"type", type},
-              {"id", id},
-              {"template", {{"name", tmpl.name()}, {"source_hash", tmpl.source_hash()}}},
-              {"problem", problem},
-              {"config", config_to_json(config)}};
+                            const GemmProblem& problem, const Config& config, double race_ms) {
+  json j{{"type", type},
+         {"id", id},
+         {"template", {{"name", tmpl.name()}, {"source_hash", tmpl.source_hash()}}},
+         {"problem", problem},
+         {"config", config_to_json(config)}};
+  if (race_ms > 0) j["race_ms"] = race_ms;
+  return j;
 }
 
 Result<CandidateRequest> parse_candidate_request(const json& j) {
@@ -62,6 +64,10 @@ Result<CandidateRequest> parse_candidate_request(const json& j) {
     return Status::parse_error("request: problem or config missing");
   TS_ASSIGN_OR_RETURN(r.problem, problem_from_json(j.at("problem")));
   TS_ASSIGN_OR_RETURN(r.config, config_from_json(j.at("config")));
+  if (auto it = j.find("race_ms"); it != j.end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0)) return Status::parse_error("request: race_ms is not a time");
+    r.race_ms = it->get<double>();
+  }
   return r;
 }
 

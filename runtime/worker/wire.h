@@ -49,6 +49,7 @@ struct CandidateRequest {
   TemplateRef tmpl;
   GemmProblem problem;
   Config config;
+  double race_ms = 0;  // evaluate: CandidateJob::race_ms (absent: 0)
 };
 
 // Message types.
@@ -67,7 +68,7 @@ inline constexpr const char* kDevices = "devices";    // worker -> orchestrator 
 
 nlohmann::json make_candidate_request(const char* type, std::uint64_t id,
                                       const KernelTemplate& tmpl, const GemmProblem& problem,
-                                      const Config& config);
+                                      const Config& config, double race_ms = 0);
 Result<CandidateRequest> parse_candidate_request(const nlohmann::json& j);
 
 // The type field of a message; empty when there is none.

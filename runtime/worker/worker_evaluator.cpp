@@ -275,10 +275,11 @@ Result<ExchangeResult> WorkerEvaluator::exchange_resending_once_locked(
 Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl,
                                                     const GemmProblem& problem,
                                                     const Config& config,
-                                                    const std::function<void()>& on_send) {
+                                                    const std::function<void()>& on_send,
+                                                    double race_ms) {
   TS_RETURN_IF_ERROR(ready_locked());
   const std::uint64_t id = next_id_++;
-  const nlohmann::json request = make_candidate_request(kEvaluate, id, tmpl, problem, config);
+  const nlohmann::json request = make_candidate_request(kEvaluate, id, tmpl, problem, config, race_ms);
   TS_ASSIGN_OR_RETURN(ExchangeResult r, exchange_resending_once_locked([&] { return request; }, problem,
                                                                        /*starts_in_run=*/false, on_send));
   if (r.kind == ExchangeResult::Kind::kNotSent) {
@@ -347,13 +348,13 @@ Result<Evaluation> WorkerEvaluator::evaluate_locked(const KernelTemplate& tmpl,
 
 Result<Evaluation> WorkerEvaluator::try_evaluate(const KernelTemplate& tmpl,
                                                  const GemmProblem& problem, const Config& config,
-                                                 const std::function<void()>& on_send) {
+                                                 const std::function<void()>& on_send, double race_ms) {
   std::lock_guard<std::mutex> lock(drive_mu_);
   {
     std::lock_guard<std::mutex> s(status_mu_);
     status_.busy = true;
   }
-  auto r = evaluate_locked(tmpl, problem, config, on_send);
+  auto r = evaluate_locked(tmpl, problem, config, on_send, race_ms);
   {
     std::lock_guard<std::mutex> s(status_mu_);
     status_.busy = false;

@@ -101,8 +101,10 @@ class WorkerEvaluator final : public Evaluator {
   // while the device is backing off, after stop(), or when the candidate was abandoned.
   // `on_send` (optional) is called once, just before the candidate goes to a worker:
   // the moment to journal that it started.
+  // `race_ms` as CandidateJob::race_ms.
   Result<Evaluation> try_evaluate(const KernelTemplate& tmpl, const GemmProblem& problem,
-                                  const Config& config, const std::function<void()>& on_send = {});
+                                  const Config& config, const std::function<void()>& on_send = {},
+                                  double race_ms = 0);
   // The vendor library in the worker. internal when the worker was lost doing it.
   Result<Evaluation> vendor_baseline(const GemmProblem& problem) override;
   std::string vendor_name() const override;
@@ -138,7 +140,8 @@ class WorkerEvaluator final : public Evaluator {
   Status ready_locked();
   Status health_check_locked();
   Result<Evaluation> evaluate_locked(const KernelTemplate& tmpl, const GemmProblem& problem,
-                                     const Config& config, const std::function<void()>& on_send);
+                                     const Config& config, const std::function<void()>& on_send,
+                                     double race_ms);
   void worker_lost_locked(const std::string& what, Outcome outcome);
   // Exchanges `make_request()` with the worker; when the worker was dead before it took
   // the request (so nothing ran), sends a fresh request to a fresh worker, once. The

@@ -74,7 +74,8 @@ void WorkerPool::device_loop(std::size_t device) {
       if (options_.on_started) options_.on_started(job.ticket, device);
     };
     auto r =
-        ev.try_evaluate(*job.candidate.tmpl, job.candidate.problem, job.candidate.config, on_send);
+        ev.try_evaluate(*job.candidate.tmpl, job.candidate.problem, job.candidate.config, on_send,
+                        job.candidate.race_ms);
     {
       std::lock_guard<std::mutex> lock(mu_);
       // Stamped under the lock that appends to done_, so completion order and the

@@ -144,7 +144,7 @@ class Server {
         reply_error(id, Status::failed_precondition("a compile-only worker does not evaluate"));
         return std::nullopt;
       }
-      return candidate(id, **tmpl, req->problem, req->config, json::object());
+      return candidate(id, **tmpl, req->problem, req->config, json::object(), req->race_ms);
     }
     if (type == kHealthCheck) {
       auto hc = host_.health_check();
@@ -227,7 +227,8 @@ class Server {
 
   // Compile, tell the orchestrator the run starts, run; merge the compile figures.
   std::optional<int> candidate(std::uint64_t id, const KernelTemplate& tmpl,
-                               const GemmProblem& problem, const Config& config, json extra) {
+                               const GemmProblem& problem, const Config& config, json extra,
+                               double race_ms = 0) {
     Evaluator& ev = host_.evaluator();
     Evaluation compiled = ev.prepare(tmpl, problem, config);
     if (!compiled.ok()) {
@@ -238,7 +239,7 @@ class Server {
               {"id", id},
               {"phase", "running"},
               {"compile", nlohmann::json(compiled)}});
-    Evaluation e = ev.evaluate(tmpl, problem, config);
+    Evaluation e = ev.evaluate_racing(tmpl, problem, config, race_ms);
     // evaluate() compiled again through the cache; the figures of the real compile
     // are the ones worth reporting.
     if (e.outcome != Outcome::kInvalid && e.outcome != Outcome::kCompileError) {

@@ -106,7 +106,8 @@ Evaluation full_evaluation() {
     norm_tolerance = 1e-5;
   }
   {
-    auto& [samples, median_ms, min_ms, p20_ms, p80_ms, mean_ms, cv, warmup_ms, l2_flushed, steady_ms] = timing;
+    auto& [samples, median_ms, min_ms, p20_ms, p80_ms, mean_ms, cv, warmup_ms, l2_flushed, steady_ms, raced_above_ms] =
+        timing;
     samples = 31;
     median_ms = 0.125;
     min_ms = 0.120;
@@ -117,6 +118,7 @@ Evaluation full_evaluation() {
     warmup_ms = -std::numeric_limits<double>::infinity();
     l2_flushed = true;
     steady_ms = 0.1234567890123;
+    raced_above_ms = 0.1109876543211;
   }
   tflops = 123.5;
   gbps = 2048.25;
@@ -196,8 +198,8 @@ TEST(Codec, EvaluationKeepsEveryField) {
     expect_same(b6, a6, "accuracy.norm_tolerance");
   }
   {
-    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9] = back->timing;
-    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9] = e.timing;
+    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10] = back->timing;
+    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10] = e.timing;
     expect_same(b0, a0, "timing.samples");
     expect_same(b1, a1, "timing.median_ms");
     expect_same(b2, a2, "timing.min_ms");
@@ -209,6 +211,8 @@ TEST(Codec, EvaluationKeepsEveryField) {
     expect_same(b8, a8, "timing.l2_flushed");
     ASSERT_TRUE(b9.has_value());
     expect_same(*b9, *a9, "timing.steady_ms");
+    ASSERT_TRUE(b10.has_value());
+    expect_same(*b10, *a10, "timing.raced_above_ms");
   }
   {
     ASSERT_TRUE(back->telemetry.has_value());

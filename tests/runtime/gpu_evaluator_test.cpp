@@ -83,6 +83,28 @@ TEST_F(GpuEvaluatorTest, SameConfigTimedTwiceAgreesWithinTheSpread) {
   EXPECT_TRUE(b.compile_cache_hit);
 }
 
+// Racing (analysis/race.h): against a bound far under the kernel's time sampling stops
+// after the first 10 samples and the evaluation says so; against a bound far above it, or
+// none, the kernel is sampled in full (at least min_samples) and not marked raced.
+TEST_F(GpuEvaluatorTest, ACandidateClearlySlowerThanTheBoundStopsAfterTenSamples) {
+  GemmProblem p = make(2048, 2048, 2048);
+  Config c{{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 8}, {"THREAD_M", 8}, {"THREAD_N", 8}};
+  Evaluation raced = evaluator_->evaluate_racing(tiled(), p, c, 1e-6);
+  ASSERT_TRUE(raced.ok()) << raced.message;
+  EXPECT_EQ(raced.timing.samples, 10);
+  ASSERT_TRUE(raced.timing.raced_above_ms.has_value());
+  EXPECT_DOUBLE_EQ(*raced.timing.raced_above_ms, 1e-6);
+  EXPECT_EQ(raced.message.rfind("raced: sampling stopped after 10 samples", 0), 0u) << raced.message;
+  EXPECT_GT(raced.timing.median_ms, 0);
+  for (double bound : {0.0, 1e6}) {
+    Evaluation full = evaluator_->evaluate_racing(tiled(), p, c, bound);
+    ASSERT_TRUE(full.ok()) << full.message;
+    EXPECT_GE(full.timing.samples, 20) << bound;
+    EXPECT_FALSE(full.timing.raced_above_ms.has_value()) << bound;
+    EXPECT_EQ(full.message.find("raced"), std::string::npos) << full.message;
+  }
+}
+
 TEST_F(GpuEvaluatorTest, VendorBaselineValidatesAndTimes) {
   for (const char* layout : {"NN", "TN"}) {
     auto v = evaluator_->vendor_baseline(make(1000, 999, 1001, layout));

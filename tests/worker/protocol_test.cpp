@@ -243,6 +243,14 @@ TEST(WorkerWire, StatusAndCandidateRequestRoundTrip) {
   EXPECT_EQ(req->tmpl.source_hash, t.source_hash());
   EXPECT_EQ(req->problem.key(), p.key());
   EXPECT_EQ(req->config, c);
+  EXPECT_EQ(req->race_ms, 0) << "no race bound: sampled in full";
+  // A race bound travels with the candidate; a bad one is refused.
+  auto raced = parse_candidate_request(nlohmann::json::parse(make_candidate_request(kEvaluate, 10, t, p, c, 1.25).dump()));
+  ASSERT_TRUE(raced.ok()) << raced.status().to_string();
+  EXPECT_EQ(raced->race_ms, 1.25);
+  auto bad = make_candidate_request(kEvaluate, 11, t, p, c);
+  bad["race_ms"] = "fast";
+  EXPECT_EQ(parse_candidate_request(bad).status().code(), StatusCode::kParseError);
 }
 
 TEST(WorkerChildProcess, ReportsSignalsAndExitCodes) {

@@ -44,6 +44,8 @@ struct RunSettings {
   // counter's figure, which turns the evaluator's energy window on (kEnergyWindowMs).
   Objective objective = Objective::kTime;
   int retime = 3;
+  // --race: LoopOptions::race_margin (0: off); a fraction, parsed from "25%", "0.25" or "off".
+  double race_margin = 0.25;
   int retime_rounds = 16;  // the re-timing's budget of interleaved rounds (tuner/loop/certify.h)
   std::vector<std::string> warm_start;  // best_config.json files or results folders
   int compile_threads = -1;             // -1: automatic

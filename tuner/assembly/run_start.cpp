@@ -30,6 +30,7 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"stop_when_converged", f.stop_when_converged ? json(*f.stop_when_converged) : json(nullptr)},
       {"objective", objective_name(f.objective)},
       {"retime", f.retime},
+      {"race_margin", f.race_margin},
       {"retime_rounds", f.retime_rounds},
       {"backend", f.evaluator.backend},
       {"replay_file",
@@ -238,6 +239,7 @@ LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
   lo.budget.patience = f.patience;
   lo.objective = f.objective;
   lo.retime_top = f.retime;
+  lo.race_margin = f.race_margin;
   lo.retime_rounds.max_rounds = f.retime_rounds;
   // Several devices eat compiles as fast as one each: the default is per device.
   lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());

@@ -24,7 +24,7 @@ std::optional<RunnerResult> InlineRunner::next(std::chrono::milliseconds) {
   r.host = local_host_name();
   r.device = device_;
   const auto t0 = std::chrono::steady_clock::now();
-  r.evaluation = evaluator_.evaluate(*candidate.tmpl, candidate.problem, candidate.config);
+  r.evaluation = evaluator_.evaluate_racing(*candidate.tmpl, candidate.problem, candidate.config, candidate.race_ms);
   r.eval_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }

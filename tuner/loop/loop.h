@@ -81,6 +81,11 @@ struct LoopOptions {
   // (tuner/loop/certify.h); max_rounds is the budget.
   CertifyOptions retime_rounds;
   int compile_threads = 2; // compile-ahead threads; 0: compile just before measuring
+  // Racing (analysis/race.h): a candidate stops sampling once its fast side is above the
+  // best so far's slow side (p80) times 1 + race_margin, and is recorded with the samples
+  // it has. Only when ranking by time (energy and edp measure every candidate in full);
+  // 0: off. The finalists' re-timing is never raced.
+  double race_margin = 0.25;
   bool vendor_baseline = true;
   // The vendor library's time measured by an earlier session (a problem set times it at
   // a problem's first slice only): used as this session's baseline instead of timing it

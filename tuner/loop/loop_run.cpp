@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/race.h"
 #include "base/format.h"
 #include "base/hash.h"
 #include "tuner/loop/compile_ahead.h"
@@ -212,7 +213,8 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
         continue;
       }
       compiled[i] = std::move(*prepared);
-      RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, i};
+      RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, i,
+                                race_bound_ms()};
       // Runs on the thread that sends the candidate (a device thread with workers), just
       // before it goes: the "started" marker a resumed run turns into a crash row when
       // no result follows. Copies, not references: it may run after this frame has
@@ -249,6 +251,19 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
     }
   }
   return {};
+}
+
+double GenerationLoop::Runner::race_bound_ms() const {
+  if (s_.options.objective != Objective::kTime || !(s_.options.race_margin > 0)) return 0;
+  // The run's best so far, over every template it tunes.
+  const HistoryRow* best = nullptr;
+  for (const auto& t : s_.targets) {
+    if (!t.best) continue;
+    const HistoryRow& r = history_.rows()[*t.best];
+    if (r.median_ms && (!best || *r.median_ms < *best->median_ms)) best = &r;
+  }
+  if (!best) return 0;
+  return analysis::race_bound_ms(best->p80_ms.value_or(0), best->median_ms.value_or(0), s_.options.race_margin);
 }
 
 void GenerationLoop::Runner::note_device_health() {

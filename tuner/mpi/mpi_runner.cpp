@@ -377,7 +377,7 @@ void MpiRunner::dispatch() {
     const std::uint64_t id = next_id_++;
     const auto& c = job.candidate;
     Status st = world_.send(target->rank, worker::make_candidate_request(worker::kEvaluate, id, *c.tmpl, c.problem,
-                                                                         c.config)
+                                                                         c.config, c.race_ms)
                                               .dump());
     target->in_flight.emplace(id, std::move(job));
     if (!st.ok()) lose(*target, st.message());

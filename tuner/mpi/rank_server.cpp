@@ -176,7 +176,7 @@ ServeEnd serve_rank(MpiWorld& world, CandidateRunner& runner, const TemplateFind
         } else if (type == kPrepare) {
           compiles.submit(tmpl, req->problem, req->config, req->id);
         } else {
-          RunnerCandidate c{tmpl, req->problem, req->config, req->id};
+          RunnerCandidate c{tmpl, req->problem, req->config, req->id, req->race_ms};
           runner.submit(std::move(c), [box](std::uint64_t id, const std::string&, const std::string& device) {
             std::lock_guard lock(box->mu);
             box->messages.push_back(started_message(id, device));

@@ -227,6 +227,8 @@ class GenerationLoop::Runner {
   // Says so when a device turns unhealthy (a failed health check: it backs off) and when
   // every device is healthy again.
   void note_device_health();
+  // The time a candidate handed out now is raced against (LoopOptions::race_margin); 0: none.
+  double race_bound_ms() const;
 
   // --- budgets and ends ---------------------------------------------------------------
 
