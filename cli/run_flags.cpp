@@ -117,6 +117,12 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       })
       ->type_name("MARGIN")
       ->default_str("25%");
+  app.add_option("--overlap", f.overlap,
+                 "plan the next generation while the last candidates of one are measured (on), or after its last "
+                 "result (off). on keeps the GPUs busy while the proposer works; off makes a run reproducible "
+                 "from its seed on any number of devices. auto: on, except with --backend replay")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--retime", f.retime, "re-time this many of the best configs (by --objective: the fastest for "
                                        "time) at the end before naming the winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))

@@ -46,6 +46,9 @@ struct RunSettings {
   int retime = 3;
   // --race: LoopOptions::race_margin (0: off); a fraction, parsed from "25%", "0.25" or "off".
   double race_margin = 0.25;
+  // --overlap: LoopOptions::overlap_generations; "auto" is on for GPUs, off for the replay
+  // backend (whose answers take no time, and whose runs are compared exactly).
+  std::string overlap = "auto";
   int retime_rounds = 16;  // the re-timing's budget of interleaved rounds (tuner/loop/certify.h)
   std::vector<std::string> warm_start;  // best_config.json files or results folders
   int compile_threads = -1;             // -1: automatic

@@ -31,6 +31,7 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"objective", objective_name(f.objective)},
       {"retime", f.retime},
       {"race_margin", f.race_margin},
+      {"overlap", f.overlap},
       {"retime_rounds", f.retime_rounds},
       {"backend", f.evaluator.backend},
       {"replay_file",
@@ -240,6 +241,7 @@ LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
   lo.objective = f.objective;
   lo.retime_top = f.retime;
   lo.race_margin = f.race_margin;
+  lo.overlap_generations = f.overlap == "on" || (f.overlap == "auto" && f.evaluator.backend != "replay");
   lo.retime_rounds.max_rounds = f.retime_rounds;
   // Several devices eat compiles as fast as one each: the default is per device.
   lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());

@@ -314,8 +314,11 @@ Status GenerationLoop::Runner::run() {
                                 " as planned: " + std::to_string(resume_.unfinished->items.size()) +
                                 " candidate(s) left");
     TS_RETURN_IF_ERROR(execute(*resume_.unfinished));
-    if (!stopped_) generation_done(resume_.unfinished->generation);
   }
+  // With a runner that measures on threads of its own, the next generation is planned
+  // while the last candidates of one are measured (execute's leave_in_flight). One in
+  // this process (replay, --in-process) measures on this thread: nothing to overlap.
+  const bool overlap = s_.runner->depth() > 1 && s_.options.overlap_generations;
   int empty_generations = 0;
   while (!stopped_) {
     if (check_budgets(/*between_generations=*/true)) break;
@@ -330,19 +333,27 @@ Status GenerationLoop::Runner::run() {
     if (all_exhausted() && plan.items.empty()) {
       TS_RETURN_IF_ERROR(write_plan(plan));
       TS_RETURN_IF_ERROR(execute(plan));
+      TS_RETURN_IF_ERROR(collect_in_flight());
       stop(StopReason::kExhausted, "every valid configuration of the space has been tried (" +
                                        std::to_string(s_.evaluated.size()) + " evaluated)");
       break;
     }
     TS_RETURN_IF_ERROR(write_plan(plan));
-    TS_RETURN_IF_ERROR(execute(plan));
+    TS_RETURN_IF_ERROR(execute(plan, overlap));
     if (stopped_) break;
-    generation_done(plan.generation);
+    if (plan.items.empty() && !in_flight_.empty()) {
+      // Everything proposed is still being measured (a proposer that has not seen those
+      // results proposes them again): wait for them instead of planning in a spin, and
+      // do not count it as a generation without proposals.
+      TS_RETURN_IF_ERROR(collect_in_flight());
+      continue;
+    }
     empty_generations = plan.items.empty() ? empty_generations + 1 : 0;
     if (empty_generations >= kMaxEmptyGenerations)
       stop(StopReason::kNoProposals, "no new candidate in " + std::to_string(empty_generations) +
                                          " generations in a row");
   }
+  TS_RETURN_IF_ERROR(collect_in_flight());
   if (s_.report.reason != StopReason::kInterrupted && !s_.stop_requested()) TS_RETURN_IF_ERROR(retime());
   else collect_search_winners();
   finish_session();

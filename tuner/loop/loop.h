@@ -86,6 +86,13 @@ struct LoopOptions {
   // it has. Only when ranking by time (energy and edp measure every candidate in full);
   // 0: off. The finalists' re-timing is never raced.
   double race_margin = 0.25;
+  // Plan the next generation while the last candidates of one are measured, where the
+  // runner measures on threads of its own (worker processes, ranks): the GPU does not wait
+  // for the proposer or for the first compiles of the next generation. The proposals then
+  // depend on which results have arrived, so a run is no longer reproduced exactly by the
+  // same seed on another number of devices, or by a resume. Off: each generation ends with
+  // its last result (autotune-loop's --overlap; off for the replay backend by default).
+  bool overlap_generations = false;
   bool vendor_baseline = true;
   // The vendor library's time measured by an earlier session (a problem set times it at
   // a problem's first slice only): used as this session's baseline instead of timing it

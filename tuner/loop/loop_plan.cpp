@@ -30,7 +30,9 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
   plan->generation = generation;
   plan->rows_before = static_cast<std::int64_t>(history_.rows().size());
   std::int64_t remaining = std::numeric_limits<std::int64_t>::max();
-  if (s_.options.budget.max_evals > 0) remaining = s_.options.budget.max_evals - s_.evaluated_count;
+  // Candidates still in flight count against the budget: their rows are coming.
+  if (s_.options.budget.max_evals > 0)
+    remaining = s_.options.budget.max_evals - s_.evaluated_count - static_cast<std::int64_t>(in_flight_.size());
   std::set<std::string> planned;
   const std::vector<int> counts = split_generation(remaining);
   s_.split.clear();
@@ -81,7 +83,8 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
       split_proposer_name(p.proposer.empty() ? batch.proposer : p.proposer, &item.proposer, &item.model);
       item.rationale = p.rationale;
       const std::string key = item.key();
-      if (s_.known.count(key) || planned.count(key)) {
+      // In flight: a candidate of the generation before, still being measured.
+      if (s_.known.count(key) || planned.count(key) || in_flight_keys_.count(key)) {
         ++s_.report.dropped_known;
         continue;
       }
@@ -241,14 +244,20 @@ bool GenerationLoop::Runner::check_budgets(bool between_generations) {
   return stopped_;
 }
 
-void GenerationLoop::Runner::generation_done(int generation) {
+void GenerationLoop::Runner::generation_done(int generation, std::int64_t from_row) {
   std::int64_t n = 0;
   std::map<std::string, int> outcomes;
-  for (auto it = history_.rows().rbegin(); it != history_.rows().rend() && it->generation == generation; ++it)
-    if (it->evaluated() && it->session == s_.session) {
+  // From the plan's first row on: with generations overlapping, the rows of the next one
+  // may come between this one's.
+  const auto& rows = history_.rows();
+  for (std::size_t i = static_cast<std::size_t>(std::clamp<std::int64_t>(from_row, 0, std::int64_t(rows.size())));
+       i < rows.size(); ++i) {
+    const HistoryRow& r = rows[i];
+    if (r.generation == generation && r.evaluated() && r.session == s_.session) {
       ++n;
-      ++outcomes[outcome_name(it->outcome)];
+      ++outcomes[outcome_name(r.outcome)];
     }
+  }
   std::string parts;
   for (const auto& [name, c] : outcomes) parts += (parts.empty() ? "" : ", ") + std::to_string(c) + " " + name;
   char buf[160] = "";

@@ -110,13 +110,13 @@ Status GenerationLoop::Runner::ensure_best_written() {
   return {};
 }
 
-Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
+Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in_flight) {
   for (const auto& r : plan.rejected) {
     TS_RETURN_IF_ERROR(append(rejection_row(r, plan.generation)));
   }
   std::vector<const PlanItem*> items;
   for (const auto& item : plan.items) {
-    if (s_.evaluated.count(item.key())) continue;
+    if (s_.evaluated.count(item.key()) || in_flight_keys_.count(item.key())) continue;
     if (!s_.target(item.template_name)) {
       s_.log(LogLevel::kWarn, "skipping planned candidate of template " + item.template_name +
                                   ", which this run does not tune");
@@ -124,8 +124,18 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
     }
     items.push_back(&item);
   }
-  if (items.empty()) return {};
   CandidateRunner& runner = *s_.runner;
+  // A plan of generation -1 only collects what is in flight (the run's end).
+  auto plan_fed = [&] {
+    if (plan.generation < 0) return;
+    fed_.insert(plan.generation);
+    rows_before_.emplace(plan.generation, plan.rows_before);
+    if (pending_[plan.generation] == 0) result_recorded(plan.generation);
+  };
+  if (items.empty() && (leave_in_flight || in_flight_.empty())) {
+    plan_fed();
+    return {};
+  }
   CompileAhead::Marker compile_marker;
   // The compile markers find a compiler that takes this process down (resume.h). In
   // worker processes a compiler crash costs its candidate instead, so there is
@@ -149,7 +159,6 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
   // fast compiles keep the plan's order (and a run's rows the same from run to run). Nothing
   // is handed over while a budget or a stop says so; what is in flight then is finished
   // and recorded.
-  std::vector<Evaluation> compiled(items.size());
   const std::size_t depth = runner.depth();
   std::vector<std::size_t> unfed(items.size());  // plan positions not yet handed over, in order
   for (std::size_t i = 0; i < items.size(); ++i) unfed[i] = i;
@@ -158,7 +167,15 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
     if (!feeding) return;
     feeding = false;
     ahead.cancel_pending();
-    runner.cancel_queued();
+    for (std::uint64_t tag : runner.cancel_queued()) {
+      // Never started: not in flight any more, and not a result to wait for.
+      auto it = in_flight_.find(tag);
+      if (it == in_flight_.end()) continue;
+      if (--in_flight_keys_[it->second.item.key()] == 0) in_flight_keys_.erase(it->second.item.key());
+      --pending_[it->second.generation];
+      --handed_;
+      in_flight_.erase(it);
+    }
   };
   // On an error return nothing may be left with the runner: its device threads would
   // still call the markers' callbacks, which use this Runner. Queued candidates are
@@ -167,7 +184,9 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
   // crashes.
   struct Drain {
     CandidateRunner& runner;
+    bool armed = true;
     ~Drain() {
+      if (!armed) return;
       runner.cancel_queued();
       while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(250));
     }
@@ -212,8 +231,12 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
         TS_RETURN_IF_ERROR(record(item, plan.generation, std::move(*prepared), std::nullopt, "", ""));
         continue;
       }
-      compiled[i] = std::move(*prepared);
-      RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, i,
+      const std::uint64_t tag = next_tag_++;
+      in_flight_.emplace(tag, InFlight{item, plan.generation, prepared->compile_ms, prepared->compile_cache_hit});
+      ++in_flight_keys_[item.key()];
+      ++pending_[plan.generation];
+      ++handed_;
+      RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, tag,
                                 race_bound_ms()};
       // Runs on the thread that sends the candidate (a device thread with workers), just
       // before it goes: the "started" marker a resumed run turns into a crash row when
@@ -224,33 +247,57 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan) {
       marker["session"] = s_.session;
       marker["generation"] = plan.generation;
       runner.submit(std::move(candidate),
-                    [this, marker = std::move(marker)](std::uint64_t, const std::string& host,
-                                                       const std::string& device) {
+                    [this, started = started_, marker = std::move(marker)](std::uint64_t, const std::string& host,
+                                                                          const std::string& device) {
                       json m = marker;
                       m["host"] = host;
                       m["device"] = device;
                       note_journal(s_.journal.append(m));
+                      started->fetch_add(1);
                     });
     }
-    if (runner.outstanding() == 0 && (!feeding || unfed.empty())) break;
+    if (!feeding || unfed.empty()) {
+      if (runner.outstanding() == 0) break;
+      // Every candidate of the plan has gone to a device: plan the next generation while
+      // they are measured. Not after a stop or a budget (the run ends: wait for them).
+      if (leave_in_flight && feeding && started_->load() >= handed_) break;
+    }
     const bool compile_pending = feeding && !unfed.empty() && runner.outstanding() < depth;
     std::optional<RunnerResult> r = runner.next(std::chrono::milliseconds(compile_pending ? 20 : 250));
     if (r) {
-      const std::size_t i = static_cast<std::size_t>(r->tag);
+      auto it = in_flight_.find(r->tag);
+      if (it == in_flight_.end()) continue;  // not one of this loop's: cannot happen
+      InFlight done = std::move(it->second);
+      in_flight_.erase(it);
+      if (--in_flight_keys_[done.item.key()] == 0) in_flight_keys_.erase(done.item.key());
       Evaluation e = std::move(r->evaluation);
       // The compile happened ahead, in prepare(); evaluate() found it in the cache. The
       // candidate's compile cost is prepare's.
-      e.compile_ms = compiled[i].compile_ms;
-      e.compile_cache_hit = compiled[i].compile_cache_hit;
+      e.compile_ms = done.compile_ms;
+      e.compile_cache_hit = done.compile_cache_hit;
       add_measure(r->eval_ms / 1000, true);
-      TS_RETURN_IF_ERROR(record(*items[i], plan.generation, std::move(e), r->eval_ms, r->host, r->device));
+      TS_RETURN_IF_ERROR(record(done.item, done.generation, std::move(e), r->eval_ms, r->host, r->device));
+      --pending_[done.generation];
+      result_recorded(done.generation);
     } else if (seconds_since(last_idle) >= 1.0) {
       last_idle = Clock::now();
       note_device_health();
       if (s_.observer) s_.observer->on_idle(progress());
     }
   }
+  drain.armed = false;  // nothing in flight, or left in flight on purpose
+  plan_fed();
   return {};
+}
+
+void GenerationLoop::Runner::result_recorded(int generation) {
+  auto p = pending_.find(generation);
+  if (p == pending_.end() || p->second > 0 || !fed_.count(generation)) return;
+  pending_.erase(p);
+  fed_.erase(generation);
+  auto from = rows_before_.find(generation);
+  generation_done(generation, from == rows_before_.end() ? 0 : from->second);
+  if (from != rows_before_.end()) rows_before_.erase(from);
 }
 
 double GenerationLoop::Runner::race_bound_ms() const {

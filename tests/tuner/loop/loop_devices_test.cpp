@@ -271,6 +271,63 @@ TEST(Loop, StopWithSeveralInFlightRecordsThemAllAndResumesExactly) {
   for (const auto& [hash, n] : evaluations) EXPECT_EQ(n, 1) << "evaluated again after a stop: " << hash;
 }
 
+// Overlapped generations (LoopOptions::overlap_generations): the next generation is
+// planned while the last candidates of one are measured. The budget is spent exactly,
+// nothing is measured twice (a plan made meanwhile leaves out what is in flight), and a
+// run stopped with candidates of two generations in flight resumes to the budget without
+// repeating one.
+TEST(Loop, OverlappedGenerationsSpendTheBudgetExactlyAndNeverMeasureTwice) {
+  Fixture f;
+  const fs::path dir = fresh_dir("loop_devices_overlap");
+  std::map<std::string, int> evaluations;  // over every session
+  LoopReport last;
+  bool overlapped = false;
+  for (std::int64_t stop_after : {7, 19, -1}) {
+    ThreadedRunner runner(f.recording, 7, 3, &evaluations);
+    auto proposer = make_offline_proposer("evolve");
+    LoopOptions o = f.options(dir, 60);
+    o.retime_top = 0;
+    o.overlap_generations = true;
+    auto loop = GenerationLoop::open(runner, {{&f.tmpl, proposer->get()}}, o);
+    ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+    Observer obs;
+    obs.stop_after = stop_after;
+    auto r = (*loop)->run(obs, &obs.stop, nullptr);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+    last = *r;
+  }
+  EXPECT_EQ(last.reason, StopReason::kMaxEvals);
+  std::set<std::string> keys;
+  std::int64_t evaluated = 0;
+  for (const auto& r : last.rows) {
+    if (!r.evaluated()) continue;
+    ++evaluated;
+    EXPECT_TRUE(keys.insert(r.key()).second) << r.key() << " recorded twice";
+    EXPECT_NE(r.outcome, Outcome::kCrash) << "a stop finishes what is in flight";
+  }
+  EXPECT_EQ(evaluated, 60) << "the budget, exactly";
+  for (const auto& [hash, n] : evaluations) EXPECT_EQ(n, 1) << "measured twice: " << hash;
+  // Some plan was made before the generation ahead of it had all its rows: a row of an
+  // earlier generation comes after the plan of a later one.
+  auto journal = RunJournal::open(dir / "journal.jsonl");
+  ASSERT_TRUE(journal.ok());
+  std::int64_t rows_seen = 0;
+  std::map<int, std::int64_t> plan_rows_before;
+  for (const auto& e : journal->events())
+    if (e.value("event", "") == "plan") {
+      auto plan = plan_from_json(e);
+      ASSERT_TRUE(plan.ok());
+      plan_rows_before[plan->generation] = plan->rows_before;
+    }
+  for (const auto& r : last.rows) {
+    ++rows_seen;
+    for (const auto& [g, before] : plan_rows_before)
+      if (g > r.generation && before < r.row) overlapped = true;
+  }
+  EXPECT_GT(rows_seen, 0);
+  EXPECT_TRUE(overlapped) << "a later generation was planned while an earlier one was still being measured";
+}
+
 TEST(Loop, CandidatesInFlightCountAgainstTheEvaluationBudget) {
   // Two templates, --max-evals 5, 6 candidates each: the first gets 5, the second 1 (a
   // proposer is always asked for at least one), so the plan holds 6. One device stops at

@@ -193,7 +193,29 @@ class GenerationLoop::Runner {
 
   // --- executing a plan ---------------------------------------------------------------
 
-  Status execute(const GenerationPlan& plan);
+  // Measures the plan's candidates and records them. With `leave_in_flight` it returns
+  // as soon as every candidate of the plan has gone to a device (none is left queued),
+  // leaving their results to the next call: the next generation is planned and its first
+  // compiles start while the last candidates of this one are measured (issue 33). Without
+  // it, it returns once nothing is in flight. Results of earlier plans still in flight are
+  // recorded whichever plan's call they arrive in.
+  Status execute(const GenerationPlan& plan, bool leave_in_flight = false);
+  // Candidates handed to the runner whose results are not recorded yet.
+  struct InFlight {
+    PlanItem item;
+    int generation = 0;
+    double compile_ms = 0;
+    bool compile_cache_hit = false;
+  };
+  // Records what is still in flight (the run's end, or before a last plan).
+  Status collect_in_flight() {
+    if (in_flight_.empty()) return {};
+    GenerationPlan none;
+    none.generation = -1;
+    return execute(none, false);
+  }
+  // A generation whose plan is fed (or was never fed) and whose last result is in.
+  void result_recorded(int generation);
 
   // One candidate's row, and its line in the log.
   Status record(const PlanItem& item, int generation, Evaluation e, std::optional<double> eval_ms,
@@ -238,7 +260,8 @@ class GenerationLoop::Runner {
   // next generation when `between_generations`.
   bool check_budgets(bool between_generations);
 
-  void generation_done(int generation);
+  // The generation's line in the log (its rows from `from_row` on) and the observer's call.
+  void generation_done(int generation, std::int64_t from_row);
 
   LoopProgress progress() const;
   // The best's objective value with its unit ("0.0123 J"), for a run not tuned for time; "".
@@ -260,6 +283,20 @@ class GenerationLoop::Runner {
   ResumePoint resume_;
   bool stopped_ = false;
   bool degraded_ = false;  // a device was unhealthy when last looked at
+  // The runner's tags of candidates in flight (unique over the session, so a result of an
+  // earlier plan is never taken for one of the current plan's), and their keys: a plan
+  // made meanwhile must not measure them again.
+  std::map<std::uint64_t, InFlight> in_flight_;
+  std::map<std::string, int> in_flight_keys_;
+  std::uint64_t next_tag_ = 0;
+  // Candidates handed to the runner, and of them those sent to a device (counted by the
+  // OnSend callbacks, on device threads).
+  std::size_t handed_ = 0;
+  std::shared_ptr<std::atomic<std::size_t>> started_ = std::make_shared<std::atomic<std::size_t>>(0);
+  // Results still to come per generation, and the generations whose plans are all fed.
+  std::map<int, int> pending_;
+  std::set<int> fed_;
+  std::map<int, std::int64_t> rows_before_;  // each fed plan's rows_before, for its summary line
 };
 
 }  // namespace tilesmith
