@@ -147,6 +147,7 @@ struct LoopReport {
   std::vector<std::string> device_summaries;  // per worker: crashes, timeouts, restarts (none in-process)
   double propose_s = 0;                 // inside propose()
   std::int64_t dropped_known = 0;       // proposals dropped as already in the history
+  std::int64_t raced = 0;               // candidates whose sampling stopped early (--race)
   std::optional<Evaluation> vendor;
   std::string vendor_name, vendor_note; // note: why there is no vendor figure
   std::vector<RetimeResult> retimes;

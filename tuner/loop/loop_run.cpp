@@ -275,6 +275,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       // candidate's compile cost is prepare's.
       e.compile_ms = done.compile_ms;
       e.compile_cache_hit = done.compile_cache_hit;
+      if (e.timing.raced_above_ms) ++s_.report.raced;
       add_measure(r->eval_ms / 1000, true);
       TS_RETURN_IF_ERROR(record(done.item, done.generation, std::move(e), r->eval_ms, r->host, r->device));
       --pending_[done.generation];

@@ -65,7 +65,11 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
            (report.devices > 1 ? std::string(" per device") : std::string()) + " (" +
            format_duration(report.measure_s) + "; candidates alone " +
            fmt("%.0f%%", 100 * report.candidate_measure_s / report.wall_s) + "), waiting for compiles " +
-           format_duration(report.compile_wait_s) + ", proposing " + format_duration(report.propose_s) + "\n";
+           format_duration(report.compile_wait_s) + ", proposing " + format_duration(report.propose_s) +
+           (report.raced > 0 ? "; " + std::to_string(report.raced) + " clear loser" + (report.raced == 1 ? "" : "s") +
+                                   " raced (sampling stopped early, --race)"
+                             : std::string()) +
+           "\n";
   }
   for (const auto& line : report.device_summaries) out += "worker " + line + "\n";
   if (report.vendor)

@@ -106,6 +106,7 @@ TEST(LoopRace, EachCandidateIsRacedAgainstTheBestSoFar) {
   EXPECT_EQ(call, r.bounds.size()) << "every call is a row, in the order measured";
   EXPECT_EQ(r.bounds.front().second, 0) << "nothing to race against before the first measurement";
   EXPECT_GT(raced, 0) << "some candidates of a random search are clearly slower than the best";
+  EXPECT_EQ(r.report->raced, raced) << "the summary's count";
   ASSERT_FALSE(r.retime_bounds.empty());
   for (const auto& [hash, bound] : r.retime_bounds) EXPECT_EQ(bound, 0) << "the re-timing is never raced";
 }
