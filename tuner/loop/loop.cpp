@@ -84,16 +84,16 @@ std::string new_run_id() {
 
 }  // namespace
 
-void GenerationLoop::State::absorb(const HistoryRow& row) {
+void GenerationLoop::State::absorb(const HistoryRow& row, const Config* known_config) {
   State& s = *this;
   if (!row.config_hash.empty()) {
     const std::string key = row.key();
     const bool fresh = s.known.insert(key).second;
     if (TargetState* t = s.target(row.template_name); t && fresh) {
-      auto config = config_from_json_text(row.config);
+      auto config = known_config ? Result<Config>(*known_config) : config_from_json_text(row.config);
       if (config.ok()) {
         Trial trial;
-        trial.config = *config;
+        trial.config = std::move(config).value();
         trial.outcome = row.outcome;
         // The proposers rank by the objective; an ok row without its figure ranks as a failure.
         trial.score = s.value(row);

@@ -48,10 +48,10 @@ HistoryRow GenerationLoop::Runner::rejection_row(const PlanRejection& rej, int g
   return rows_.rejection(rej, generation, template_hash(rej.template_name));
 }
 
-Status GenerationLoop::Runner::append(HistoryRow row) {
+Status GenerationLoop::Runner::append(HistoryRow row, const Config* config) {
   TS_RETURN_IF_ERROR(history_.append(std::move(row)));
   const HistoryRow& stored = history_.rows().back();
-  s_.absorb(stored);
+  s_.absorb(stored, config);
   if (stored.evaluated()) ++s_.evaluated_session;
   TS_RETURN_IF_ERROR(update_best(stored));
   if (s_.observer) s_.observer->on_row(stored, progress());

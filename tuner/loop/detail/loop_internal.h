@@ -103,7 +103,9 @@ struct GenerationLoop::State {
   }
   bool stop_requested() const { return stop && stop->load(); }
   // Keeps the counters, the per-template trials and bests in step with one row.
-  void absorb(const HistoryRow& row);
+  // `config`: the row's config where the caller holds it (a candidate just measured), so
+  // it is not parsed back from the row's JSON text; null: parsed (rows read from disk).
+  void absorb(const HistoryRow& row, const Config* config = nullptr);
   // The row's value under the run's objective (nullopt: it cannot be ranked).
   std::optional<double> value(const HistoryRow& row) const { return objective_value(options.objective, row); }
   // failed_precondition when the objective needs energy, `e` is an ok measurement without
@@ -147,7 +149,8 @@ class GenerationLoop::Runner {
 
   HistoryRow rejection_row(const PlanRejection& rej, int generation);
 
-  Status append(HistoryRow row);
+  // `config` as State::absorb's.
+  Status append(HistoryRow row, const Config* config = nullptr);
 
   // --- best_config.json -----------------------------------------------------------
 
@@ -239,7 +242,7 @@ class GenerationLoop::Runner {
       s_.log(LogLevel::kInfo,
              e.telemetry_note + (e.telemetry ? " (no joules_per_launch in history.csv)"
                                              : " (history.csv's telemetry columns stay empty)"));
-    TS_RETURN_IF_ERROR(append(std::move(row)));
+    TS_RETURN_IF_ERROR(append(std::move(row), &item.config));
     note_device_health();
     // The row is kept either way; a run that cannot rank anything stops now, not at dawn.
     return s_.check_energy(e, "the first measurement (" + item.template_name + " " +
