@@ -101,10 +101,14 @@ void GenerationLoop::State::absorb(const HistoryRow& row, const Config* known_co
         trial.proposer = row.model.empty() ? row.proposer : row.proposer + ":" + row.model;
         trial.message = row.message;
         // Rows arrive generation by generation; within the last generation, keep the
-        // config-hash order (see TargetState::trials).
+        // config-hash order (see TargetState::trials). With overlapped generations the
+        // proposals depend on arrival anyway: rows go in in the order they came (the
+        // history's), so what the proposers saw at their last call stays a prefix and
+        // their history index is kept (tuner/search/detail/history_index.h).
         std::pair<int, std::string> key{row.generation, row.config_hash};
         std::size_t at = t->trials.size();
-        while (at > 0 && t->trial_keys[at - 1] > key) --at;
+        if (!s.options.overlap_generations)
+          while (at > 0 && t->trial_keys[at - 1] > key) --at;
         t->trials.insert(t->trials.begin() + static_cast<std::ptrdiff_t>(at), std::move(trial));
         t->trial_keys.insert(t->trial_keys.begin() + static_cast<std::ptrdiff_t>(at), std::move(key));
       }
