@@ -54,7 +54,8 @@
 // call's time went.
 //
 // The parts, each in tuner/search/detail/ with its own test (tests/tuner/search/
-// evolve_parts_test.cpp) and timed on its own by tilesmith_proposal_cost_bench --parts:
+// surrogate_test.cpp, candidate_generator_test.cpp, acquisition_test.cpp,
+// pick_policies_test.cpp) and timed on its own by tilesmith_proposal_cost_bench --parts:
 // surrogate.h (steps 2 and the models' predictions), candidate_generator.h (step 3 and the
 // initial design's pool), acquisition.h (expected improvement, Thompson sampling, the
 // second model's bound) and pick_policies.h (step 4's kinds of pick, step 5's blocking and
