@@ -8,13 +8,22 @@
 // configuration proposed, which stays the same when a change to a proposer leaves its
 // choices alone. See docs/search.md, "Proposal cost".
 //
+// --parts times evolve's parts one by one instead (tuner/search/detail/: the surrogate's
+// two fits, the candidate generator, the acquisition's scores, the pick policies), on the
+// same histories (default sizes 500 and 20,000 rows), composed as propose() composes them
+// (detail/evolve_parts.h): the median of --repeats runs of each, and whether the batch the
+// parts made is the one propose() makes from the same history and seed.
+//
 //   tilesmith_proposal_cost_bench [--rows 500,2000,5000,20000] [--generations 10]
 //                                 [--batch 8] [--failures 0.25] [--seed 1]
-//                                 [--proposer evolve] [--spaces-dir DIR] RECORDING
+//                                 [--proposer evolve] [--spaces-dir DIR]
+//                                 [--parts [--repeats 5]] RECORDING
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +34,8 @@
 #include "runtime/replay/recording.h"
 #include "runtime/replay/replay_evaluator.h"
 #include "tuner/bench/recorded_history.h"
+#include "tuner/search/detail/evolve_parts.h"
+#include "tuner/search/detail/view_cache.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"
 
@@ -42,6 +53,105 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// --parts: each part of evolve timed on its own at each history size.
+int run_parts(const std::shared_ptr<const replay::Recording>& recording,
+              const std::vector<size_t>& sizes, int batch, double failures, std::uint64_t seed,
+              int repeats) {
+  namespace parts = proposers::detail;
+  const replay::Recording& r = *recording;
+  std::printf("# Proposal cost by part: evolve, %s\n", r.describe().c_str());
+  std::printf(
+      "batch %d, %.0f%% of the history failures, seed %llu, median of %d runs of each part "
+      "(ms)\n\n",
+      batch, failures * 100, static_cast<unsigned long long>(seed), repeats);
+  std::printf(
+      "| rows | history index (every row, once) | surrogate: process fit | surrogate: forest "
+      "fit | rows fitted: forest / process | candidate generator | candidates | acquisition "
+      "(scores) | pick policies | parts in all | stalled | same batch as propose() |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::fflush(stdout);
+  const EvolveOptions options;  // the defaults, as autotune-loop runs evolve
+  const size_t want = static_cast<size_t>(batch);
+  int exit_code = 0;
+  for (size_t rows : sizes) {
+    replay::ReplayEvaluator evaluator(recording, seed);
+    bench::RecordedHistoryOptions ho;
+    ho.rows = rows;
+    ho.failure_share = failures;
+    ho.seed = seed;
+    auto made = bench::recorded_history(r, evaluator, ho);
+    if (!made.ok()) {
+      std::fprintf(stderr, "%zu rows: %s\n", rows, made.status().to_string().c_str());
+      exit_code = 1;
+      continue;
+    }
+    const std::vector<Trial> history = std::move(made).value();
+    parts::ViewCache views;
+    const auto view = views.get(r.space(), r.context());
+    std::vector<double> index_ms, process_ms, forest_ms, candidates_ms, score_ms, picks_ms;
+    size_t forest_rows = 0, process_rows = 0, candidates = 0;
+    bool stalled = false, same = true;
+    ProposalRequest req;
+    req.space = &r.space();
+    req.context = r.context();
+    req.history = &history;
+    req.count = batch;
+    req.seed = seed * 1000003;
+    for (int k = 0; k < repeats; ++k) {
+      auto t0 = Clock::now();
+      parts::HistoryIndex index(options.stall_gain);
+      index.update(view, &history);
+      index_ms.push_back(ms_since(t0));
+      std::mt19937_64 rng(parts::mix_seed(req.seed, index.size()));
+
+      parts::SurrogateModels models;
+      models.fit(parts::training_data(index, *view), parts::surrogate_options(options), rng);
+      process_ms.push_back(models.process_fit_ms());
+      forest_ms.push_back(models.forest_fit_ms());
+      forest_rows = models.forest_rows();
+      process_rows = models.process_rows();
+
+      t0 = Clock::now();
+      const auto elite = parts::elite_points(index, parts::elite_count(options));
+      const parts::Candidates cand =
+          parts::CandidateGenerator(*view, index, parts::candidate_options(options)).generate(elite, rng);
+      candidates_ms.push_back(ms_since(t0));
+      candidates = cand.size();
+
+      t0 = Clock::now();
+      const parts::Acquisition acquisition(models, parts::acquisition_options(options));
+      parts::CandidateScores scores = acquisition.score(cand.feature_rows(), cand.size());
+      score_ms.push_back(ms_since(t0));
+
+      t0 = Clock::now();
+      stalled = parts::stalled(options, index, want);
+      const parts::Distance dist = parts::distance(options, index, stalled);
+      parts::BatchPicks picks(cand, &scores, acquisition, dist, index.observations(), want);
+      parts::PickPolicies(*view, index, cand, acquisition, dist, elite, stalled,
+                          parts::pick_options(options))
+          .pick(&picks, &scores, rng);
+      picks_ms.push_back(ms_since(t0));
+
+      if (k == 0) {  // the parts composed here make propose()'s batch
+        EvolveProposer proposer(options);
+        const ProposalBatch out = proposer.propose(req);
+        same = out.status.ok() && out.proposals.size() == picks.size();
+        for (size_t i = 0; same && i < picks.size(); ++i)
+          same = out.proposals[i].config == r.space().to_config(cand.point(picks.picks()[i].candidate));
+      }
+    }
+    const double total = median(process_ms) + median(forest_ms) + median(candidates_ms) +
+                         median(score_ms) + median(picks_ms);
+    std::printf("| %zu | %.1f | %.1f | %.1f | %zu / %zu | %.1f | %zu | %.1f | %.1f | %.1f | %s | %s |\n",
+                rows, median(index_ms), median(process_ms), median(forest_ms), forest_rows,
+                process_rows, median(candidates_ms), candidates, median(score_ms), median(picks_ms),
+                total, stalled ? "yes" : "no", same ? "yes" : "NO");
+    std::fflush(stdout);
+    if (!same) exit_code = 1;
+  }
+  return exit_code;
 }
 
 }  // namespace
@@ -64,7 +174,14 @@ int main(int argc, char** argv) {
   app.add_option("--proposer", proposer_name, "offline proposer (evolve, random, exhaustive)");
   app.add_option("--spaces-dir", spaces_dir,
                  "folder of space files (default: the shipped data/spaces)");
+  bool by_part = false;
+  int repeats = 5;
+  app.add_flag("--parts", by_part,
+               "time evolve's parts one by one (default rows: 500,20000) instead of generations");
+  app.add_option("--repeats", repeats, "--parts: runs of each part per size (the median is shown)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
+  if (by_part && app.count("--rows") == 0) sizes = {500, 20000};
 
   replay::RecordingOptions rec_options;
   rec_options.spaces_dir = spaces_dir;
@@ -74,6 +191,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const replay::Recording& r = **rec;
+  if (by_part) return run_parts(*rec, sizes, batch, failures, seed, repeats);
   std::printf("# Proposal cost: %s, %s\n", proposer_name.c_str(), r.describe().c_str());
   std::printf(
       "batch %d, %d generations timed per size after a first call, %.0f%% of the history failures, "

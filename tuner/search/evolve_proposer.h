@@ -53,6 +53,14 @@
 // costs about the same at 20,000 rows as at 500. last_profile() says where the last
 // call's time went.
 //
+// The parts, each in tuner/search/detail/ with its own test (tests/tuner/search/
+// surrogate_test.cpp, candidate_generator_test.cpp, acquisition_test.cpp,
+// pick_policies_test.cpp) and timed on its own by tilesmith_proposal_cost_bench --parts:
+// surrogate.h (steps 2 and the models' predictions), candidate_generator.h (step 3 and the
+// initial design's pool), acquisition.h (expected improvement, Thompson sampling, the
+// second model's bound) and pick_policies.h (step 4's kinds of pick, step 5's blocking and
+// distances). propose() composes them; detail/evolve_parts.h maps EvolveOptions onto them.
+//
 // With request.convergence_margin it also estimates how likely the best found is within
 // that margin of the space's best (tuner/search/detail/convergence.h), on enumerated
 // spaces.
@@ -71,6 +79,10 @@
 #include "tuner/search/detail/view_cache.h"
 
 namespace tilesmith {
+
+namespace proposers::detail {
+struct CandidateScores;
+}
 
 enum class Acquisition { kExpectedImprovement, kThompson };
 // The model behind the predictions: a random forest (detail/forest.h) or a Gaussian
@@ -195,6 +207,10 @@ class EvolveProposer final : public Proposer {
  private:
   ProposalBatch initial_design(const ProposalRequest& request,
                                const proposers::detail::SpaceView& view, std::mt19937_64& rng);
+  // The convergence estimate (request.convergence_margin) from the candidates' scores.
+  double converged(double margin, const proposers::detail::SpaceView& view,
+                   const proposers::detail::HistoryIndex& history,
+                   const proposers::detail::CandidateScores& scores, size_t want) const;
   EvolveOptions options_;
   proposers::detail::ViewCache views_;
   proposers::detail::HistoryIndex history_;
