@@ -53,9 +53,15 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     req.space = &tmpl.space();
     req.context = t.context;
     req.history = &t.trials;
-    req.count = counts.empty() ? static_cast<int>(std::min<std::int64_t>(s_.options.candidates,
-                                                                          std::max<std::int64_t>(remaining, 1)))
-                               : counts[ti];
+    const int wanted = counts.empty() ? static_cast<int>(std::min<std::int64_t>(
+                                            s_.options.candidates, std::max<std::int64_t>(remaining, 1)))
+                                      : counts[ti];
+    // Overlapped generations: the proposer has not seen the results of what is in flight
+    // and may propose it again, which the plan drops; it is asked for that many more, and
+    // the plan keeps `wanted` of them. Nothing is in flight without overlap: as before.
+    int in_flight_here = 0;
+    for (const auto& [tag, f] : in_flight_) in_flight_here += f.item.template_name == tmpl.name();
+    req.count = wanted + in_flight_here;
     req.seed = request_seed(tmpl.name(), generation);
     req.generation = generation;
     req.related = &s_.options.related;
@@ -76,6 +82,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     }
     int valid = 0;
     for (const auto& p : batch.proposals) {
+      if (valid >= wanted) break;  // the extra asked for in-flight candidates was not needed
       PlanItem item;
       item.template_name = tmpl.name();
       item.config = p.config;
