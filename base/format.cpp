@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <system_error>
 
@@ -37,6 +38,18 @@ std::string utc_timestamp_now() {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, int(ms));
   return buf;
+}
+
+bool parse_fraction(const std::string& text, double* value, bool* percent) {
+  std::string t = text;
+  *percent = !t.empty() && t.back() == '%';
+  if (*percent) t.pop_back();
+  if (t.empty()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(v)) return false;
+  *value = *percent ? v / 100 : v;
+  return true;
 }
 
 }  // namespace tilesmith

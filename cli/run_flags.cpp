@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "cli/config_file.h"
+#include "base/format.h"
 #include "cli/flag_checks.h"
 #include "tuner/search/offline_proposers.h"
 
@@ -10,19 +11,11 @@ namespace tilesmith::cli {
 
 Result<double> parse_race_margin(const std::string& text) {
   const std::string t = trimmed(text);
-  if (t == "off" || t == "0") return 0.0;
-  const bool percent = !t.empty() && t.back() == '%';
-  const std::string number = percent ? t.substr(0, t.size() - 1) : t;
+  if (t == "off") return 0.0;
   double v = 0;
-  std::size_t used = 0;
-  try {
-    v = std::stod(number, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (number.empty() || used != number.size() || !(v >= 0))
+  bool percent = false;
+  if (!parse_fraction(t, &v, &percent) || v < 0)
     return Status::invalid("'" + text + "' is not a margin; give one as 25% or 0.25, or off");
-  if (percent) v /= 100;
   if (v > 10) return Status::invalid("'" + text + "' is too large a margin; give at most 1000% (10), or off");
   return v;
 }

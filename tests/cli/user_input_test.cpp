@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/flag_checks.h"
+#include "cli/run_flags.h"
 #include "tests/cli/history_reader.h"
 #include "tests/cli/process.h"
 
@@ -56,6 +57,20 @@ TEST(FlagChecks, IntegersSayTheValueAndTheRangeInPlainNumbers) {
   EXPECT_EQ(check(seed, "18446744073709551615"), "");
   EXPECT_EQ(check(seed, "18446744073709551616"),
             "18446744073709551616 is too large; give an integer from 0 to 18446744073709551615");
+}
+
+// --race takes a margin as a percentage or a fraction, or off; anything else is refused
+// with the value and what a good one looks like.
+TEST(FlagChecks, ARaceMarginIsAPercentageAFractionOrOff) {
+  EXPECT_DOUBLE_EQ(*cli::parse_race_margin("25%"), 0.25);
+  EXPECT_DOUBLE_EQ(*cli::parse_race_margin(" 0.5 "), 0.5);
+  EXPECT_EQ(*cli::parse_race_margin("off"), 0.0);
+  EXPECT_EQ(*cli::parse_race_margin("0"), 0.0);
+  EXPECT_EQ(cli::parse_race_margin("-1").status().message(), "'-1' is not a margin; give one as 25% or 0.25, or off");
+  EXPECT_EQ(cli::parse_race_margin("abc").status().message(), "'abc' is not a margin; give one as 25% or 0.25, or off");
+  EXPECT_EQ(cli::parse_race_margin("").status().message(), "'' is not a margin; give one as 25% or 0.25, or off");
+  EXPECT_EQ(cli::parse_race_margin("2000%").status().message(),
+            "'2000%' is too large a margin; give at most 1000% (10), or off");
 }
 
 TEST(FlagChecks, APassingIntegerReachesCli11AsPlainDecimal) {

@@ -26,6 +26,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -56,6 +57,22 @@ double median(std::vector<double> v) {
 }
 
 // --parts: each part of evolve timed on its own at each history size.
+// A history of `rows` rows on the recording, replayed by `evaluator` (bench/recorded_history.h;
+// the caller goes on replaying with it); nullopt, said on stderr, where it cannot be made.
+std::optional<std::vector<Trial>> history_of(const replay::Recording& recording, replay::ReplayEvaluator& evaluator,
+                                             size_t rows, double failures, std::uint64_t seed) {
+  bench::RecordedHistoryOptions ho;
+  ho.rows = rows;
+  ho.failure_share = failures;
+  ho.seed = seed;
+  auto made = bench::recorded_history(recording, evaluator, ho);
+  if (!made.ok()) {
+    std::fprintf(stderr, "%zu rows: %s\n", rows, made.status().to_string().c_str());
+    return std::nullopt;
+  }
+  return std::move(made).value();
+}
+
 int run_parts(const std::shared_ptr<const replay::Recording>& recording,
               const std::vector<size_t>& sizes, int batch, double failures, std::uint64_t seed,
               int repeats) {
@@ -77,17 +94,12 @@ int run_parts(const std::shared_ptr<const replay::Recording>& recording,
   int exit_code = 0;
   for (size_t rows : sizes) {
     replay::ReplayEvaluator evaluator(recording, seed);
-    bench::RecordedHistoryOptions ho;
-    ho.rows = rows;
-    ho.failure_share = failures;
-    ho.seed = seed;
-    auto made = bench::recorded_history(r, evaluator, ho);
-    if (!made.ok()) {
-      std::fprintf(stderr, "%zu rows: %s\n", rows, made.status().to_string().c_str());
+    auto made = history_of(r, evaluator, rows, failures, seed);
+    if (!made) {
       exit_code = 1;
       continue;
     }
-    const std::vector<Trial> history = std::move(made).value();
+    const std::vector<Trial> history = std::move(*made);
     parts::ViewCache views;
     const auto view = views.get(r.space(), r.context());
     std::vector<double> index_ms, process_ms, forest_ms, candidates_ms, score_ms, picks_ms;
@@ -209,17 +221,12 @@ int main(int argc, char** argv) {
   for (size_t size_index = 0; size_index < sizes.size(); ++size_index) {
     const size_t rows = sizes[size_index];
     replay::ReplayEvaluator evaluator(*rec, seed);
-    bench::RecordedHistoryOptions ho;
-    ho.rows = rows;
-    ho.failure_share = failures;
-    ho.seed = seed;
-    auto made = bench::recorded_history(r, evaluator, ho);
-    if (!made.ok()) {
-      std::fprintf(stderr, "%zu rows: %s\n", rows, made.status().to_string().c_str());
+    auto made = history_of(r, evaluator, rows, failures, seed);
+    if (!made) {
       exit_code = 1;
       continue;
     }
-    std::vector<Trial> history = std::move(made).value();
+    std::vector<Trial> history = std::move(*made);
     size_t ok = 0;
     for (const auto& t : history) ok += t.outcome == Outcome::kOk;
     auto proposer = make_offline_proposer(proposer_name);

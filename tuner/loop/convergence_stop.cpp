@@ -1,27 +1,10 @@
 #include "tuner/loop/convergence_stop.h"
 
-#include <cmath>
-#include <cstdlib>
-
 #include "base/format.h"
 
 namespace tilesmith {
 
 namespace {
-
-// A number with an optional trailing '%': the value as a fraction (a percentage divided
-// by 100), and whether it had the sign. False when the text is not wholly a finite number.
-bool parse_number(const std::string& text, double* out, bool* percent) {
-  std::string t = text;
-  *percent = !t.empty() && t.back() == '%';
-  if (*percent) t.pop_back();
-  if (t.empty()) return false;
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size() || !std::isfinite(v)) return false;
-  *out = *percent ? v / 100 : v;
-  return true;
-}
 
 Status bad(const std::string& text, const std::string& why) {
   return Status::invalid("--stop-when-converged '" + text + "': " + why +
@@ -36,13 +19,13 @@ Result<ConvergenceStop> parse_convergence_stop(const std::string& text) {
   const auto slash = text.find('/');
   const std::string margin = text.substr(0, slash);
   bool percent = false;
-  if (!parse_number(margin, &stop.margin, &percent)) return bad(text, "the margin '" + margin + "' is not a number");
+  if (!parse_fraction(margin, &stop.margin, &percent)) return bad(text, "the margin '" + margin + "' is not a number");
   // "0.5" could mean 0.5% or 50%: the margin says which with its sign.
   if (!percent) return bad(text, "give the margin as a percentage, e.g. " + margin + "%");
   if (stop.margin <= 0 || stop.margin >= 1) return bad(text, "the margin must be above 0% and below 100%");
   if (slash != std::string::npos) {
     const std::string p = text.substr(slash + 1);
-    if (!parse_number(p, &stop.probability, &percent)) return bad(text, "the probability '" + p + "' is not a number");
+    if (!parse_fraction(p, &stop.probability, &percent)) return bad(text, "the probability '" + p + "' is not a number");
     if (stop.probability <= 0 || stop.probability >= 1)
       return bad(text, "the probability must be above 0 and below 1 (or 100%)");
   }

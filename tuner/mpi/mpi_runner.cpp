@@ -307,7 +307,7 @@ bool MpiRunner::handle(int source, const std::string& payload) {
       done_.push_back(std::move(r));
       done_cv_.notify_all();
     } else if (type == kPrepared) {
-      auto p = rank_prepared_from_json(*j);
+      auto p = rank_result_from_json(*j);
       if (!p.ok()) {
         lose(*rank, p.status().message());
         return true;

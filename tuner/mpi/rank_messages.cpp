@@ -26,10 +26,10 @@ Result<RankHello> rank_hello_from_json(const json& j) {
   return h;
 }
 
-json to_json(const RankResult& r) {
+json to_json(const RankResult& r, const char* type) {
   json e;
   to_json(e, r.evaluation);
-  return json{{"type", worker::kResult},
+  return json{{"type", type},
               {"id", r.id},
               {"device", r.device},
               {"evaluation", e},
@@ -49,25 +49,6 @@ Result<RankResult> rank_result_from_json(const json& j) {
   if (!e.ok()) return e.status().with_context("a rank's result");
   r.evaluation = std::move(e).value();
   return r;
-}
-
-json to_json(const RankPrepared& p) {
-  json e;
-  to_json(e, p.evaluation);
-  return json{{"type", kPrepared}, {"id", p.id}, {"evaluation", e}};
-}
-
-Result<RankPrepared> rank_prepared_from_json(const json& j) {
-  RankPrepared p;
-  try {
-    p.id = j.at("id").get<std::uint64_t>();
-  } catch (const json::exception& e) {
-    return Status::parse_error(std::string("a rank's compile result does not decode: ") + e.what());
-  }
-  auto e = evaluation_from_json(j.value("evaluation", json()));
-  if (!e.ok()) return e.status().with_context("a rank's compile result");
-  p.evaluation = std::move(e).value();
-  return p;
 }
 
 json started_message(std::uint64_t id, const std::string& device) {

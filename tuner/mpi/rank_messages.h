@@ -13,7 +13,7 @@
 //   rank R -> 0   result         its outcome: device, Evaluation, eval_ms
 //   0 -> rank R   prepare        compile one candidate on the rank's compile helpers (the
 //                                evaluate request's form, type "prepare")
-//   rank R -> 0   prepared       that compile's outcome: id, Evaluation
+//   rank R -> 0   prepared       that compile's outcome: a result's form (no device, no eval_ms)
 //   0 -> rank R   expect_kernel  a kernel time to scale deadlines from
 //   rank R -> 0   heartbeat      every second: the rank is alive
 //   0 -> rank R   shutdown       the run is over (skip_finalize: a rank was lost)
@@ -54,22 +54,16 @@ struct RankHello {
 nlohmann::json to_json(const RankHello& h);
 Result<RankHello> rank_hello_from_json(const nlohmann::json& j);
 
+// A measured candidate (type result), or a compile done for rank 0 (type prepared: the
+// outcome of Evaluator::prepare() on the rank, with no device and no eval_ms).
 struct RankResult {
   std::uint64_t id = 0;
   std::string device;
   Evaluation evaluation;
   double eval_ms = 0;
 };
-nlohmann::json to_json(const RankResult& r);
+nlohmann::json to_json(const RankResult& r, const char* type = worker::kResult);
 Result<RankResult> rank_result_from_json(const nlohmann::json& j);
-
-// A compile done for rank 0: the outcome of Evaluator::prepare() on the rank.
-struct RankPrepared {
-  std::uint64_t id = 0;
-  Evaluation evaluation;
-};
-nlohmann::json to_json(const RankPrepared& p);
-Result<RankPrepared> rank_prepared_from_json(const nlohmann::json& j);
 
 nlohmann::json started_message(std::uint64_t id, const std::string& device);
 nlohmann::json expect_kernel_message(const GemmProblem& problem, double ms);

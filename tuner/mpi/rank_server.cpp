@@ -70,8 +70,8 @@ class CompilePool {
         job = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      RankPrepared done{job.id, evaluator_.prepare(*job.tmpl, job.problem, job.config)};
-      post_(to_json(done));
+      RankResult done{job.id, "", evaluator_.prepare(*job.tmpl, job.problem, job.config), 0};
+      post_(to_json(done, kPrepared));
     }
   }
 
