@@ -130,7 +130,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->check(integer_from_to(1, 1000))
       ->capture_default_str();
   app.add_option("--compile-threads", f.compile_threads,
-                 "compiles running ahead of the GPUs, all devices together (default: min(4, half the cores) per "
+                 "compiles running ahead of the GPUs, all devices together (default: min(8, half the cores) per "
                  "device; 0: compile just before measuring)")
       ->check(integer_from_to(-1, 64));
 

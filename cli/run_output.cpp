@@ -74,7 +74,7 @@ void log_run_start(const RunFlags& f, const SingleRun& run) {
   if (rows > 0 || rp.session > 1) {
     spdlog::info(
         "resuming run {} in {}: session {}, {} rows, next generation {}{}", rp.run_id, f.results,
-        rp.session, rows, rp.unfinished ? rp.unfinished->generation : rp.next_generation,
+        rp.session, rows, rp.unfinished.empty() ? rp.next_generation : rp.unfinished.front().generation,
         rp.crashed.empty()
             ? ""
             : ", " + std::to_string(rp.crashed.size()) + " candidate(s) in flight at the stop");

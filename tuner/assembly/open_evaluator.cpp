@@ -34,7 +34,7 @@ double OpenedEvaluator::measured_bandwidth() const {
 
 int default_compile_threads() {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<int>(std::clamp(hw / 2, 1u, 4u));
+  return static_cast<int>(std::clamp(hw / 2, 1u, 8u));
 }
 
 int compile_threads_for(int requested, std::size_t devices) {

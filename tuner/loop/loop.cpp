@@ -312,12 +312,12 @@ Status GenerationLoop::Runner::run() {
   // measurement does.
   if (s_.best_ms) s_.runner->expect_kernel_ms(s_.options.problem, *s_.best_ms);
   TS_RETURN_IF_ERROR(measure_vendor());
-  if (resume_.unfinished) {
-    s_.current_generation = resume_.unfinished->generation;
-    s_.log(LogLevel::kInfo, "finishing generation " + std::to_string(resume_.unfinished->generation) +
-                                " as planned: " + std::to_string(resume_.unfinished->items.size()) +
-                                " candidate(s) left");
-    TS_RETURN_IF_ERROR(execute(*resume_.unfinished));
+  for (const GenerationPlan& unfinished : resume_.unfinished) {
+    if (stopped_) break;
+    s_.current_generation = unfinished.generation;
+    s_.log(LogLevel::kInfo, "finishing generation " + std::to_string(unfinished.generation) +
+                                " as planned: " + std::to_string(unfinished.items.size()) + " candidate(s) left");
+    TS_RETURN_IF_ERROR(execute(unfinished));
   }
   // With a runner that measures on threads of its own, the next generation is planned
   // while the last candidates of one are measured (execute's leave_in_flight). One in

@@ -159,7 +159,12 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
   // fast compiles keep the plan's order (and a run's rows the same from run to run). Nothing
   // is handed over while a budget or a stop says so; what is in flight then is finished
   // and recorded.
-  const std::size_t depth = runner.depth();
+  // Overlapped (leave_in_flight): every compiled candidate of the plan may wait in the
+  // runner's queue, so the plan is all handed over as soon as its compiles are done and the
+  // next one is proposed and compiled while the queue is measured. Candidates queued but not
+  // started when the run is killed are finished on resume (find_resume_point carries every
+  // plan's unstarted candidates). Otherwise a few more than the devices measure at once.
+  const std::size_t depth = runner.depth() + (leave_in_flight ? items.size() : 0);
   std::vector<std::size_t> unfed(items.size());  // plan positions not yet handed over, in order
   for (std::size_t i = 0; i < items.size(); ++i) unfed[i] = i;
   bool feeding = true;
@@ -173,7 +178,6 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       if (it == in_flight_.end()) continue;
       if (--in_flight_keys_[it->second.item.key()] == 0) in_flight_keys_.erase(it->second.item.key());
       --pending_[it->second.generation];
-      --handed_;
       in_flight_.erase(it);
     }
   };
@@ -235,7 +239,6 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       in_flight_.emplace(tag, InFlight{item, plan.generation, prepared->compile_ms, prepared->compile_cache_hit});
       ++in_flight_keys_[item.key()];
       ++pending_[plan.generation];
-      ++handed_;
       RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, tag,
                                 race_bound_ms()};
       // Runs on the thread that sends the candidate (a device thread with workers), just
@@ -247,20 +250,19 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       marker["session"] = s_.session;
       marker["generation"] = plan.generation;
       runner.submit(std::move(candidate),
-                    [this, started = started_, marker = std::move(marker)](std::uint64_t, const std::string& host,
+                    [this, marker = std::move(marker)](std::uint64_t, const std::string& host,
                                                                           const std::string& device) {
                       json m = marker;
                       m["host"] = host;
                       m["device"] = device;
                       note_journal(s_.journal.append(m));
-                      started->fetch_add(1);
                     });
     }
     if (!feeding || unfed.empty()) {
       if (runner.outstanding() == 0) break;
-      // Every candidate of the plan has gone to a device: plan the next generation while
+      // Every candidate of the plan is with the runner: plan the next generation while
       // they are measured. Not after a stop or a budget (the run ends: wait for them).
-      if (leave_in_flight && feeding && started_->load() >= handed_) break;
+      if (leave_in_flight && feeding) break;
     }
     const bool compile_pending = feeding && !unfed.empty() && runner.outstanding() < depth;
     std::optional<RunnerResult> r = runner.next(std::chrono::milliseconds(compile_pending ? 20 : 250));

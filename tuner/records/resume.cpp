@@ -20,7 +20,7 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
     if (rp.run_id.empty()) rp.run_id = r.run_id;
   }
 
-  std::optional<GenerationPlan> last_plan;
+  std::vector<GenerationPlan> plans;  // in the journal's order
   std::map<std::string, std::pair<PlanItem, int>> planned;  // key -> item, generation
   // Per key: sessions in which its compile started but never finished.
   std::map<std::string, std::set<int>> compile_started, compile_finished;
@@ -41,7 +41,7 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
       auto plan = plan_from_json(e);
       if (!plan.ok()) continue;
       for (const auto& item : plan->items) planned[item.key()] = {item, plan->generation};
-      last_plan = std::move(plan).value();
+      plans.push_back(std::move(plan).value());
     } else if (kind == "compile") {
       compile_started[e.value("key", std::string())].insert(session);
     } else if (kind == "compiled") {
@@ -84,20 +84,29 @@ ResumePoint find_resume_point(const std::vector<HistoryRow>& rows, const std::ve
                    [](const CrashedCandidate& a, const CrashedCandidate& b) { return a.generation < b.generation; });
 
   rp.next_generation = max_row_generation + 1;
-  if (last_plan) {
+  // Every plan's candidates that were neither measured nor started. With overlapped
+  // generations more than the last plan can have some: a plan's compiled candidates wait
+  // in the runner's queue while the next plan is made. Only the last plan can have
+  // rejections still to write (execute writes them first, before the next plan exists).
+  std::set<std::string> carried;
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    const GenerationPlan& plan = plans[p];
     GenerationPlan rest;
-    rest.generation = last_plan->generation;
-    rest.rows_before = last_plan->rows_before;
-    std::int64_t written = 0;
-    for (const auto& r : rows)
-      if (r.row > last_plan->rows_before && !r.evaluated() && r.generation == last_plan->generation) ++written;
-    for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(written, std::int64_t(last_plan->rejected.size())));
-         i < last_plan->rejected.size(); ++i)
-      rest.rejected.push_back(last_plan->rejected[i]);
-    for (const auto& item : last_plan->items)
-      if (!evaluated.count(item.key()) && !crashed.count(item.key())) rest.items.push_back(item);
-    rp.next_generation = std::max(rp.next_generation, last_plan->generation + 1);
-    if (!rest.empty()) rp.unfinished = std::move(rest);
+    rest.generation = plan.generation;
+    rest.rows_before = plan.rows_before;
+    if (p + 1 == plans.size()) {
+      std::int64_t written = 0;
+      for (const auto& r : rows)
+        if (r.row > plan.rows_before && !r.evaluated() && r.generation == plan.generation) ++written;
+      for (std::size_t i = static_cast<std::size_t>(std::min<std::int64_t>(written, std::int64_t(plan.rejected.size())));
+           i < plan.rejected.size(); ++i)
+        rest.rejected.push_back(plan.rejected[i]);
+    }
+    for (const auto& item : plan.items)
+      if (!evaluated.count(item.key()) && !crashed.count(item.key()) && carried.insert(item.key()).second)
+        rest.items.push_back(item);
+    rp.next_generation = std::max(rp.next_generation, plan.generation + 1);
+    if (!rest.empty()) rp.unfinished.push_back(std::move(rest));
   }
   return rp;
 }

@@ -38,8 +38,10 @@ struct ResumePoint {
   std::string run_id;  // empty for a new run
   int session = 1;     // this session's number
   int next_generation = 0;  // the next generation to plan (after `unfinished`)
-  // The rest of the last generation's plan (rejections to write, candidates to evaluate).
-  std::optional<GenerationPlan> unfinished;
+  // The rest of the plans (oldest first): rejections to write (the last plan's only) and
+  // candidates neither measured nor started. Usually the last plan alone; overlapped
+  // generations can leave the one before it unfinished too.
+  std::vector<GenerationPlan> unfinished;
   std::vector<CrashedCandidate> crashed;  // to record as crash rows before anything else
 };
 

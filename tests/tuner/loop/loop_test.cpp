@@ -347,7 +347,7 @@ TEST(Loop, AJournalWithoutItsHistoryIsSetAside) {
   ASSERT_EQ((*loop)->notes().size(), 1u);
   EXPECT_NE((*loop)->notes()[0].find("moved it to"), std::string::npos) << (*loop)->notes()[0];
   EXPECT_TRUE((*loop)->resume_point().crashed.empty()) << "old markers are not taken for crashes";
-  EXPECT_FALSE((*loop)->resume_point().unfinished);
+  EXPECT_TRUE((*loop)->resume_point().unfinished.empty());
   Observer obs;
   auto report = (*loop)->run(obs, nullptr, &f.retimer);
   ASSERT_TRUE(report.ok());

@@ -94,7 +94,7 @@ TEST(Resume, NewRunStartsAtGenerationZero) {
   EXPECT_TRUE(rp.run_id.empty());
   EXPECT_EQ(rp.session, 1);
   EXPECT_EQ(rp.next_generation, 0);
-  EXPECT_FALSE(rp.unfinished);
+  EXPECT_TRUE(rp.unfinished.empty());
   EXPECT_TRUE(rp.crashed.empty());
 }
 
@@ -118,9 +118,9 @@ TEST(Resume, EveryCandidateInFlightOnSeveralDevicesBecomesOneCrash) {
   for (const auto& c : rp.crashed) device_of[c.item.key()] = c.device;
   EXPECT_EQ(device_of[item(2).key()], "cuda:1");
   EXPECT_EQ(device_of[item(4).key()], "cuda:0");
-  ASSERT_TRUE(rp.unfinished);
-  ASSERT_EQ(rp.unfinished->items.size(), 1u);
-  EXPECT_EQ(rp.unfinished->items[0].key(), item(5).key());
+  ASSERT_EQ(rp.unfinished.size(), 1u);
+  ASSERT_EQ(rp.unfinished[0].items.size(), 1u);
+  EXPECT_EQ(rp.unfinished[0].items[0].key(), item(5).key());
 }
 
 TEST(Resume, CandidateInFlightIsRecordedAsCrashNotRunAgain) {
@@ -138,9 +138,9 @@ TEST(Resume, CandidateInFlightIsRecordedAsCrashNotRunAgain) {
   EXPECT_EQ(rp.crashed[0].item.key(), item(2).key());
   EXPECT_EQ(rp.crashed[0].generation, 0);
   EXPECT_NE(rp.crashed[0].message.find("in flight"), std::string::npos);
-  ASSERT_TRUE(rp.unfinished);
-  ASSERT_EQ(rp.unfinished->items.size(), 1u) << "the crashed one is not planned again";
-  EXPECT_EQ(rp.unfinished->items[0].key(), item(3).key());
+  ASSERT_EQ(rp.unfinished.size(), 1u);
+  ASSERT_EQ(rp.unfinished[0].items.size(), 1u) << "the crashed one is not planned again";
+  EXPECT_EQ(rp.unfinished[0].items[0].key(), item(3).key());
   EXPECT_EQ(rp.next_generation, 1);
 }
 
@@ -150,8 +150,8 @@ TEST(Resume, ACompileInterruptedOnceIsRetriedTwiceIsACrash) {
                            marker("compiled", item(1), 1)};
   ResumePoint first = find_resume_point({}, events);
   EXPECT_TRUE(first.crashed.empty()) << "compile-ahead compiles several at once: one stop does not say which";
-  ASSERT_TRUE(first.unfinished);
-  EXPECT_EQ(first.unfinished->items.size(), 3u);
+  ASSERT_EQ(first.unfinished.size(), 1u);
+  EXPECT_EQ(first.unfinished[0].items.size(), 3u);
 
   // The next session compiles it again and dies again.
   events.push_back(json{{"event", "session"}, {"session", 2}});
@@ -160,8 +160,8 @@ TEST(Resume, ACompileInterruptedOnceIsRetriedTwiceIsACrash) {
   ASSERT_EQ(second.crashed.size(), 1u);
   EXPECT_EQ(second.crashed[0].item.key(), item(2).key());
   EXPECT_NE(second.crashed[0].message.find("compiled"), std::string::npos);
-  ASSERT_TRUE(second.unfinished);
-  EXPECT_EQ(second.unfinished->items.size(), 2u);
+  ASSERT_EQ(second.unfinished.size(), 1u);
+  EXPECT_EQ(second.unfinished[0].items.size(), 2u);
   EXPECT_EQ(second.session, 3);
 }
 
@@ -180,11 +180,11 @@ TEST(Resume, UnfinishedPlanKeepsItsRejectionsInOrder) {
   }
   std::vector<json> events{plan_to_json(plan(4, 10, {item(1), item(2)}, 3))};
   ResumePoint rp = find_resume_point(rows, events);
-  ASSERT_TRUE(rp.unfinished);
-  EXPECT_EQ(rp.unfinished->generation, 4);
-  ASSERT_EQ(rp.unfinished->rejected.size(), 1u);
-  EXPECT_EQ(rp.unfinished->rejected[0].reason, "A must be a JSON integer 2");
-  EXPECT_EQ(rp.unfinished->items.size(), 2u);
+  ASSERT_EQ(rp.unfinished.size(), 1u);
+  EXPECT_EQ(rp.unfinished[0].generation, 4);
+  ASSERT_EQ(rp.unfinished[0].rejected.size(), 1u);
+  EXPECT_EQ(rp.unfinished[0].rejected[0].reason, "A must be a JSON integer 2");
+  EXPECT_EQ(rp.unfinished[0].items.size(), 2u);
   EXPECT_EQ(rp.next_generation, 5);
 }
 
@@ -193,7 +193,7 @@ TEST(Resume, FinishedPlanMeansTheNextGeneration) {
   std::vector<json> events{plan_to_json(plan(2, 0, {item(1), item(2)})), marker("evaluate", item(1), 1),
                            marker("evaluate", item(2), 1)};
   ResumePoint rp = find_resume_point(rows, events);
-  EXPECT_FALSE(rp.unfinished);
+  EXPECT_TRUE(rp.unfinished.empty());
   EXPECT_TRUE(rp.crashed.empty());
   EXPECT_EQ(rp.next_generation, 3);
   EXPECT_EQ(rp.run_id, "run-x") << "taken from the history when the journal has no session";
@@ -204,7 +204,7 @@ TEST(Resume, WithoutAJournalTheHistoryIsEnough) {
   ResumePoint rp = find_resume_point(rows, {});
   EXPECT_EQ(rp.next_generation, 8);
   EXPECT_EQ(rp.session, 4);
-  EXPECT_FALSE(rp.unfinished);
+  EXPECT_TRUE(rp.unfinished.empty());
 }
 
 TEST(Generation, SplitsProposerNames) {
@@ -232,6 +232,30 @@ TEST(Generation, PlanRoundTripsThroughJson) {
   EXPECT_EQ(back->items[0].rationale, "r1");
   ASSERT_EQ(back->rejected.size(), 2u);
   EXPECT_EQ(back->rejected[1].reason, "A must be a JSON integer 1");
+}
+
+TEST(Resume, OverlappedPlansLeaveEveryUnstartedCandidateToFinish) {
+  // Overlapped generations: plan 0's last two candidates were compiled and queued when
+  // plan 1 was made; the kill came while item 2 was measured. Item 3 (plan 0) and items
+  // 4, 5 (plan 1) never started; item 5 was planned again in plan 1 too.
+  std::vector<HistoryRow> rows{evaluated_row(item(1), 0, 1)};
+  std::vector<json> events{json{{"event", "session"}, {"run_id", "run-x"}, {"session", 1}},
+                           plan_to_json(plan(0, 0, {item(1), item(2), item(3), item(5)})),
+                           marker("evaluate", item(1), 1),
+                           plan_to_json(plan(1, 0, {item(4), item(5)})),
+                           marker("evaluate", item(2), 1)};
+  ResumePoint rp = find_resume_point(rows, events);
+  ASSERT_EQ(rp.crashed.size(), 1u);
+  EXPECT_EQ(rp.crashed[0].item.key(), item(2).key());
+  ASSERT_EQ(rp.unfinished.size(), 2u) << "the older plan's queued candidates are not forgotten";
+  EXPECT_EQ(rp.unfinished[0].generation, 0);
+  ASSERT_EQ(rp.unfinished[0].items.size(), 2u);
+  EXPECT_EQ(rp.unfinished[0].items[0].key(), item(3).key());
+  EXPECT_EQ(rp.unfinished[0].items[1].key(), item(5).key());
+  EXPECT_EQ(rp.unfinished[1].generation, 1);
+  ASSERT_EQ(rp.unfinished[1].items.size(), 1u) << "a candidate in two plans is finished once";
+  EXPECT_EQ(rp.unfinished[1].items[0].key(), item(4).key());
+  EXPECT_EQ(rp.next_generation, 2);
 }
 
 }  // namespace

@@ -292,10 +292,6 @@ class GenerationLoop::Runner {
   std::map<std::uint64_t, InFlight> in_flight_;
   std::map<std::string, int> in_flight_keys_;
   std::uint64_t next_tag_ = 0;
-  // Candidates handed to the runner, and of them those sent to a device (counted by the
-  // OnSend callbacks, on device threads).
-  std::size_t handed_ = 0;
-  std::shared_ptr<std::atomic<std::size_t>> started_ = std::make_shared<std::atomic<std::size_t>>(0);
   // Results still to come per generation, and the generations whose plans are all fed.
   std::map<int, int> pending_;
   std::set<int> fed_;
