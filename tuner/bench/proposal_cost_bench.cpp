@@ -14,14 +14,21 @@
 // (detail/evolve_parts.h): the median of --repeats runs of each, and whether the batch the
 // parts made is the one propose() makes from the same history and seed.
 //
+// --history FILE times the proposer on a real run instead: the shipped templates' spaces
+// (not a recording's), each template's trials from the first ROWS rows of that run's
+// history.csv (--rows: prefixes), the problem and architecture its rows name. One line per
+// prefix and template: what a generation of --batch proposals costs the loop there.
+//
 //   tilesmith_proposal_cost_bench [--rows 500,2000,5000,20000] [--generations 10]
 //                                 [--batch 8] [--failures 0.25] [--seed 1]
 //                                 [--proposer evolve] [--spaces-dir DIR]
 //                                 [--parts [--repeats 5]] RECORDING
+//   tilesmith_proposal_cost_bench --history results/history.csv [--rows 500,1500,2900]
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -32,9 +39,12 @@
 #include <CLI/CLI.hpp>
 
 #include "base/hash.h"
+#include "registry/device_facts.h"
+#include "registry/template_library.h"
 #include "runtime/replay/recording.h"
 #include "runtime/replay/replay_evaluator.h"
 #include "tuner/bench/recorded_history.h"
+#include "tuner/records/history.h"
 #include "tuner/search/detail/evolve_parts.h"
 #include "tuner/search/detail/view_cache.h"
 #include "tuner/search/evolve_proposer.h"
@@ -166,6 +176,112 @@ int run_parts(const std::shared_ptr<const replay::Recording>& recording,
   return exit_code;
 }
 
+
+// --history: each template's proposer at prefixes of a real run's history.
+int run_history(const std::string& path, const std::vector<size_t>& sizes, int batch, int generations,
+                std::uint64_t seed, const std::string& proposer_name) {
+  auto load = read_history(path);
+  if (!load.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), load.status().to_string().c_str());
+    return 1;
+  }
+  const std::vector<HistoryRow>& rows = load->rows;
+  if (rows.empty()) {
+    std::fprintf(stderr, "%s: no rows\n", path.c_str());
+    return 1;
+  }
+  auto library = TemplateLibrary::embedded();
+  if (!library.ok()) {
+    std::fprintf(stderr, "%s\n", library.status().to_string().c_str());
+    return 1;
+  }
+  const HistoryRow& first = rows.front();
+  GemmProblem problem;
+  problem.m = first.m;
+  problem.n = first.n;
+  problem.k = first.k;
+  auto dtype = parse_dtype(first.dtype);
+  auto c_dtype = parse_dtype(first.c_dtype.empty() ? first.dtype : first.c_dtype);
+  auto epilogue = parse_epilogue(first.epilogue.empty() ? "none" : first.epilogue);
+  if (!dtype.ok() || !c_dtype.ok() || !epilogue.ok() || !apply_layout_code(first.layout, problem).ok()) {
+    std::fprintf(stderr, "%s: the first row's problem does not parse\n", path.c_str());
+    return 1;
+  }
+  problem.a_type = problem.b_type = *dtype;
+  problem.c_type = *c_dtype;
+  problem.epilogue = *epilogue;
+  if (first.c_layout == "col") problem.c_layout = Layout::kColMajor;
+  const DeviceFacts device = nominal_facts_for_arch(first.device_arch);
+  std::printf("# Proposal cost on a run's history: %s, %s, %s on %s (%d SMs)\n", proposer_name.c_str(),
+              path.c_str(), problem.describe().c_str(), first.device_arch.c_str(), device.multiprocessors);
+  std::printf("batch %d per template, %d generations timed per prefix after a first call\n\n", batch, generations);
+  std::printf("| rows | template | its trials | first call (ms) | median per generation (ms) | max | last generation: "
+      "history / process fit / forest fit / candidates / scores / picks (ms) |\n|---|---|---|---|---|---|---|\n");
+  int exit_code = 0;
+  for (size_t size : sizes) {
+    const size_t n = std::min(size, rows.size());
+    std::map<std::string, std::vector<Trial>> trials;
+    for (size_t i = 0; i < n; ++i) {
+      const HistoryRow& r = rows[i];
+      if (r.config_hash.empty()) continue;
+      auto config = config_from_json_text(r.config);
+      if (!config.ok()) continue;
+      Trial t;
+      t.config = std::move(config).value();
+      t.outcome = r.outcome;
+      if (r.ok()) t.score = t.median_ms = r.median_ms;
+      t.proposer = r.proposer;
+      trials[r.template_name].push_back(std::move(t));
+    }
+    double total = 0;
+    for (const auto& [name, history] : trials) {
+      const KernelTemplate* tmpl = library->find(name);
+      if (!tmpl) continue;
+      auto proposer = make_offline_proposer(proposer_name);
+      if (!proposer.ok()) {
+        std::fprintf(stderr, "%s\n", proposer.status().to_string().c_str());
+        return 2;
+      }
+      const SpaceContext context = tmpl->context(problem, &device);
+      double first_ms = 0;
+      std::vector<double> times;
+      std::string phases = "-";
+      for (int g = 0; g <= generations; ++g) {
+        ProposalRequest req;
+        req.space = &tmpl->space();
+        req.context = context;
+        req.history = &history;
+        req.count = batch;
+        req.seed = seed * 1000003 + static_cast<std::uint64_t>(g);
+        req.generation = g;
+        const auto t0 = Clock::now();
+        ProposalBatch out = (*proposer)->propose(req);
+        const double ms = ms_since(t0);
+        if (!out.status.ok() && out.proposals.empty()) {
+          std::fprintf(stderr, "%s at %zu rows: %s\n", name.c_str(), n, out.status.to_string().c_str());
+          exit_code = 1;
+          break;
+        }
+        (g == 0 ? first_ms : times.emplace_back()) = ms;
+        if (const auto* evolve = dynamic_cast<const EvolveProposer*>(proposer->get())) {
+          const EvolveProfile& p = evolve->last_profile();
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.1f / %.1f / %.1f / %.1f (%zu candidates)", p.history_ms,
+                        p.process_fit_ms, p.forest_fit_ms, p.candidates_ms, p.score_ms, p.picks_ms, p.candidates);
+          phases = buf;
+        }
+      }
+      if (times.empty()) continue;
+      total += median(times);
+      std::printf("| %zu | %s | %zu | %.1f | %.1f | %.1f | %s |\n", n, name.c_str(), history.size(), first_ms,
+                  median(times), *std::max_element(times.begin(), times.end()), phases.c_str());
+    }
+    std::printf("| %zu | all templates | | | %.1f | | |\n", n, total);
+    std::fflush(stdout);
+  }
+  return exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,7 +291,7 @@ int main(int argc, char** argv) {
   int generations = 10, batch = 8;
   double failures = 0.25;
   std::uint64_t seed = 1;
-  app.add_option("recording", path, "Kernel Tuner cache file")->required();
+  app.add_option("recording", path, "Kernel Tuner cache file");
   app.add_option("--rows", sizes, "history sizes")->delimiter(',');
   app.add_option("--generations", generations, "generations timed per size (after the first call)")
       ->check(CLI::PositiveNumber);
@@ -192,9 +308,18 @@ int main(int argc, char** argv) {
                "time evolve's parts one by one (default rows: 500,20000) instead of generations");
   app.add_option("--repeats", repeats, "--parts: runs of each part per size (the median is shown)")
       ->check(CLI::PositiveNumber);
+  std::string history_path;
+  app.add_option("--history", history_path,
+                 "a run's history.csv: time each template's proposer at prefixes of it (--rows), on the "
+                 "shipped templates' spaces, instead of a recording");
   CLI11_PARSE(app, argc, argv);
+  if (!history_path.empty()) return run_history(history_path, sizes, batch, generations, seed, proposer_name);
   if (by_part && app.count("--rows") == 0) sizes = {500, 20000};
 
+  if (path.empty()) {
+    std::fprintf(stderr, "give a Kernel Tuner cache file (RECORDING) or --history FILE\n");
+    return 2;
+  }
   replay::RecordingOptions rec_options;
   rec_options.spaces_dir = spaces_dir;
   auto rec = replay::Recording::load(path, rec_options);

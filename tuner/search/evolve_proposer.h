@@ -121,7 +121,7 @@ struct EvolveOptions {
   double thompson_trees = 0.5;  // fraction of the trees behind each Thompson pick
   int region_radius = 0;        // 0: no trust region
   size_t pool_size = 20000;     // random part of the pool when the space is not enumerated
-  size_t max_scored = 200000;   // largest candidate set scored per call
+  size_t max_scored = 20000;    // largest candidate set scored per call
   int elite = 8;                // best configurations whose neighbourhoods join the pool
   // The convergence estimate's spread factor (tuner/search/detail/convergence.h),
   // calibrated on the recorded spaces.
