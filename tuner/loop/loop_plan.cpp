@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -41,35 +42,44 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
       const int n = counts.empty() ? (s_.targets[i].exhausted ? 0 : s_.options.candidates) : counts[i];
       if (n > 0) s_.split += (s_.split.empty() ? "" : ", ") + s_.targets[i].target.tmpl->name() + " " + std::to_string(n);
     }
-  for (std::size_t ti = 0; ti < s_.targets.size(); ++ti) {
-    TargetState& t = s_.targets[ti];
-    if (t.exhausted || (!counts.empty() && counts[ti] <= 0)) continue;
-    if (s_.stop_requested()) {
-      stop(StopReason::kInterrupted, "stopped by a signal");
-      return {};
-    }
-    const KernelTemplate& tmpl = *t.target.tmpl;
+
+  struct Ask {
+    std::size_t target = 0;
+    int wanted = 0;
     ProposalRequest req;
-    req.space = &tmpl.space();
-    req.context = t.context;
-    req.history = &t.trials;
-    const int wanted = counts.empty() ? static_cast<int>(std::min<std::int64_t>(
-                                            s_.options.candidates, std::max<std::int64_t>(remaining, 1)))
-                                      : counts[ti];
+    ProposalBatch batch;
+  };
+  // A template's request. Without a split its count is what the budget leaves after the
+  // templates before it, so those are asked one after the other.
+  auto request_for = [&](std::size_t ti) {
+    TargetState& t = s_.targets[ti];
+    const KernelTemplate& tmpl = *t.target.tmpl;
+    Ask a;
+    a.target = ti;
+    a.wanted = counts.empty() ? static_cast<int>(std::min<std::int64_t>(s_.options.candidates,
+                                                                        std::max<std::int64_t>(remaining, 1)))
+                              : counts[ti];
+    a.req.space = &tmpl.space();
+    a.req.context = t.context;
+    a.req.history = &t.trials;
     // Overlapped generations: the proposer has not seen the results of what is in flight
     // and may propose it again, which the plan drops; it is asked for that many more, and
     // the plan keeps `wanted` of them. Nothing is in flight without overlap: as before.
     int in_flight_here = 0;
     for (const auto& [tag, f] : in_flight_) in_flight_here += f.item.template_name == tmpl.name();
-    req.count = wanted + in_flight_here;
-    req.seed = request_seed(tmpl.name(), generation);
-    req.generation = generation;
-    req.related = &s_.options.related;
-    req.seeds = &tmpl.seeds();
-    req.convergence_margin = convergence_margin();
-    const auto t0 = Clock::now();
-    ProposalBatch batch = t.target.proposer->propose(req);
-    s_.report.propose_s += seconds_since(t0);
+    a.req.count = a.wanted + in_flight_here;
+    a.req.seed = request_seed(tmpl.name(), generation);
+    a.req.generation = generation;
+    a.req.related = &s_.options.related;
+    a.req.seeds = &tmpl.seeds();
+    a.req.convergence_margin = convergence_margin();
+    return a;
+  };
+  // A template's proposals into the plan; returns how many it added.
+  auto add_to_plan = [&](const Ask& a) {
+    TargetState& t = s_.targets[a.target];
+    const KernelTemplate& tmpl = *t.target.tmpl;
+    const ProposalBatch& batch = a.batch;
     t.converged = batch.converged;
     for (const auto& r : batch.rejected) {
       PlanRejection pr = plan_rejection(tmpl.name(), batch.proposer, r);
@@ -82,7 +92,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     }
     int valid = 0;
     for (const auto& p : batch.proposals) {
-      if (valid >= wanted) break;  // the extra asked for in-flight candidates was not needed
+      if (valid >= a.wanted) break;  // the extra asked for in-flight candidates was not needed
       PlanItem item;
       item.template_name = tmpl.name();
       item.config = p.config;
@@ -122,7 +132,45 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
         s_.log(LogLevel::kWarn, tmpl.name() + ": " + batch.proposer + " failed: " + batch.status.message());
       }
     }
-    remaining -= valid;
+    return valid;
+  };
+
+  std::vector<std::size_t> live;
+  for (std::size_t ti = 0; ti < s_.targets.size(); ++ti)
+    if (!s_.targets[ti].exhausted && (counts.empty() || counts[ti] > 0)) live.push_back(ti);
+  // With a split every count is known before any proposal: independent proposers are
+  // asked at once, one thread each, and the plan is the one asking them in turn makes
+  // (each answer depends on its request alone; they join the plan in template order).
+  const bool at_once = !counts.empty() && live.size() > 1 &&
+                       std::all_of(live.begin(), live.end(),
+                                   [&](std::size_t ti) { return s_.targets[ti].target.proposer->independent(); });
+  if (at_once) {
+    if (s_.stop_requested()) {
+      stop(StopReason::kInterrupted, "stopped by a signal");
+      return {};
+    }
+    std::vector<Ask> asks;
+    for (std::size_t ti : live) asks.push_back(request_for(ti));
+    const auto t0 = Clock::now();
+    {
+      std::vector<std::jthread> threads;
+      for (Ask& a : asks)
+        threads.emplace_back([&a, proposer = s_.targets[a.target].target.proposer] { a.batch = proposer->propose(a.req); });
+    }
+    s_.report.propose_s += seconds_since(t0);
+    for (const Ask& a : asks) remaining -= add_to_plan(a);
+  } else {
+    for (std::size_t ti : live) {
+      if (s_.stop_requested()) {
+        stop(StopReason::kInterrupted, "stopped by a signal");
+        return {};
+      }
+      Ask a = request_for(ti);
+      const auto t0 = Clock::now();
+      a.batch = s_.targets[ti].target.proposer->propose(a.req);
+      s_.report.propose_s += seconds_since(t0);
+      remaining -= add_to_plan(a);
+    }
   }
   // The templates given most are measured first: where the run stops mid-generation (time,
   // a signal) it has measured what the split rated highest. Proposals do not depend on

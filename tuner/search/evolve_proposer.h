@@ -197,6 +197,7 @@ class EvolveProposer final : public Proposer {
  public:
   explicit EvolveProposer(EvolveOptions options = {});
   std::string name() const override { return "evolve"; }
+  bool independent() const override { return true; }
   // Fewer than request.count only when fewer untried valid configurations remain;
   // status failed_precondition when none remain.
   ProposalBatch propose(const ProposalRequest& request) override;

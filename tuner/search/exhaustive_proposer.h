@@ -11,6 +11,7 @@ namespace tilesmith {
 class ExhaustiveProposer final : public Proposer {
  public:
   std::string name() const override { return "exhaustive"; }
+  bool independent() const override { return true; }
   // status failed_precondition when every valid configuration has been tried.
   ProposalBatch propose(const ProposalRequest& request) override;
 };

@@ -96,6 +96,11 @@ class Proposer {
   virtual ~Proposer() = default;
   virtual std::string name() const = 0;
   virtual ProposalBatch propose(const ProposalRequest& request) = 0;
+  // True when propose() shares nothing with other proposers' calls (no client, file or
+  // counter of the run, only its own state and the request's immutable space): the loop
+  // then asks every template's proposer at once, one thread each. A generation of six
+  // templates' evolve costs the slowest template's time instead of the sum.
+  virtual bool independent() const { return false; }
 };
 
 }  // namespace tilesmith

@@ -14,6 +14,7 @@ namespace tilesmith {
 class RandomProposer final : public Proposer {
  public:
   std::string name() const override { return "random"; }
+  bool independent() const override { return true; }
   // Fewer than request.count proposals only when fewer untried valid configs remain;
   // status failed_precondition when none remain.
   ProposalBatch propose(const ProposalRequest& request) override;

@@ -37,6 +37,8 @@ class WarmStartProposer final : public Proposer {
   WarmStartProposer(std::vector<WarmStartSeed> seeds, std::unique_ptr<Proposer> inner, WarmStartOptions options = {});
 
   std::string name() const override;  // "warm-start+<inner>"
+  // The seeds are this proposer's own; on_event must be thread-safe (the run's is spdlog).
+  bool independent() const override { return inner_->independent(); }
   ProposalBatch propose(const ProposalRequest& request) override;
 
  private:

@@ -1,6 +1,10 @@
 // The generation loop with several devices measuring at once (threads standing in for
 // worker processes): completion order, a stop with several candidates in flight, and the
-// evaluation budget counting what is in flight.
+// evaluation budget counting what is in flight, and the templates' proposers asked at once.
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "tests/tuner/loop/loop_fixture.h"
 
@@ -351,6 +355,64 @@ TEST(Loop, CandidatesInFlightCountAgainstTheEvaluationBudget) {
   int started = 0;
   for (const auto& [hash, n] : evaluations) started += n;
   EXPECT_LE(started, 5);
+}
+
+
+// Around a proposer: says whether it is independent as told, and counts how many of its
+// kind were inside propose() at once (each call waits a moment so that calls made at
+// once overlap).
+class ProbedProposer final : public Proposer {
+ public:
+  ProbedProposer(std::unique_ptr<Proposer> inner, bool independent, std::atomic<int>* active, std::atomic<int>* most)
+      : inner_(std::move(inner)), independent_(independent), active_(active), most_(most) {}
+  std::string name() const override { return inner_->name(); }
+  bool independent() const override { return independent_; }
+  ProposalBatch propose(const ProposalRequest& request) override {
+    const int now = ++*active_;
+    for (int seen = most_->load(); now > seen && !most_->compare_exchange_weak(seen, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    ProposalBatch b = inner_->propose(request);
+    --*active_;
+    return b;
+  }
+
+ private:
+  std::unique_ptr<Proposer> inner_;
+  bool independent_;
+  std::atomic<int>* active_;
+  std::atomic<int>* most_;
+};
+
+TEST(Loop, IndependentProposersAreAskedAtOnceAndPlanWhatAskingInTurnPlans) {
+  // Two templates split by gain, evolve for each: asked at once (independent) or one
+  // after the other, the run evaluates the same configurations in the same order.
+  Fixture f;
+  auto second = synthetic("Synthetic GPU", {1, 2, 4, 8, 16}, "second");
+  KernelTemplate second_tmpl = replay::recorded_template(*second);
+  auto run = [&](bool independent, int* most_at_once) {
+    std::atomic<int> active{0}, most{0};
+    ProbedProposer p1(std::move(make_offline_proposer("evolve")).value(), independent, &active, &most);
+    ProbedProposer p2(std::move(make_offline_proposer("evolve")).value(), independent, &active, &most);
+    LoopOptions o = f.options(fresh_dir(independent ? "loop_propose_at_once" : "loop_propose_in_turn"), 40);
+    o.retime_top = 0;
+    o.candidates = 4;
+    replay::ReplayEvaluator replay{f.recording, 7};  // a fresh one: its draws depend on what it answered before
+    auto loop = GenerationLoop::open(replay, {{&f.tmpl, &p1}, {&second_tmpl, &p2}}, o);
+    EXPECT_TRUE(loop.ok()) << loop.status().to_string();
+    Observer obs;
+    auto report = (*loop)->run(obs, nullptr, nullptr);
+    EXPECT_TRUE(report.ok()) << report.status().to_string();
+    *most_at_once = most.load();
+    return report.ok() ? sequence(report->rows) : std::vector<std::string>{};
+  };
+  int at_once = 0, in_turn = 0;
+  const std::vector<std::string> parallel = run(true, &at_once);
+  const std::vector<std::string> serial = run(false, &in_turn);
+  EXPECT_EQ(parallel.size(), 40u);
+  EXPECT_EQ(parallel, serial);
+  EXPECT_EQ(at_once, 2) << "independent proposers are asked at once";
+  EXPECT_EQ(in_turn, 1) << "others one after the other";
 }
 
 }  // namespace
