@@ -46,6 +46,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
   struct Ask {
     std::size_t target = 0;
     int wanted = 0;
+    std::vector<Config> pending;  // the template's candidates in flight (req.pending)
     ProposalRequest req;
     ProposalBatch batch;
   };
@@ -62,12 +63,13 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     a.req.space = &tmpl.space();
     a.req.context = t.context;
     a.req.history = &t.trials;
-    // Overlapped generations: the proposer has not seen the results of what is in flight
-    // and may propose it again, which the plan drops; it is asked for that many more, and
-    // the plan keeps `wanted` of them. Nothing is in flight without overlap: as before.
-    int in_flight_here = 0;
-    for (const auto& [tag, f] : in_flight_) in_flight_here += f.item.template_name == tmpl.name();
-    a.req.count = a.wanted + in_flight_here;
+    // Overlapped generations: the proposer has not seen the results of what is in flight.
+    // It is told what they are (req.pending), and, for a proposer that may propose them
+    // again all the same (the plan drops those), asked for that many more; the plan keeps
+    // `wanted`. Nothing is in flight without overlap: as before.
+    for (const auto& [tag, f] : in_flight_)
+      if (f.item.template_name == tmpl.name()) a.pending.push_back(f.item.config);
+    a.req.count = a.wanted + static_cast<int>(a.pending.size());
     a.req.seed = request_seed(tmpl.name(), generation);
     a.req.generation = generation;
     a.req.related = &s_.options.related;
@@ -151,6 +153,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     }
     std::vector<Ask> asks;
     for (std::size_t ti : live) asks.push_back(request_for(ti));
+    for (Ask& a : asks) a.req.pending = &a.pending;  // once the asks stay where they are
     const auto t0 = Clock::now();
     {
       std::vector<std::jthread> threads;
@@ -166,6 +169,7 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
         return {};
       }
       Ask a = request_for(ti);
+      a.req.pending = &a.pending;
       const auto t0 = Clock::now();
       a.batch = s_.targets[ti].target.proposer->propose(a.req);
       s_.report.propose_s += seconds_since(t0);

@@ -132,6 +132,14 @@ Distance distance(const EvolveOptions& o, const HistoryIndex& history, bool stal
 EvolveProposer::EvolveProposer(EvolveOptions options)
     : options_(options), history_(options.stall_gain) {}
 
+const std::vector<PointValues>& EvolveProposer::pending_points(const ProposalRequest& request) {
+  pending_.clear();
+  if (request.pending)
+    for (const Config& c : *request.pending)
+      if (auto p = request.space->from_config(c); p.ok()) pending_.push_back(std::move(p).value());
+  return pending_;
+}
+
 ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, const SpaceView& view,
                                              std::mt19937_64& rng) {
   const HistoryIndex& history = history_;
@@ -147,7 +155,7 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
     }
   size_t seeds = 0;
   const parts::Candidates cand =
-      parts::CandidateGenerator(view, history, parts::candidate_options(options_))
+      parts::CandidateGenerator(view, history, parts::candidate_options(options_), &pending_points(request))
           .initial_pool(seed_points, rng, &seeds);
   // Maximin over normalised ranks (the first active features): each pick is the
   // candidate farthest from everything tried or picked.
@@ -220,7 +228,8 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
 
   const std::vector<PointValues> elite = parts::elite_points(history, parts::elite_count(options_));
   const parts::Candidates cand =
-      parts::CandidateGenerator(view, history, parts::candidate_options(options_)).generate(elite, rng);
+      parts::CandidateGenerator(view, history, parts::candidate_options(options_), &pending_points(request))
+          .generate(elite, rng);
   const size_t n = cand.size();
   profile_.candidates = n;
   profile_.candidates_ms = lap_ms(&clock);

@@ -208,6 +208,8 @@ class EvolveProposer final : public Proposer {
  private:
   ProposalBatch initial_design(const ProposalRequest& request,
                                const proposers::detail::SpaceView& view, std::mt19937_64& rng);
+  // request.pending as points of the space (those that map onto it), kept in pending_.
+  const std::vector<PointValues>& pending_points(const ProposalRequest& request);
   // The convergence estimate (request.convergence_margin) from the candidates' scores.
   double converged(double margin, const proposers::detail::SpaceView& view,
                    const proposers::detail::HistoryIndex& history,
@@ -216,6 +218,7 @@ class EvolveProposer final : public Proposer {
   proposers::detail::ViewCache views_;
   proposers::detail::HistoryIndex history_;
   EvolveProfile profile_;
+  std::vector<PointValues> pending_;
 };
 
 }  // namespace tilesmith

@@ -12,14 +12,16 @@ ProposalBatch ExhaustiveProposer::propose(const ProposalRequest& request) {
     batch.status = st;
     return batch;
   }
-  // The history as points; configs that do not map onto the space cannot collide.
+  // The history and the points being measured; configs that do not map onto the space
+  // cannot collide.
   proposers::detail::PointSet tried;
-  if (request.history) {
-    for (const Trial& t : *request.history) {
-      auto p = request.space->from_config(t.config);
-      if (p.ok()) tried.insert(std::move(p).value());
-    }
-  }
+  auto leave_out = [&](const Config& c) {
+    if (auto p = request.space->from_config(c); p.ok()) tried.insert(std::move(p).value());
+  };
+  if (request.history)
+    for (const Trial& t : *request.history) leave_out(t.config);
+  if (request.pending)
+    for (const Config& c : *request.pending) leave_out(c);
   std::uint64_t position = 0;
   request.space->for_each_valid(request.context, [&](const PointValues& p) {
     ++position;

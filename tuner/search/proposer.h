@@ -58,6 +58,9 @@ struct ProposalRequest {
   // is within this fraction of the best in the space (0.05: 5%), i.e. that no untried
   // valid configuration is faster than best / (1 + margin). See ProposalBatch::converged.
   std::optional<double> convergence_margin;
+  // Configs being measured (overlapped generations): not in `history` yet, and proposing
+  // one again is a wasted slot (the loop drops it). nullptr or empty: none.
+  const std::vector<Config>* pending = nullptr;
 };
 
 struct Proposal {

@@ -18,6 +18,11 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
   auto view = views_.get(*request.space, request.context);
   history_.update(view, request.history);
   const PointSet& tried = history_.tried();
+  // Points being measured are left out like the tried ones (their rows are coming).
+  PointSet pending;
+  if (request.pending)
+    for (const Config& c : *request.pending)
+      if (auto p = request.space->from_config(c); p.ok()) pending.insert(std::move(p).value());
   std::mt19937_64 rng(proposers::detail::mix_seed(request.seed, history_.size()));
   std::vector<PointValues> chosen;
   if (view->enumerated()) {
@@ -25,7 +30,7 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
     std::vector<size_t> untried;
     untried.reserve(view->points().size());
     for (size_t i = 0; i < view->points().size(); ++i)
-      if (!tried.count(view->points()[i])) untried.push_back(i);
+      if (!tried.count(view->points()[i]) && !pending.count(view->points()[i])) untried.push_back(i);
     for (size_t k = 0; k < untried.size() && chosen.size() < static_cast<size_t>(request.count);
          ++k) {
       std::uniform_int_distribution<size_t> pick(k, untried.size() - 1);
@@ -38,7 +43,7 @@ ProposalBatch RandomProposer::propose(const ProposalRequest& request) {
     for (int a = 0; a < attempts && chosen.size() < static_cast<size_t>(request.count); ++a) {
       auto p = view->sample(rng);
       if (!p) break;
-      if (tried.count(*p) || !taken.insert(*p).second) continue;
+      if (tried.count(*p) || pending.count(*p) || !taken.insert(*p).second) continue;
       chosen.push_back(std::move(*p));
     }
   }

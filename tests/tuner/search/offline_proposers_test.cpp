@@ -217,6 +217,51 @@ TEST_P(EveryProposer, SpacesTooLargeToEnumerate) {
   }
 }
 
+TEST_P(EveryProposer, NeverProposesWhatIsBeingMeasured) {
+  // Overlapped generations: a generation's candidates are still being measured when the
+  // next is proposed. Told what they are (pending), a proposer leaves them out, in the
+  // initial design and after it, on an enumerated space and on one it samples.
+  ParamSpace space = tiled_space();
+  std::vector<Trial> history;
+  auto p = make_offline_proposer(GetParam());
+  ASSERT_TRUE(p.ok());
+  for (int gen = 0; gen < 6; ++gen) {
+    // What the proposer would propose without being told, told as pending.
+    auto fresh = make_offline_proposer(GetParam());
+    ProposalBatch would = (*fresh)->propose(request(space, history, 8, 500 + gen));
+    ASSERT_EQ(would.proposals.size(), 8u);
+    std::vector<Config> pending;
+    for (const auto& q : would.proposals) pending.push_back(q.config);
+    ProposalRequest r = request(space, history, 8, 500 + gen);
+    r.pending = &pending;
+    ProposalBatch batch = (*p)->propose(r);
+    ASSERT_TRUE(batch.status.ok()) << batch.status.to_string();
+    ASSERT_EQ(batch.proposals.size(), 8u) << "generation " << gen;
+    const std::set<Config> measuring(pending.begin(), pending.end());
+    for (const auto& q : batch.proposals)
+      EXPECT_FALSE(measuring.count(q.config)) << "being measured: " << config_to_json_text(q.config);
+    history = measure(would.proposals, history);  // their rows come in
+  }
+  // A space that must be sampled (10^9 points) leaves them out too.
+  json j = json::parse(R"js({"parameters": [], "constraints": ["(A + B + C + D + E + F + G + H + I) % 10 == 3"]})js");
+  for (const char* n : {"A", "B", "C", "D", "E", "F", "G", "H", "I"})
+    j["parameters"].push_back({{"name", n}, {"values", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}});
+  auto large = ParamSpace::from_json(j);
+  ASSERT_TRUE(large.ok());
+  std::vector<Trial> none;
+  ProposalRequest r = request(*large, none, 8, 9);
+  r.context = {};
+  ProposalBatch would = (*make_offline_proposer(GetParam()))->propose(r);
+  ASSERT_EQ(would.proposals.size(), 8u);
+  std::vector<Config> pending;
+  for (const auto& q : would.proposals) pending.push_back(q.config);
+  r.pending = &pending;
+  ProposalBatch batch = (*make_offline_proposer(GetParam()))->propose(r);
+  ASSERT_EQ(batch.proposals.size(), 8u);
+  const std::set<Config> measuring(pending.begin(), pending.end());
+  for (const auto& q : batch.proposals) EXPECT_FALSE(measuring.count(q.config));
+}
+
 INSTANTIATE_TEST_SUITE_P(Offline, EveryProposer,
                          ::testing::Values("random", "exhaustive", "evolve"),
                          [](const auto& info) { return info.param; });

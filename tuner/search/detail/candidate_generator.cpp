@@ -14,6 +14,22 @@ Candidates::Candidates(const SpaceView& view, const HistoryIndex& history)
   }
 }
 
+void Candidates::exclude(const PointValues& p) {
+  if (view_.enumerated()) {
+    const std::int64_t i = view_.index_of(p);
+    if (i >= 0) taken_[static_cast<size_t>(i)] = 1;
+  } else {
+    seen_.insert(p);
+  }
+}
+
+Candidates CandidateGenerator::start() const {
+  Candidates cand(view_, history_);
+  if (pending_)
+    for (const auto& p : *pending_) cand.exclude(p);
+  return cand;
+}
+
 void Candidates::add_index(size_t i) {
   if (taken_[i]) return;
   taken_[i] = 1;
@@ -67,7 +83,7 @@ std::vector<PointValues> elite_points(const HistoryIndex& history, size_t count)
 Candidates CandidateGenerator::generate(const std::vector<PointValues>& elite,
                                         std::mt19937_64& rng) const {
   const SpaceView& view = view_;
-  Candidates cand(view, history_);
+  Candidates cand = start();
   // The elite's neighbourhoods come first: on a space too large to score whole, the
   // uniform draw alone would miss most of them, and local search needs them.
   std::vector<PointValues> scratch;
@@ -116,7 +132,7 @@ Candidates CandidateGenerator::generate(const std::vector<PointValues>& elite,
 Candidates CandidateGenerator::initial_pool(const std::vector<PointValues>& seeds,
                                             std::mt19937_64& rng, size_t* seed_count) const {
   const SpaceView& view = view_;
-  Candidates cand(view, history_);
+  Candidates cand = start();
   // The template's seeds come first, each untried one in its order (they take the first
   // positions); then the space-filling sample keeps its distance from them.
   for (const auto& p : seeds) cand.add(p);

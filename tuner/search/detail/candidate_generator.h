@@ -38,6 +38,8 @@ class Candidates {
   Candidates(const Candidates&) = delete;
   Candidates& operator=(const Candidates&) = delete;
 
+  // Never offers p (a point being measured: ProposalRequest::pending). Call before adding.
+  void exclude(const PointValues& p);
   // Adds points()[i] of an enumerated view unless tried or added already.
   void add_index(size_t i);
   // Adds p unless tried, added already, or (enumerated view) not one of its points.
@@ -72,9 +74,10 @@ struct CandidateOptions {
 
 class CandidateGenerator {
  public:
+  // pending (may be null): points being measured, left out like the tried ones.
   CandidateGenerator(const SpaceView& view, const HistoryIndex& history,
-                     CandidateOptions options = {})
-      : view_(view), history_(history), options_(options) {}
+                     CandidateOptions options = {}, const std::vector<PointValues>* pending = nullptr)
+      : view_(view), history_(history), options_(options), pending_(pending) {}
   // A generation's candidates around `elite` (elite_points(); not empty), finished.
   Candidates generate(const std::vector<PointValues>& elite, std::mt19937_64& rng) const;
   // The initial design's pool, finished: `seeds` (valid points, in order) first, then a
@@ -86,6 +89,8 @@ class CandidateGenerator {
   const SpaceView& view_;
   const HistoryIndex& history_;
   CandidateOptions options_;
+  const std::vector<PointValues>* pending_;
+  Candidates start() const;  // the tried and pending points left out
 };
 
 }  // namespace tilesmith::proposers::detail
