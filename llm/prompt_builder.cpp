@@ -175,6 +175,17 @@ std::string related_section(const std::vector<RelatedProblem>& related) {
   return s;
 }
 
+// Candidates still being measured: their results are not in the history yet.
+std::string pending_section(std::span<const Config> pending) {
+  if (pending.empty()) return "";
+  constexpr std::size_t kMaxListed = 24;
+  std::string s = "\n## Being measured now\nProposed earlier, results not in yet; do not propose these again:\n";
+  for (std::size_t i = 0; i < std::min(kMaxListed, pending.size()); ++i)
+    s += "- " + config_to_json_text(pending[i]) + "\n";
+  if (pending.size() > kMaxListed) s += "- and " + std::to_string(pending.size() - kMaxListed) + " more\n";
+  return s;
+}
+
 std::string perf_text(double ms, const GemmProblem& p, const DeviceFacts& d) {
   std::string s = fmt("%.4g", ms) + " ms";
   if (ms > 0) {
@@ -279,7 +290,8 @@ std::string task_section(const PromptInputs& in) {
                            : " The goal is the lowest " + in.objective + " (" + in.objective_unit +
                                  "), not the shortest time.";
   return "\n## Task\nPropose " + std::to_string(in.count) +
-         " new configurations: distinct from each other, not in the history, each value taken from its "
+         " new configurations: distinct from each other, not in the history" +
+         std::string(in.pending.empty() ? "" : " or being measured") + ", each value taken from its "
          "parameter's list, all constraints and device limits met." + goal + " Mix exploitation of the " +
          (in.objective.empty() ? "fastest" : "best") +
          " configurations with exploration of values that have not been tried. Reply with JSON only, "
@@ -314,7 +326,7 @@ Result<Prompt> build_prompt(const PromptInputs& in) {
     prompt.system = kSystem;
     prompt.user = fixed_head + "\n" +
                   space_section(in.template_name, in.template_description, *in.space, level.description_chars) +
-                  problem + history_section(in, summary, level) + task;
+                  problem + history_section(in, summary, level) + pending_section(in.pending) + task;
     prompt.estimated_tokens = estimate_tokens(prompt.system) + estimate_tokens(prompt.user);
     prompt.detail_level = level_index++;
     needed = prompt.estimated_tokens + in.reserved_tokens;

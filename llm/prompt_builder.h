@@ -47,6 +47,9 @@ struct PromptInputs {
   std::vector<RelatedProblem> related;
   // Reasons the model's previous reply was (partly) rejected, as given to the next prompt.
   std::vector<std::string> previous_rejections;
+  // Configs proposed before and being measured now (overlapped generations): listed so
+  // the model does not propose them again. Empty: the section and its words are left out.
+  std::span<const Config> pending;
   // What the run minimises when it is not the time (autotune-loop --objective energy|edp):
   // its words and unit ("energy per launch", "J"). The history's scores are in that unit
   // and the prompt asks for the lowest of it. Empty: the median time, in ms.

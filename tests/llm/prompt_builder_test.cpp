@@ -150,6 +150,33 @@ TEST(PromptBuilder, CitesTheWinnersOfRelatedProblemsInTheSet) {
   EXPECT_NE(u.find("- down_t16 (16x4096x14336 bf16 NN): gemm_wgmma {\"BM\": 64} at 0.08 ms\n"), std::string::npos) << u;
 }
 
+// Overlapped generations: what is being measured is listed before the task, which asks
+// for configurations outside it; without any the prompt says nothing of it.
+TEST(PromptBuilder, ListsTheConfigsBeingMeasuredAndAsksForOthers) {
+  ParamSpace space = tilesmith::testing::small_space();
+  History h;
+  h.finish();
+  PromptInputs in = inputs(space, h);
+  auto plain = build_prompt(in);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->user.find("Being measured"), std::string::npos);
+  EXPECT_EQ(plain->user.find("or being measured"), std::string::npos);
+  std::vector<Config> pending;
+  for (int i = 0; i < 30; ++i) pending.push_back(Config{{"BLOCK_M", 16 + i}});
+  in.pending = pending;
+  auto p = build_prompt(in);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  const std::string& u = p->user;
+  const auto section = u.find("## Being measured now");
+  ASSERT_NE(section, std::string::npos) << u;
+  EXPECT_LT(section, u.find("## Task"));
+  EXPECT_NE(u.find("- " + config_to_json_text(pending[0]) + "\n"), std::string::npos) << u;
+  EXPECT_NE(u.find("- " + config_to_json_text(pending[23]) + "\n"), std::string::npos) << u;
+  EXPECT_EQ(u.find(config_to_json_text(pending[24])), std::string::npos) << "24 are listed";
+  EXPECT_NE(u.find("- and 6 more\n"), std::string::npos) << u;
+  EXPECT_NE(u.find("not in the history or being measured"), std::string::npos) << u;
+}
+
 // A half-precision problem: its input and output types, and the matrix units' peak (the
 // one its throughput is measured against) reach the prompt.
 TEST(PromptBuilder, HalfPrecisionProblemNamesItsTypesAndTheMatrixPeak) {

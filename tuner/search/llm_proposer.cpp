@@ -61,6 +61,7 @@ ProposalBatch LlmProposer::propose(const ProposalRequest& request) {
   inputs.problem = options_.problem;
   inputs.history = views;
   inputs.previous_rejections = previous_rejections_;
+  if (request.pending) inputs.pending = *request.pending;
   if (options_.objective != Objective::kTime) {
     inputs.objective = objective_description(options_.objective);
     inputs.objective_unit = objective_unit(options_.objective);
