@@ -143,7 +143,10 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
   // With a split every count is known before any proposal: independent proposers are
   // asked at once, one thread each, and the plan is the one asking them in turn makes
   // (each answer depends on its request alone; they join the plan in template order).
-  const bool at_once = !counts.empty() && live.size() > 1 &&
+  // One proposer serving two templates is never called twice at once.
+  std::set<const Proposer*> distinct;
+  for (std::size_t ti : live) distinct.insert(s_.targets[ti].target.proposer);
+  const bool at_once = !counts.empty() && live.size() > 1 && distinct.size() == live.size() &&
                        std::all_of(live.begin(), live.end(),
                                    [&](std::size_t ti) { return s_.targets[ti].target.proposer->independent(); });
   if (at_once) {

@@ -413,6 +413,19 @@ TEST(Loop, IndependentProposersAreAskedAtOnceAndPlanWhatAskingInTurnPlans) {
   EXPECT_EQ(parallel, serial);
   EXPECT_EQ(at_once, 2) << "independent proposers are asked at once";
   EXPECT_EQ(in_turn, 1) << "others one after the other";
+
+  // One independent proposer serving both templates is never called twice at once.
+  std::atomic<int> active{0}, most{0};
+  ProbedProposer shared(std::move(make_offline_proposer("random")).value(), true, &active, &most);
+  LoopOptions o = f.options(fresh_dir("loop_propose_shared"), 16);
+  o.retime_top = 0;
+  o.candidates = 4;
+  replay::ReplayEvaluator replay{f.recording, 7};
+  auto loop = GenerationLoop::open(replay, {{&f.tmpl, &shared}, {&second_tmpl, &shared}}, o);
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  Observer obs;
+  ASSERT_TRUE((*loop)->run(obs, nullptr, nullptr).ok());
+  EXPECT_EQ(most.load(), 1);
 }
 
 }  // namespace
