@@ -177,6 +177,20 @@ int run_parts(const std::shared_ptr<const replay::Recording>& recording,
 }
 
 
+// One generation's request as the bench makes it: --batch configs, the seed of
+// generation g.
+ProposalRequest generation_request(const ParamSpace& space, const SpaceContext& context,
+                                   const std::vector<Trial>& history, int batch, std::uint64_t seed, int g) {
+  ProposalRequest req;
+  req.space = &space;
+  req.context = context;
+  req.history = &history;
+  req.count = batch;
+  req.seed = seed * 1000003 + static_cast<std::uint64_t>(g);
+  req.generation = g;
+  return req;
+}
+
 // --history: each template's proposer at prefixes of a real run's history.
 int run_history(const std::string& path, const std::vector<size_t>& sizes, int batch, int generations,
                 std::uint64_t seed, const std::string& proposer_name) {
@@ -247,13 +261,7 @@ int run_history(const std::string& path, const std::vector<size_t>& sizes, int b
       std::vector<double> times;
       std::string phases = "-";
       for (int g = 0; g <= generations; ++g) {
-        ProposalRequest req;
-        req.space = &tmpl->space();
-        req.context = context;
-        req.history = &history;
-        req.count = batch;
-        req.seed = seed * 1000003 + static_cast<std::uint64_t>(g);
-        req.generation = g;
+        const ProposalRequest req = generation_request(tmpl->space(), context, history, batch, seed, g);
         const auto t0 = Clock::now();
         ProposalBatch out = (*proposer)->propose(req);
         const double ms = ms_since(t0);
@@ -364,13 +372,7 @@ int main(int argc, char** argv) {
     std::vector<EvolveProfile> profiles;
     Hasher digest;
     for (int g = 0; g <= generations; ++g) {
-      ProposalRequest req;
-      req.space = &r.space();
-      req.context = r.context();
-      req.history = &history;
-      req.count = batch;
-      req.seed = seed * 1000003 + static_cast<std::uint64_t>(g);
-      req.generation = g;
+      const ProposalRequest req = generation_request(r.space(), r.context(), history, batch, seed, g);
       const auto t0 = Clock::now();
       ProposalBatch out = (*proposer)->propose(req);
       const double ms = ms_since(t0);
