@@ -64,6 +64,23 @@ PromptInputs inputs(const ParamSpace& space, const History& h) {
   return in;
 }
 
+// Inputs with an empty history and the user message they give, for tests that add one
+// thing and compare. Not movable: `in` points into it.
+struct NoHistory {
+  ParamSpace space = tilesmith::testing::small_space();
+  History h;
+  PromptInputs in;
+  std::string plain;
+  NoHistory() {
+    h.finish();
+    in = inputs(space, h);
+    auto p = build_prompt(in);
+    EXPECT_TRUE(p.ok()) << p.status().to_string();
+    if (p.ok()) plain = p->user;
+  }
+  NoHistory(const NoHistory&) = delete;
+};
+
 TEST(PromptBuilder, ContainsTheDeviceTemplateParametersConstraintsProblemAndTask) {
   ParamSpace space = tilesmith::testing::small_space();
   History h;
@@ -127,13 +144,9 @@ TEST(PromptBuilder, AnObjectiveOtherThanTimeRanksByItsScoreAndSaysSo) {
 // A problem of a set: the winners of its related problems are cited after the problem,
 // and only when there are some.
 TEST(PromptBuilder, CitesTheWinnersOfRelatedProblemsInTheSet) {
-  ParamSpace space = tilesmith::testing::small_space();
-  History h;
-  h.finish();
-  PromptInputs in = inputs(space, h);
-  auto plain = build_prompt(in);
-  ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain->user.find("Related problems"), std::string::npos);
+  NoHistory f;
+  PromptInputs& in = f.in;
+  EXPECT_EQ(f.plain.find("Related problems"), std::string::npos);
   in.related.push_back({"qkv_t16", "16x6144x4096 bf16 NN", "gemm_tiled",
                         "{\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"THREAD_M\": 4}", 0.0421, 1.37});
   in.related.push_back({"down_t16", "16x4096x14336 bf16 NN", "gemm_wgmma", "{\"BM\": 64}", 0.08, std::nullopt});
@@ -153,14 +166,10 @@ TEST(PromptBuilder, CitesTheWinnersOfRelatedProblemsInTheSet) {
 // Overlapped generations: what is being measured is listed before the task, which asks
 // for configurations outside it; without any the prompt says nothing of it.
 TEST(PromptBuilder, ListsTheConfigsBeingMeasuredAndAsksForOthers) {
-  ParamSpace space = tilesmith::testing::small_space();
-  History h;
-  h.finish();
-  PromptInputs in = inputs(space, h);
-  auto plain = build_prompt(in);
-  ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain->user.find("Being measured"), std::string::npos);
-  EXPECT_EQ(plain->user.find("or being measured"), std::string::npos);
+  NoHistory f;
+  PromptInputs& in = f.in;
+  EXPECT_EQ(f.plain.find("Being measured"), std::string::npos);
+  EXPECT_EQ(f.plain.find("or being measured"), std::string::npos);
   std::vector<Config> pending;
   for (int i = 0; i < 30; ++i) pending.push_back(Config{{"BLOCK_M", 16 + i}});
   in.pending = pending;
