@@ -16,7 +16,8 @@
 //
 // --history FILE times the proposer on a real run instead: the shipped templates' spaces
 // (not a recording's), each template's trials from the first ROWS rows of that run's
-// history.csv (--rows: prefixes), the problem and architecture its rows name. One line per
+// history.csv (--rows: prefixes), the problem its rows name and the device the run's
+// journal.jsonl beside it recorded (the architecture's nominal facts without one). One line per
 // prefix and template: what a generation of --batch proposals costs the loop there.
 //
 //   tilesmith_proposal_cost_bench [--rows 500,2000,5000,20000] [--generations 10]
@@ -28,6 +29,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "base/hash.h"
 #include "registry/device_facts.h"
@@ -225,9 +229,23 @@ int run_history(const std::string& path, const std::vector<size_t>& sizes, int b
   problem.c_type = *c_dtype;
   problem.epilogue = *epilogue;
   if (first.c_layout == "col") problem.c_layout = Layout::kColMajor;
-  const DeviceFacts device = nominal_facts_for_arch(first.device_arch);
-  std::printf("# Proposal cost on a run's history: %s, %s, %s on %s (%d SMs)\n", proposer_name.c_str(),
-              path.c_str(), problem.describe().c_str(), first.device_arch.c_str(), device.multiprocessors);
+  // The device as the run's journal (beside the history) recorded it; the architecture's
+  // nominal facts without one (they do not know the SM count, which some rules read).
+  DeviceFacts device = nominal_facts_for_arch(first.device_arch);
+  bool from_journal = false;
+  if (std::ifstream journal(std::filesystem::path(path).parent_path() / "journal.jsonl"); journal) {
+    for (std::string line; !from_journal && std::getline(journal, line);) {
+      auto e = nlohmann::json::parse(line, nullptr, false);
+      if (e.is_discarded() || e.value("event", std::string()) != "session" || !e.contains("device")) continue;
+      if (auto facts = device_facts_from_json(e["device"]); facts.ok()) {
+        device = std::move(facts).value();
+        from_journal = true;
+      }
+    }
+  }
+  std::printf("# Proposal cost on a run's history: %s, %s, %s on %s (%d SMs, %s)\n", proposer_name.c_str(),
+              path.c_str(), problem.describe().c_str(), first.device_arch.c_str(), device.multiprocessors,
+              from_journal ? "the run's journal" : "nominal: no journal beside the history");
   std::printf("batch %d per template, %d generations timed per prefix after a first call\n\n", batch, generations);
   std::printf("| rows | template | its trials | first call (ms) | median per generation (ms) | max | last generation: "
       "history / process fit / forest fit / candidates / scores / picks (ms) |\n|---|---|---|---|---|---|---|\n");
