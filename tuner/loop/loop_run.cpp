@@ -172,14 +172,19 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
     if (!feeding) return;
     feeding = false;
     ahead.cancel_pending();
+    std::set<int> generations;
     for (std::uint64_t tag : runner.cancel_queued()) {
       // Never started: not in flight any more, and not a result to wait for.
       auto it = in_flight_.find(tag);
       if (it == in_flight_.end()) continue;
       if (--in_flight_keys_[it->second.item.key()] == 0) in_flight_keys_.erase(it->second.item.key());
       --pending_[it->second.generation];
+      generations.insert(it->second.generation);
       in_flight_.erase(it);
     }
+    // An earlier plan's queued candidates (overlap) may have been its last: that
+    // generation is done now. This plan's is settled when it is fed (plan_fed).
+    for (int g : generations) result_recorded(g);
   };
   // On an error return nothing may be left with the runner: its device threads would
   // still call the markers' callbacks, which use this Runner. Queued candidates are
