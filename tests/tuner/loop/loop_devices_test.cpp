@@ -299,6 +299,15 @@ TEST(Loop, OverlappedGenerationsSpendTheBudgetExactlyAndNeverMeasureTwice) {
     auto r = (*loop)->run(obs, &obs.stop, nullptr);
     ASSERT_TRUE(r.ok()) << r.status().to_string();
     last = *r;
+    // Every generation measured in this session is reported done, also one whose last
+    // queued candidates a stop dropped.
+    std::set<int> measured, reported;
+    for (const auto& row : r->rows)
+      if (row.session == r->session && row.evaluated()) measured.insert(row.generation);
+    for (const auto& line : obs.logs)
+      if (int g = -1; std::sscanf(line.c_str(), "generation %d: ", &g) == 1 && line.find(" evaluated") != std::string::npos)
+        reported.insert(g);
+    for (int g : measured) EXPECT_TRUE(reported.count(g)) << "generation " << g << " of session " << r->session;
   }
   EXPECT_EQ(last.reason, StopReason::kMaxEvals);
   std::set<std::string> keys;
