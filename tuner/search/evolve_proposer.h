@@ -73,9 +73,13 @@
 #include <cstddef>
 
 #include "tuner/search/proposer.h"
+#include "tuner/search/detail/acquisition.h"
+#include "tuner/search/detail/candidate_generator.h"
 #include "tuner/search/detail/forest.h"
 #include "tuner/search/detail/gaussian_process.h"
 #include "tuner/search/detail/history_index.h"
+#include "tuner/search/detail/pick_policies.h"
+#include "tuner/search/detail/surrogate.h"
 #include "tuner/search/detail/view_cache.h"
 
 namespace tilesmith {
@@ -89,6 +93,15 @@ enum class Acquisition { kExpectedImprovement, kThompson };
 // process with one length scale per parameter (detail/gaussian_process.h).
 enum class Surrogate { kForest, kGaussianProcess };
 
+// The parts' own defaults (each part's options struct), so that EvolveOptions and a part
+// built on its own start from the same values, written once.
+namespace evolve_defaults {
+inline constexpr proposers::detail::SurrogateOptions kSurrogateDefaults{};
+inline constexpr proposers::detail::CandidateOptions kCandidateDefaults{};
+inline constexpr proposers::detail::AcquisitionOptions kAcquisitionDefaults{};
+inline constexpr proposers::detail::PickOptions kPickDefaults{};
+}  // namespace evolve_defaults
+
 struct EvolveOptions {
   int initial_design = 16;
   Surrogate surrogate = Surrogate::kForest;
@@ -96,32 +109,39 @@ struct EvolveOptions {
   proposers::detail::GaussianProcessOptions gaussian_process;
   // The Gaussian process's clip (it models how bad the bad ones are better than a forest
   // does; 1: none).
-  double gp_clip_quantile = 1.0;
+  double gp_clip_quantile = evolve_defaults::kSurrogateDefaults.gp_clip_quantile;
   // Picks per batch by the other model (the Gaussian process when the surrogate is the
   // forest, and the other way round): the first second_exploit by its best prediction,
   // the rest by its expected improvement. Two Gaussian-process picks beside the forest
   // halve the median on gemm_wgmma fp32 128 and lower the worst run on five of the six
   // recorded spaces (docs/search.md, "Fourth pass"); 0 turns the Gaussian process off.
-  int second_picks = 2;
-  int second_exploit = 0;
-  double failure_penalty = 0.7;  // log-time units beyond the slowest success (0.7: about 2x)
+  int second_picks = evolve_defaults::kPickDefaults.second_picks;
+  int second_exploit = evolve_defaults::kPickDefaults.second_exploit;
+  // log-time units beyond the slowest success (0.7: about 2x)
+  double failure_penalty = evolve_defaults::kSurrogateDefaults.failure_penalty;
   // Targets above this quantile of the successful log-times are clipped to it, so the
   // trees spend their splits telling good configurations apart rather than bad ones
   // (1: no clipping). Failures then sit failure_penalty above the clip.
-  double clip_quantile = 0.5;
-  int exploit_per_batch = 1;
-  int local_per_batch = 2;
-  int local_elites = 1;
+  double clip_quantile = evolve_defaults::kSurrogateDefaults.clip_quantile;
+  int exploit_per_batch = evolve_defaults::kPickDefaults.exploit_per_batch;
+  int local_per_batch = evolve_defaults::kPickDefaults.local_per_batch;
+  int local_elites = evolve_defaults::kPickDefaults.local_elites;
   Acquisition acquisition = Acquisition::kExpectedImprovement;
-  double diversity_penalty = 0.5;  // expected improvement only
-  double exploration = 0.0;        // expected improvement's xi (log units)
+  // expected improvement only
+  double diversity_penalty = evolve_defaults::kAcquisitionDefaults.diversity_penalty;
+  // expected improvement's xi (log units)
+  double exploration = evolve_defaults::kAcquisitionDefaults.exploration;
   // Expected improvement only considers this best fraction of the candidates by
   // predicted time (1: all).
-  double ei_quantile = 1.0;
-  double thompson_trees = 0.5;  // fraction of the trees behind each Thompson pick
-  int region_radius = 0;        // 0: no trust region
-  size_t pool_size = 20000;     // random part of the pool when the space is not enumerated
-  size_t max_scored = 20000;    // largest candidate set scored per call
+  double ei_quantile = evolve_defaults::kPickDefaults.ei_quantile;
+  // fraction of the trees behind each Thompson pick
+  double thompson_trees = evolve_defaults::kAcquisitionDefaults.thompson_trees;
+  // 0: no trust region
+  int region_radius = evolve_defaults::kPickDefaults.region_radius;
+  // random part of the pool when the space is not enumerated
+  size_t pool_size = evolve_defaults::kCandidateDefaults.pool_size;
+  // largest candidate set scored per call
+  size_t max_scored = evolve_defaults::kCandidateDefaults.max_scored;
   int elite = 8;                // best configurations whose neighbourhoods join the pool
   // The convergence estimate's spread factor (tuner/search/detail/convergence.h),
   // calibrated on the recorded spaces.
@@ -136,23 +156,23 @@ struct EvolveOptions {
   // restart_distance parameters from every basin.
   int stall_generations = 3;
   double stall_gain = 0.01;
-  int basins = 4;
-  int basin_distance = 3;
-  int restart_per_batch = 0;
-  int restart_distance = 3;
+  int basins = evolve_defaults::kPickDefaults.basins;
+  int basin_distance = evolve_defaults::kPickDefaults.basin_distance;
+  int restart_per_batch = evolve_defaults::kPickDefaults.restart_per_batch;
+  int restart_distance = evolve_defaults::kPickDefaults.restart_distance;
   // Once stalled: far_per_batch picks of the candidates farthest from everything tried
   // among the best far_quantile by predicted time.
-  int far_per_batch = 1;
-  double far_quantile = 0.1;
+  int far_per_batch = evolve_defaults::kPickDefaults.far_per_batch;
+  double far_quantile = evolve_defaults::kPickDefaults.far_quantile;
   // Once stalled, the first local pick ranks everything within this many parameters of
   // the best (1: one-parameter neighbours only).
-  int stall_radius = 2;
+  int stall_radius = evolve_defaults::kPickDefaults.stall_radius;
   // ... but only once every one-parameter neighbour of the best is tried.
-  bool stall_neighbours_first = true;
+  bool stall_neighbours_first = evolve_defaults::kPickDefaults.stall_neighbours_first;
   // Exploration share: per batch, the most uncertain candidates among the best
   // explore_quantile by predicted time.
-  int explore_per_batch = 0;
-  double explore_quantile = 0.05;
+  int explore_per_batch = evolve_defaults::kPickDefaults.explore_per_batch;
+  double explore_quantile = evolve_defaults::kPickDefaults.explore_quantile;
   // Parameters with no measured effect (tuner/search/detail/effects.h): at least
   // no_effect_pairs pairs of measurements that differ in the parameter alone, with a
   // mean absolute log-time difference of at most no_effect_tolerance (0 pairs: off).
@@ -166,7 +186,7 @@ struct EvolveOptions {
   // Judge by the largest difference of a pair instead of the mean.
   bool no_effect_max = false;
   // Local picks by expected improvement instead of predicted time.
-  bool local_by_ei = false;
+  bool local_by_ei = evolve_defaults::kPickDefaults.local_by_ei;
   // Rows each model is fitted on, at most (0: every row); past the bound, the best
   // training_best_share of it, the most recent training_recent_share and the rest spread
   // over the history (detail/training_rows.h). Both fits grow faster than the rows (a
@@ -175,10 +195,10 @@ struct EvolveOptions {
   // part of a generation on a space of 17,956 points. 300 process rows keep every call
   // of a 300-evaluation run (the search benchmark's) exactly as it was
   // (docs/search.md, "Proposal cost").
-  size_t max_forest_rows = 500;
-  size_t max_process_rows = 300;
-  double training_best_share = 0.4;
-  double training_recent_share = 0.2;
+  size_t max_forest_rows = evolve_defaults::kSurrogateDefaults.max_forest_rows;
+  size_t max_process_rows = evolve_defaults::kSurrogateDefaults.max_process_rows;
+  double training_best_share = evolve_defaults::kSurrogateDefaults.best_share;
+  double training_recent_share = evolve_defaults::kSurrogateDefaults.recent_share;
 };
 
 // Where one propose() call's time went (milliseconds), and the sizes behind it.
