@@ -49,6 +49,8 @@
 #include "runtime/replay/replay_evaluator.h"
 #include "tuner/bench/recorded_history.h"
 #include "tuner/records/history.h"
+#include "tuner/records/history_recording.h"
+#include "tuner/records/journal.h"
 #include "tuner/search/detail/evolve_parts.h"
 #include "tuner/search/detail/view_cache.h"
 #include "tuner/search/evolve_proposer.h"
@@ -214,26 +216,19 @@ int run_history(const std::string& path, const std::vector<size_t>& sizes, int b
     return 1;
   }
   const HistoryRow& first = rows.front();
-  GemmProblem problem;
-  problem.m = first.m;
-  problem.n = first.n;
-  problem.k = first.k;
-  auto dtype = parse_dtype(first.dtype);
-  auto c_dtype = parse_dtype(first.c_dtype.empty() ? first.dtype : first.c_dtype);
-  auto epilogue = parse_epilogue(first.epilogue.empty() ? "none" : first.epilogue);
-  if (!dtype.ok() || !c_dtype.ok() || !epilogue.ok() || !apply_layout_code(first.layout, problem).ok()) {
-    std::fprintf(stderr, "%s: the first row's problem does not parse\n", path.c_str());
+  auto parsed_problem = problem_of_row(first);
+  if (!parsed_problem.ok()) {
+    std::fprintf(stderr, "%s: %s\n", path.c_str(), parsed_problem.status().to_string().c_str());
     return 1;
   }
-  problem.a_type = problem.b_type = *dtype;
-  problem.c_type = *c_dtype;
-  problem.epilogue = *epilogue;
-  if (first.c_layout == "col") problem.c_layout = Layout::kColMajor;
+  const GemmProblem problem = *parsed_problem;
   // The device as the run's journal (beside the history) recorded it; the architecture's
   // nominal facts without one (they do not know the SM count, which some rules read).
   DeviceFacts device = nominal_facts_for_arch(first.device_arch);
   bool from_journal = false;
-  if (std::ifstream journal(std::filesystem::path(path).parent_path() / "journal.jsonl"); journal) {
+  // Read here, not through RunJournal::open, which repairs a torn last line: a benchmark
+  // leaves the run's folder as it found it.
+  if (std::ifstream journal(std::filesystem::path(path).parent_path() / kJournalFileName); journal) {
     for (std::string line; !from_journal && std::getline(journal, line);) {
       auto e = nlohmann::json::parse(line, nullptr, false);
       if (e.is_discarded() || e.value("event", std::string()) != "session" || !e.contains("device")) continue;

@@ -9,10 +9,7 @@
 #include "registry/config.h"
 
 namespace tilesmith {
-namespace {
 
-// The row's problem from its columns; the leaky slope is only in problem_key, so the
-// rebuilt problem is checked against the key (and the slope taken from it).
 Result<GemmProblem> problem_of_row(const HistoryRow& r) {
   nlohmann::json j = {{"m", r.m},           {"n", r.n},           {"k", r.k},
                       {"dtype", r.dtype},   {"c_dtype", r.c_dtype.empty() ? r.dtype : r.c_dtype},
@@ -31,8 +28,6 @@ Result<GemmProblem> problem_of_row(const HistoryRow& r) {
                            ", its problem_key says " + r.problem_key);
   return *p;
 }
-
-}  // namespace
 
 Result<replay::KernelTunerCache> kernel_tuner_cache_from_history(const std::vector<HistoryRow>& rows,
                                                                  const std::string& template_name) {

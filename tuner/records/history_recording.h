@@ -12,10 +12,16 @@
 #include <vector>
 
 #include "base/status.h"
+#include "registry/problem.h"
 #include "runtime/replay/kernel_tuner_cache.h"
 #include "tuner/records/history.h"
 
 namespace tilesmith {
+
+// The row's problem from its columns; the leaky slope is only in problem_key, so the
+// rebuilt problem is checked against the key (and the slope taken from it). invalid,
+// naming the row, when they disagree or a column does not parse.
+Result<GemmProblem> problem_of_row(const HistoryRow& r);
 
 // The evaluated rows of `template_name` (empty: the one template the rows hold) as a
 // cache: tune_params are the values each parameter took in those rows, one record per
