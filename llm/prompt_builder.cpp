@@ -291,8 +291,9 @@ std::string task_section(const PromptInputs& in) {
                                  "), not the shortest time.";
   return "\n## Task\nPropose " + std::to_string(in.count) +
          " new configurations: distinct from each other, not in the history" +
-         std::string(in.pending.empty() ? "" : " or being measured") + ", each value taken from its "
-         "parameter's list, all constraints and device limits met." + goal + " Mix exploitation of the " +
+         std::string(in.pending.empty() ? "" : " or being measured") +
+         ", each value taken from its parameter's list, all constraints and device limits met." + goal +
+         " Mix exploitation of the " +
          (in.objective.empty() ? "fastest" : "best") +
          " configurations with exploration of values that have not been tried. Reply with JSON only, "
          "in this form, with exactly " +

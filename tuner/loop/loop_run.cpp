@@ -256,7 +256,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       marker["generation"] = plan.generation;
       runner.submit(std::move(candidate),
                     [this, marker = std::move(marker)](std::uint64_t, const std::string& host,
-                                                                          const std::string& device) {
+                                                       const std::string& device) {
                       json m = marker;
                       m["host"] = host;
                       m["device"] = device;

@@ -366,7 +366,6 @@ TEST(Loop, CandidatesInFlightCountAgainstTheEvaluationBudget) {
   EXPECT_LE(started, 5);
 }
 
-
 // Around a proposer: says whether it is independent as told, and counts how many of its
 // kind were inside propose() at once (each call waits a moment so that calls made at
 // once overlap).
