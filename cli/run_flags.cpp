@@ -111,7 +111,7 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->type_name("MARGIN")
       ->default_str("25%");
   app.add_option("--overlap", f.overlap,
-                 "plan the next generation while the last candidates of one are measured (on), or after its last "
+                 "plan and compile the next generation while the queued candidates of one are measured (on), or after its last "
                  "result (off). on keeps the GPUs busy while the proposer works; off makes a run reproducible "
                  "from its seed on any number of devices. auto: on, except with --backend replay")
       ->check(CLI::IsMember({"auto", "on", "off"}))
