@@ -68,10 +68,11 @@ std::optional<Evaluation> CompileAhead::take(std::size_t ticket, double* waited_
   std::shared_ptr<Job> job;
   {
     std::unique_lock lock(mutex_);
-    if (ticket >= jobs_.size()) return std::nullopt;
+    if (ticket >= jobs_.size() || !jobs_[ticket]) return std::nullopt;
     job = jobs_[ticket];
     if (threads_.empty() && job->state == State::kQueued) job->state = State::kRunning;
     else finished_.wait(lock, [&] { return job->state == State::kDone || job->state == State::kCancelled; });
+    jobs_[ticket].reset();  // ours now; the ticket reads as taken
   }
   std::optional<Evaluation> out;
   if (job->state == State::kCancelled) {
@@ -87,7 +88,7 @@ std::optional<Evaluation> CompileAhead::take(std::size_t ticket, double* waited_
 }
 
 bool CompileAhead::ready_locked(std::size_t ticket) const {
-  if (threads_.empty() || ticket >= jobs_.size()) return true;
+  if (threads_.empty() || ticket >= jobs_.size() || !jobs_[ticket]) return true;
   const State st = jobs_[ticket]->state;
   return st == State::kDone || st == State::kCancelled;
 }
@@ -125,9 +126,14 @@ void CompileAhead::cancel_pending() {
     queue_.clear();
     if (threads_.empty())
       for (auto& j : jobs_)
-        if (j->state == State::kQueued) j->state = State::kCancelled;
+        if (j && j->state == State::kQueued) j->state = State::kCancelled;
   }
   finished_.notify_all();
+}
+
+std::size_t CompileAhead::waiting() {
+  std::lock_guard lock(mutex_);
+  return queue_.size();
 }
 
 }  // namespace tilesmith

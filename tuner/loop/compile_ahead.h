@@ -43,7 +43,8 @@ class CompileAhead {
 
   // Queues a compile; the template must outlive the job. Returns a ticket for take().
   std::size_t submit(const KernelTemplate& tmpl, const Config& config, std::string key);
-  // Waits for the job and returns prepare()'s result; nullopt when it was cancelled.
+  // Waits for the job and returns prepare()'s result; nullopt when it was cancelled or
+  // already taken (a job is released once taken: a night's run submits tens of thousands).
   // `waited_ms` (optional) gets the time spent waiting here.
   std::optional<Evaluation> take(std::size_t ticket, double* waited_ms = nullptr);
   // True when take(ticket) would not wait: the job is done or cancelled (with no
@@ -56,6 +57,9 @@ class CompileAhead {
   std::size_t wait_any(const std::vector<std::size_t>& tickets);
   // Drops the jobs that have not started (their take() gives nullopt).
   void cancel_pending();
+  // Jobs not started yet (0 without threads): none means the threads run out of work as
+  // soon as the compiles under way finish.
+  std::size_t waiting();
 
  private:
   enum class State { kQueued, kRunning, kDone, kCancelled };

@@ -345,7 +345,7 @@ Status GenerationLoop::Runner::run() {
     TS_RETURN_IF_ERROR(write_plan(plan));
     TS_RETURN_IF_ERROR(execute(plan, overlap));
     if (stopped_) break;
-    if (plan.items.empty() && !in_flight_.empty()) {
+    if (plan.items.empty() && anything_in_flight()) {
       // Everything proposed is still being measured (a proposer that has not seen those
       // results proposes them again): wait for them instead of planning in a spin, and
       // do not count it as a generation without proposals.
@@ -358,6 +358,9 @@ Status GenerationLoop::Runner::run() {
                                          " generations in a row");
   }
   TS_RETURN_IF_ERROR(collect_in_flight());
+  // Compiles still under way (for candidates a stop dropped) end here, their journal
+  // markers before the session's end.
+  ahead_.reset();
   if (s_.report.reason != StopReason::kInterrupted && !s_.stop_requested()) TS_RETURN_IF_ERROR(retime());
   else collect_search_winners();
   finish_session();

@@ -33,7 +33,8 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
   std::int64_t remaining = std::numeric_limits<std::int64_t>::max();
   // Candidates still in flight count against the budget: their rows are coming.
   if (s_.options.budget.max_evals > 0)
-    remaining = s_.options.budget.max_evals - s_.evaluated_count - static_cast<std::int64_t>(in_flight_.size());
+    remaining = s_.options.budget.max_evals - s_.evaluated_count -
+                static_cast<std::int64_t>(in_flight_.size() + unfed_.size());
   std::set<std::string> planned;
   const std::vector<int> counts = split_generation(remaining);
   s_.split.clear();
@@ -69,6 +70,8 @@ Status GenerationLoop::Runner::make_plan(int generation, GenerationPlan* plan) {
     // `wanted`. Nothing is in flight without overlap: as before.
     for (const auto& [tag, f] : in_flight_)
       if (f.item.template_name == tmpl.name()) a.pending.push_back(f.item.config);
+    for (const Unfed& u : unfed_)
+      if (u.item.template_name == tmpl.name()) a.pending.push_back(u.item.config);
     a.req.count = a.wanted + static_cast<int>(a.pending.size());
     a.req.seed = request_seed(tmpl.name(), generation);
     a.req.generation = generation;

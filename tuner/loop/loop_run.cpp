@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -110,6 +112,13 @@ Status GenerationLoop::Runner::ensure_best_written() {
   return {};
 }
 
+void GenerationLoop::Runner::plan_fed(int generation) {
+  if (generation < 0) return;
+  unfed_count_.erase(generation);
+  fed_.insert(generation);
+  if (pending_[generation] == 0) result_recorded(generation);
+}
+
 Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in_flight) {
   for (const auto& r : plan.rejected) {
     TS_RETURN_IF_ERROR(append(rejection_row(r, plan.generation)));
@@ -125,53 +134,57 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
     items.push_back(&item);
   }
   CandidateRunner& runner = *s_.runner;
-  // A plan of generation -1 only collects what is in flight (the run's end).
-  auto plan_fed = [&] {
-    if (plan.generation < 0) return;
-    fed_.insert(plan.generation);
-    rows_before_.emplace(plan.generation, plan.rows_before);
-    if (pending_[plan.generation] == 0) result_recorded(plan.generation);
-  };
-  if (items.empty() && (leave_in_flight || in_flight_.empty())) {
-    plan_fed();
-    return {};
+  if (!ahead_) {
+    CompileAhead::Marker compile_marker;
+    // The compile markers find a compiler that takes this process down (resume.h). In
+    // worker processes a compiler crash costs its candidate instead, so there is
+    // nothing to find and no marker to write.
+    if (!runner.compiles_isolated())
+      compile_marker = [this](const std::string& key, bool started) {
+        json ev{{"event", started ? "compile" : "compiled"}, {"session", s_.session}, {"key", key}};
+        // The start must survive a machine crash; the end may ride on the next fsync.
+        note_journal(s_.journal.append(ev, started));
+      };
+    ahead_ = std::make_unique<CompileAhead>(*s_.evaluator, s_.options.problem, s_.options.compile_threads,
+                                            compile_marker);
   }
-  CompileAhead::Marker compile_marker;
-  // The compile markers find a compiler that takes this process down (resume.h). In
-  // worker processes a compiler crash costs its candidate instead, so there is
-  // nothing to find and no marker to write.
-  if (!runner.compiles_isolated())
-    compile_marker = [this](const std::string& key, bool started) {
-      json ev{{"event", started ? "compile" : "compiled"}, {"session", s_.session}, {"key", key}};
-      // The start must survive a machine crash; the end may ride on the next fsync.
-      note_journal(s_.journal.append(ev, started));
-    };
-  CompileAhead ahead(*s_.evaluator, s_.options.problem, s_.options.compile_threads, compile_marker);
-  std::vector<std::size_t> tickets;
-  for (const auto* item : items)
-    tickets.push_back(ahead.submit(*s_.target(item->template_name)->target.tmpl, item->config, item->key()));
+  // A plan of generation -1 only collects what is in flight (the run's end).
+  if (plan.generation >= 0) {
+    rows_before_.emplace(plan.generation, plan.rows_before);
+    if (items.empty()) plan_fed(plan.generation);
+    else unfed_count_[plan.generation] += static_cast<int>(items.size());
+  }
+  for (const auto* item : items) {
+    unfed_.push_back(Unfed{ahead_->submit(*s_.target(item->template_name)->target.tmpl, item->config, item->key()),
+                           *item, plan.generation});
+    ++in_flight_keys_[item->key()];
+  }
+  largest_plan_ = std::max(largest_plan_, items.size());
+  if (unfed_.empty() && (leave_in_flight || in_flight_.empty())) return {};
 
-  // Compiled candidates go to the runner in plan order, a few more than it measures at
-  // once so no device waits for the loop; results come back in completion order and
-  // each becomes its row at once. A compile that keeps the devices idle for more than a
-  // moment is passed over for the first one behind it that is done: one slow compile (a
-  // large Hopper config takes seconds) does not hold up the binaries that are ready, while
-  // fast compiles keep the plan's order (and a run's rows the same from run to run). Nothing
-  // is handed over while a budget or a stop says so; what is in flight then is finished
-  // and recorded.
-  // Overlapped (leave_in_flight): every compiled candidate of the plan may wait in the
-  // runner's queue, so the plan is all handed over as soon as its compiles are done and the
-  // next one is proposed and compiled while the queue is measured. Candidates queued but not
+  // Compiled candidates go to the runner, results come back in completion order and each
+  // becomes its row at once. Nothing is handed over while a budget or a stop says so; what
+  // is in flight then is finished and recorded.
+  // Without overlap: in plan order, a few more than the devices measure at once, until
+  // nothing is in flight. A compile that keeps the devices idle for more than a moment is
+  // passed over for the first one behind it that is done: one slow compile (a large Hopper
+  // config takes seconds) does not hold up the binaries that are ready, while fast compiles
+  // keep the plan's order (and a run's rows the same from run to run).
+  // Overlapped (leave_in_flight): every compiled candidate, of this plan or an earlier
+  // one, goes to the runner's queue as soon as it is compiled, oldest first. The call
+  // returns, to plan the next generation, once no compile waits for a thread (the threads
+  // are about to run out of work) and what is queued or compiling is about one plan: the
+  // next plan is proposed and compiled while the queue is measured, and a slow compile
+  // holds up neither the devices nor the next plan. Candidates queued or compiled but not
   // started when the run is killed are finished on resume (find_resume_point carries every
-  // plan's unstarted candidates). Otherwise a few more than the devices measure at once.
-  const std::size_t depth = runner.depth() + (leave_in_flight ? items.size() : 0);
-  std::vector<std::size_t> unfed(items.size());  // plan positions not yet handed over, in order
-  for (std::size_t i = 0; i < items.size(); ++i) unfed[i] = i;
+  // plan's unstarted candidates).
+  const std::size_t depth = leave_in_flight ? std::numeric_limits<std::size_t>::max() : runner.depth();
+  const std::size_t low_water = runner.depth() + std::max<std::size_t>(largest_plan_, 1);
   bool feeding = true;
   auto stop_feeding = [&] {
     if (!feeding) return;
     feeding = false;
-    ahead.cancel_pending();
+    ahead_->cancel_pending();
     std::set<int> generations;
     for (std::uint64_t tag : runner.cancel_queued()) {
       // Never started: not in flight any more, and not a result to wait for.
@@ -182,8 +195,16 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       generations.insert(it->second.generation);
       in_flight_.erase(it);
     }
-    // An earlier plan's queued candidates (overlap) may have been its last: that
-    // generation is done now. This plan's is settled when it is fed (plan_fed).
+    // Nor is what was compiling or compiled for any plan. Their plans are fed as far as
+    // they go; a queued candidate of an earlier plan may have been its last: that
+    // generation is done now.
+    for (const Unfed& u : unfed_) {
+      if (--in_flight_keys_[u.item.key()] == 0) in_flight_keys_.erase(u.item.key());
+      generations.insert(u.generation);
+    }
+    const std::deque<Unfed> dropped = std::exchange(unfed_, {});
+    for (const Unfed& u : dropped)
+      if (unfed_count_.count(u.generation)) plan_fed(u.generation);
     for (int g : generations) result_recorded(g);
   };
   // On an error return nothing may be left with the runner: its device threads would
@@ -200,9 +221,14 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(250));
     }
   } drain{runner};
+  auto waiting_tickets = [&] {
+    std::vector<std::size_t> tickets;
+    for (const Unfed& u : unfed_) tickets.push_back(u.ticket);
+    return tickets;
+  };
   auto last_idle = Clock::now();
   for (;;) {
-    while (feeding && !unfed.empty() && runner.outstanding() < depth) {
+    while (feeding && !unfed_.empty() && runner.outstanding() < depth) {
       if (check_budgets(/*between_generations=*/false) || s_.journal_failed.load()) {
         stop_feeding();
         break;
@@ -211,17 +237,23 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       const std::int64_t max_evals = s_.options.budget.max_evals;
       if (max_evals > 0 && s_.evaluated_count + static_cast<std::int64_t>(runner.outstanding()) >= max_evals) break;
       const bool idle = runner.outstanding() == 0;
-      if (!idle && !ahead.ready(tickets[unfed.front()])) break;  // results may come in meanwhile
       const auto wait_start = Clock::now();
-      std::size_t pick = 0;  // position in unfed
-      if (idle && !ahead.wait_ready(tickets[unfed.front()], kPassOverSlowCompileAfter)) {
-        std::vector<std::size_t> waiting;
-        for (std::size_t i : unfed) waiting.push_back(tickets[i]);
-        const std::size_t t = ahead.wait_any(waiting);
-        while (tickets[unfed[pick]] != t) ++pick;
+      std::size_t pick = 0;  // position in unfed_
+      if (leave_in_flight) {
+        while (pick < unfed_.size() && !ahead_->ready(unfed_[pick].ticket)) ++pick;
+        if (pick == unfed_.size()) {
+          if (!idle) break;  // results may come in meanwhile
+          const std::size_t t = ahead_->wait_any(waiting_tickets());
+          for (pick = 0; unfed_[pick].ticket != t;) ++pick;
+        }
+      } else {
+        if (!idle && !ahead_->ready(unfed_.front().ticket)) break;  // results may come in meanwhile
+        if (idle && !ahead_->wait_ready(unfed_.front().ticket, kPassOverSlowCompileAfter)) {
+          const std::size_t t = ahead_->wait_any(waiting_tickets());
+          while (unfed_[pick].ticket != t) ++pick;
+        }
       }
-      const std::size_t i = unfed[pick];
-      std::optional<Evaluation> prepared = ahead.take(tickets[i]);  // without compile threads it compiles here
+      std::optional<Evaluation> prepared = ahead_->take(unfed_[pick].ticket);  // without threads it compiles here
       if (idle) s_.report.compile_wait_s += seconds_since(wait_start);
       if (!prepared) {
         stop_feeding();
@@ -232,18 +264,21 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
         stop_feeding();
         break;
       }
-      unfed.erase(unfed.begin() + static_cast<std::ptrdiff_t>(pick));
-      const PlanItem& item = *items[i];
+      const Unfed u = std::move(unfed_[pick]);
+      unfed_.erase(unfed_.begin() + static_cast<std::ptrdiff_t>(pick));
+      const bool plan_done = u.generation >= 0 && --unfed_count_[u.generation] == 0;
+      const PlanItem& item = u.item;
       if (!prepared->ok()) {
         // The compile step decided it (a compile error, or a compiler that crashed or
         // hung in its helper process): nothing to measure.
-        TS_RETURN_IF_ERROR(record(item, plan.generation, std::move(*prepared), std::nullopt, "", ""));
+        if (--in_flight_keys_[item.key()] == 0) in_flight_keys_.erase(item.key());
+        TS_RETURN_IF_ERROR(record(item, u.generation, std::move(*prepared), std::nullopt, "", ""));
+        if (plan_done) plan_fed(u.generation);
         continue;
       }
       const std::uint64_t tag = next_tag_++;
-      in_flight_.emplace(tag, InFlight{item, plan.generation, prepared->compile_ms, prepared->compile_cache_hit});
-      ++in_flight_keys_[item.key()];
-      ++pending_[plan.generation];
+      in_flight_.emplace(tag, InFlight{item, u.generation, prepared->compile_ms, prepared->compile_cache_hit});
+      ++pending_[u.generation];
       RunnerCandidate candidate{s_.target(item.template_name)->target.tmpl, s_.options.problem, item.config, tag,
                                 race_bound_ms()};
       // Runs on the thread that sends the candidate (a device thread with workers), just
@@ -253,7 +288,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       json marker = plan_item_to_json(item);
       marker["event"] = "evaluate";
       marker["session"] = s_.session;
-      marker["generation"] = plan.generation;
+      marker["generation"] = u.generation;
       runner.submit(std::move(candidate),
                     [this, marker = std::move(marker)](std::uint64_t, const std::string& host,
                                                        const std::string& device) {
@@ -262,14 +297,17 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
                       m["device"] = device;
                       note_journal(s_.journal.append(m));
                     });
+      if (plan_done) plan_fed(u.generation);
     }
-    if (!feeding || unfed.empty()) {
+    if (!feeding || unfed_.empty()) {
       if (runner.outstanding() == 0) break;
-      // Every candidate of the plan is with the runner: plan the next generation while
-      // they are measured. Not after a stop or a budget (the run ends: wait for them).
-      if (leave_in_flight && feeding) break;
     }
-    const bool compile_pending = feeding && !unfed.empty() && runner.outstanding() < depth;
+    // Plan the next generation while these are measured. Not after a stop or a budget (the
+    // run ends: wait for them).
+    if (leave_in_flight && feeding && ahead_->waiting() == 0 && runner.outstanding() + unfed_.size() <= low_water &&
+        std::none_of(unfed_.begin(), unfed_.end(), [&](const Unfed& u) { return ahead_->ready(u.ticket); }))
+      break;
+    const bool compile_pending = feeding && !unfed_.empty() && runner.outstanding() < depth;
     std::optional<RunnerResult> r = runner.next(std::chrono::milliseconds(compile_pending ? 20 : 250));
     if (r) {
       auto it = in_flight_.find(r->tag);
@@ -294,7 +332,6 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
     }
   }
   drain.armed = false;  // nothing in flight, or left in flight on purpose
-  plan_fed();
   return {};
 }
 

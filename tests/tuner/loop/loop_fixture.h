@@ -82,13 +82,17 @@ class CountingEvaluator final : public Evaluator {
       std::lock_guard lock(mutex_);
       prepare_order_.push_back(config_hash(c));
     }
+    ++compiling_;
     std::this_thread::sleep_for(std::chrono::milliseconds(compile_ms_for_ ? compile_ms_for_(c) : compile_ms_));
     {
       std::lock_guard lock(mutex_);
       compiled_.insert(config_hash(c));
     }
+    --compiling_;
     return inner_.prepare(t, p, c);
   }
+  // Compiles under way now.
+  int compiling() const { return compiling_.load(); }
   // A compile time per config (instead of one for all), e.g. a few slow ones.
   void set_compile_ms(std::function<int(const Config&)> f) { compile_ms_for_ = std::move(f); }
   // The configs (hashes) in the order their compiles started, and in the order measured.
@@ -122,6 +126,7 @@ class CountingEvaluator final : public Evaluator {
  private:
   Evaluator& inner_;
   int compile_ms_, measure_ms_;
+  std::atomic<int> compiling_{0};
   mutable std::mutex mutex_;
   std::set<std::string> compiled_;
   std::map<std::string, int> evaluations_;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "base/host_name.h"
+#include "tuner/loop/compile_ahead.h"
 #include "tuner/loop/loop.h"
 #include "tuner/loop/loop_rows.h"
 #include "tuner/loop/retime.h"
@@ -210,9 +212,12 @@ class GenerationLoop::Runner {
     double compile_ms = 0;
     bool compile_cache_hit = false;
   };
+  // Candidates planned and not yet recorded: compiling or compiled and waiting for the
+  // runner (unfed_), or with the runner (in_flight_).
+  bool anything_in_flight() const { return !in_flight_.empty() || !unfed_.empty(); }
   // Records what is still in flight (the run's end, or before a last plan).
   Status collect_in_flight() {
-    if (in_flight_.empty()) return {};
+    if (!anything_in_flight()) return {};
     GenerationPlan none;
     none.generation = -1;
     return execute(none, false);
@@ -290,12 +295,29 @@ class GenerationLoop::Runner {
   // earlier plan is never taken for one of the current plan's), and their keys: a plan
   // made meanwhile must not measure them again.
   std::map<std::uint64_t, InFlight> in_flight_;
-  std::map<std::string, int> in_flight_keys_;
+  std::map<std::string, int> in_flight_keys_;  // in_flight_'s and unfed_'s
   std::uint64_t next_tag_ = 0;
+  // Planned candidates compiling (or compiled) and not yet handed to the runner, oldest
+  // plan first. With overlapped generations they outlive the execute() that planned them:
+  // the next plan is made while the compile threads still work on these, so neither the
+  // compiler nor the devices wait for the proposer (issue 33).
+  struct Unfed {
+    std::size_t ticket = 0;
+    PlanItem item;
+    int generation = 0;
+  };
+  std::deque<Unfed> unfed_;
+  std::map<int, int> unfed_count_;  // per generation
+  std::size_t largest_plan_ = 0;    // candidates of the largest plan so far: how far ahead to plan
+  // Marks a generation whose candidates have all left unfed_ (the plan is fed).
+  void plan_fed(int generation);
   // Results still to come per generation, and the generations whose plans are all fed.
   std::map<int, int> pending_;
   std::set<int> fed_;
-  std::map<int, std::int64_t> rows_before_;  // each fed plan's rows_before, for its summary line
+  std::map<int, std::int64_t> rows_before_;  // each plan's rows_before, for its summary line
+  // The compile threads, kept from plan to plan. Last: destroyed first, it waits for its
+  // compiles, whose markers use this Runner.
+  std::unique_ptr<CompileAhead> ahead_;
 };
 
 }  // namespace tilesmith
