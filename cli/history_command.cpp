@@ -10,6 +10,7 @@
 #include "cli/cli_common.h"
 #include "cli/exit_codes.h"
 #include "cli/flag_checks.h"
+#include "registry/template_library.h"
 #include "runtime/replay/compressed_file.h"
 #include "tuner/records/history.h"
 #include "tuner/records/journal.h"
@@ -29,12 +30,20 @@ struct HistoryOptions : RunFolderFlags {
 };
 
 // --kernel-tuner-cache: the run's measured space as a Kernel Tuner cache file.
-int write_kernel_tuner_cache(const std::vector<HistoryRow>& rows, const HistoryOptions& o) {
+int write_kernel_tuner_cache(const std::vector<HistoryRow>& rows, const fs::path& history, const HistoryOptions& o) {
   auto cache = kernel_tuner_cache_from_history(rows, o.template_name);
   if (!cache.ok()) {
     std::cerr << "autotune-loop history: --kernel-tuner-cache: " << cache.status().message() << "\n";
     return kExitUsage;
   }
+  // history.csv names the device; the run's journal beside it has the whole description
+  // (SMs, clock: what bounds a template's speed in a replay of the file).
+  if (auto device = read_first_device(history.parent_path() / kJournalFileName);
+      device && cache->device && device->name == cache->device->name && device->arch == cache->device->arch)
+    cache->device = *device;
+  // The template's math units by its name (a property of the template, not of its version).
+  if (auto library = TemplateLibrary::embedded(); library.ok())
+    if (const KernelTemplate* t = library->find(cache->kernel_name)) cache->math = t->math();
   // Where it goes is checked before anything is written there.
   const fs::path out = o.kernel_tuner_cache;
   std::error_code ec;
@@ -92,7 +101,7 @@ CLI::App* add_history_command(CLI::App& app, int& exit_code) {
       std::cerr << "note: " << path.string() << " ends in a torn row (" << load->torn_bytes
                 << " bytes, a run was stopped mid-write); it is left out here and repaired by the next run\n";
     if (!o->kernel_tuner_cache.empty()) {
-      exit_code = write_kernel_tuner_cache(load->rows, *o);
+      exit_code = write_kernel_tuner_cache(load->rows, path, *o);
       return;
     }
     if (!o->template_name.empty()) {

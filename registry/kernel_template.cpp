@@ -73,6 +73,10 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     t.entry_ = j.value("entry", t.name_);
     t.description_ = j.value("description", std::string());
     t.nvidia_arch_suffix_ = j.value("nvidia_arch_suffix", std::string());
+    t.math_ = j.value("math", std::string());
+    if (!t.math_.empty() && t.math_ != "fma")
+      return Status::parse_error(origin + ": math '" + t.math_ +
+                                 "' is not known (\"fma\": the FP32 FMA pipe; leave it out for matrix units)");
     const json& sup = j.value("supports", json::object());
     TS_ASSIGN_OR_RETURN(t.dtypes_, string_list(sup, "dtypes", {"fp32"}));
     // Without c_dtypes, C has the input type.
@@ -148,14 +152,26 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
 }
 
 KernelTemplate KernelTemplate::recorded(const std::string& name, ParamSpace space,
-                                        const std::string& description) {
+                                        const std::string& description, const std::string& math) {
   KernelTemplate t;
   t.name_ = name;
+  t.math_ = math;
   t.entry_ = name;
   t.description_ = description;
   t.space_ = std::move(space);
   t.source_hash_ = short_hash(t.space_.to_json().dump());
   return t;
+}
+
+double KernelTemplate::fastest_possible_ms(const GemmProblem& problem, const DeviceFacts& device) const {
+  if (math_ != "fma") return 0;
+  // A bound must hold for any code the compiler may emit: AMD parts can issue two FP32 FMAs
+  // per lane (CDNA2/3's packed FP32, RDNA3's dual issue), which fp32_peak_flops leaves out.
+  const bool amd = device.arch.rfind("gfx", 0) == 0;
+  const double peak =
+      device.fp32_peak_flops() * (dtype_bytes(problem.a_type) == 2 ? 2.0 : 1.0) * (amd ? 2.0 : 1.0);
+  if (!(peak > 0)) return 0;
+  return problem.flops() / peak * 1e3;
 }
 
 Status KernelTemplate::supports(const GemmProblem& p) const {

@@ -76,8 +76,9 @@ class KernelTemplate {
                                           const std::string& origin,
                                           std::shared_ptr<const KernelHeaders> headers = nullptr);
   // A source-less template around a parameter space (replay of recorded measurements).
+  // `math`: the recorded template's math units (math()), where the recording names them.
   static KernelTemplate recorded(const std::string& name, ParamSpace space,
-                                 const std::string& description);
+                                 const std::string& description, const std::string& math = "");
 
   const std::string& name() const { return name_; }
   const std::string& description() const { return description_; }
@@ -106,6 +107,16 @@ class KernelTemplate {
   bool is_recorded() const { return source_.empty(); }
   // The tensor maps it reads its operands through (empty for most templates).
   const std::vector<TensorMapDecl>& tensor_maps() const { return tensor_maps_; }
+  // The units its inner product runs on where that bounds its speed ("math" in its JSON):
+  // "fma", the FP32 FMA pipe (SIMT: no matrix units); "" where not said (matrix units, whose
+  // bound no run of ours comes near).
+  const std::string& math() const { return math_; }
+  // The fastest the problem can run on this template and device, in ms: its FLOPs at the
+  // peak of math()'s units (fp32: DeviceFacts::fp32_peak_flops; 16-bit inputs: twice that,
+  // packed half FMAs; on AMD twice again, packed or dual-issued FP32). 0 when there is no such bound or the device does not say its clock
+  // and units. The allocation over templates leaves out a template that cannot beat what
+  // the run has measured (tuner/search/template_allocation.h).
+  double fastest_possible_ms(const GemmProblem& problem, const DeviceFacts& device) const;
   // "" or a suffix the NVIDIA target needs ("a" turns sm_90 into sm_90a).
   const std::string& nvidia_arch_suffix() const { return nvidia_arch_suffix_; }
 
@@ -129,7 +140,7 @@ class KernelTemplate {
                                 const DeviceFacts& device) const;
 
  private:
-  std::string name_, description_, source_, json_text_, source_hash_, entry_, nvidia_arch_suffix_;
+  std::string name_, description_, source_, json_text_, source_hash_, entry_, nvidia_arch_suffix_, math_;
   ParamSpace space_;
   std::shared_ptr<const KernelHeaders> headers_;
   Config defaults_;

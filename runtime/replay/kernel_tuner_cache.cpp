@@ -155,6 +155,11 @@ Result<KernelTunerCache> parse_kernel_tuner_cache(std::string_view json_text,
     }
     if (t.contains("template_hash") && t["template_hash"].is_string())
       c.template_hash = t["template_hash"].get<std::string>();
+    if (t.contains("math")) {
+      if (!t["math"].is_string() || (t["math"] != "fma" && t["math"] != ""))
+        return Status::parse_error(origin + ": tilesmith.math must be \"fma\" (the FP32 FMA pipe) or absent");
+      c.math = t["math"].get<std::string>();
+    }
     if (t.contains("provenance") && t["provenance"].is_string())
       c.provenance = t["provenance"].get<std::string>();
     if (t.contains("vendor")) {
@@ -212,6 +217,7 @@ std::string kernel_tuner_cache_to_json_text(const KernelTunerCache& c) {
   if (c.problem) t["problem"] = *c.problem;
   if (c.device) t["device"] = *c.device;
   if (!c.template_hash.empty()) t["template_hash"] = c.template_hash;
+  if (!c.math.empty()) t["math"] = c.math;
   if (!c.provenance.empty()) t["provenance"] = c.provenance;
   if (c.vendor_median_ms) t["vendor"] = {{"name", c.vendor_name}, {"median_ms", *c.vendor_median_ms}};
   if (!t.empty()) j["tilesmith"] = std::move(t);

@@ -45,6 +45,7 @@ struct KernelTunerCache {
   std::optional<GemmProblem> problem;
   std::optional<DeviceFacts> device;
   std::string template_hash;  // KernelTemplate::source_hash of the recorded template
+  std::string math;           // KernelTemplate::math of the recorded template ("fma"), "" if matrix units or unsaid
   std::string provenance;     // e.g. "history.csv of run 20261125T101841Z-6d16b3"
   // The vendor library at the same problem, timed in the recording run's process
   // ("vendor": {"name", "median_ms"}); a replay answers vendor_baseline with it.

@@ -6,7 +6,8 @@ KernelTemplate recorded_template(const Recording& recording) {
   return KernelTemplate::recorded(recording.name(), recording.space(),
                                   "Kernel Tuner recording of " + recording.describe() + " (" +
                                       recording.origin() +
-                                      "; constraints: " + recording.space_origin() + ")");
+                                      "; constraints: " + recording.space_origin() + ")",
+                                  recording.math());
 }
 
 }  // namespace tilesmith::replay

@@ -181,6 +181,16 @@ DeviceFacts Recording::device() const {
   d.backend = "replay";
   d.name = cache_.device_name;
   d.arch = "recorded";
+  // What bounds a template's speed (KernelTemplate::fastest_possible_ms), where the
+  // recording run's device said it. NVIDIA only: the bound on AMD parts depends on the
+  // architecture (packed FP32), which a replay's "recorded" arch does not carry.
+  if (cache_.device && cache_.device->arch.rfind("sm_", 0) == 0) {
+    d.multiprocessors = cache_.device->multiprocessors;
+    d.clock_khz = cache_.device->clock_khz;
+    d.fp32_lanes_per_multiprocessor = cache_.device->fp32_lanes_per_multiprocessor
+                                          ? cache_.device->fp32_lanes_per_multiprocessor
+                                          : fp32_lanes_for_arch(cache_.device->arch);
+  }
   return d;
 }
 

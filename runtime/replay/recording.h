@@ -51,6 +51,8 @@ class Recording {
   const std::string& origin() const { return origin_; }
   const std::string& device_name() const { return cache_.device_name; }
   const std::string& kernel_name() const { return cache_.kernel_name; }
+  // The recorded template's math units ("fma" or ""), KernelTemplate::math.
+  const std::string& math() const { return cache_.math; }
   const std::vector<std::int64_t>& problem_size() const { return cache_.problem_size; }
   // Where the constraints came from: a space file's path, or "membership in the recording".
   const std::string& space_origin() const { return space_origin_; }

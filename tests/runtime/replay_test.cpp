@@ -363,9 +363,31 @@ TEST(Replay, RecordedVendorTimeAnswersForItsOwnProblem) {
   cache->problem = p;
   cache->vendor_median_ms = 1.25;
   cache->vendor_name = "cuBLASLt test";
+  cache->math = "fma";
+  DeviceFacts facts;
+  facts.backend = "cuda";
+  facts.name = cache->device_name;
+  facts.arch = "sm_90";
+  facts.multiprocessors = 132;
+  facts.clock_khz = 1980000;
+  cache->device = facts;
   const std::string text = kernel_tuner_cache_to_json_text(*cache);
   auto back = parse_kernel_tuner_cache(text, "tiny");
-  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->math, "fma");
+  {
+    // The recorded template keeps the math and the replay's device the facts that bound it.
+    RecordingOptions ro;
+    ro.find_space_file = false;
+    auto rec = Recording::from_cache(*back, "tiny", "tiny.json", ro);
+    ASSERT_TRUE(rec.ok()) << rec.status().to_string();
+    EXPECT_EQ(recorded_template(**rec).math(), "fma");
+    EXPECT_EQ((*rec)->device().multiprocessors, 132);
+    EXPECT_GT(recorded_template(**rec).fastest_possible_ms(p, (*rec)->device()), 0);
+    auto wrong = text;
+    wrong.replace(wrong.find("\"math\": \"fma\""), 13, "\"math\": \"mfm\"");
+    EXPECT_FALSE(parse_kernel_tuner_cache(wrong, "tiny").ok());
+  }
   ASSERT_TRUE(back->vendor_median_ms);
   EXPECT_DOUBLE_EQ(*back->vendor_median_ms, 1.25);
   EXPECT_EQ(back->vendor_name, "cuBLASLt test");

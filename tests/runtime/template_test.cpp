@@ -169,6 +169,35 @@ TEST(Templates, SeedsAreWholeConfigsAndBadOnesNameTheSeed) {
   }
 }
 
+// "math": "fma" says a template runs on the FP32 FMA pipe, which bounds its speed: at fp32
+// 4096^3 on an H200 (132 SMs x 128 lanes x 2 x 1.98 GHz = 66.9 TFLOP/s) no such kernel can
+// take less than 2.054 ms. The SIMT templates say so; the matrix-unit ones have no bound.
+TEST(Templates, TheFmaPipeBoundsATemplatesSpeed) {
+  auto lib = TemplateLibrary::embedded();
+  ASSERT_TRUE(lib.ok());
+  DeviceFacts h200;
+  h200.arch = "sm_90";
+  h200.multiprocessors = 132;
+  h200.clock_khz = 1980000;
+  const GemmProblem p = problem(4096, 4096, 4096);
+  for (const char* simt : {"gemm_tiled", "gemm_async", "gemm_warp"}) {
+    EXPECT_EQ(lib->find(simt)->math(), "fma") << simt;
+    EXPECT_NEAR(lib->find(simt)->fastest_possible_ms(p, h200), 2.054, 0.001) << simt;
+  }
+  for (const char* mma : {"gemm_mma", "gemm_wgmma", "gemm_tma_tf32", "gemm_tma_half"})
+    EXPECT_EQ(lib->find(mma)->fastest_possible_ms(p, h200), 0) << mma;
+  // A device that does not say its clock gives no bound.
+  DeviceFacts unknown;
+  unknown.arch = "sm_90";
+  EXPECT_EQ(lib->find("gemm_tiled")->fastest_possible_ms(p, unknown), 0);
+  const std::string head = R"({"name": "t", "space": {"parameters": [{"name": "X", "values": [1], "default": 1}]},
+    "launch": {"grid": ["1", "1", "1"], "block": ["32", "1", "1"]}, "math": )";
+  auto bad = KernelTemplate::from_text(head + R"("tensor"})", "// source", "bad.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.json: math 'tensor' is not known"), std::string::npos)
+      << bad.status().message();
+}
+
 // The wgmma template is compiled for sm_90a (wgmma exists only there), is refused with the
 // rule's text on other NVIDIA parts and where the copy width does not match the leading
 // dimensions (16-byte copies where both are multiples of 4, else 4-byte ones), and keeps a

@@ -225,19 +225,11 @@ int run_history(const std::string& path, const std::vector<size_t>& sizes, int b
   // The device as the run's journal (beside the history) recorded it; the architecture's
   // nominal facts without one (they do not know the SM count, which some rules read).
   DeviceFacts device = nominal_facts_for_arch(first.device_arch);
-  bool from_journal = false;
-  // Read here, not through RunJournal::open, which repairs a torn last line: a benchmark
+  // Read-only, not through RunJournal::open, which repairs a torn last line: a benchmark
   // leaves the run's folder as it found it.
-  if (std::ifstream journal(std::filesystem::path(path).parent_path() / kJournalFileName); journal) {
-    for (std::string line; !from_journal && std::getline(journal, line);) {
-      auto e = nlohmann::json::parse(line, nullptr, false);
-      if (e.is_discarded() || e.value("event", std::string()) != "session" || !e.contains("device")) continue;
-      if (auto facts = device_facts_from_json(e["device"]); facts.ok()) {
-        device = std::move(facts).value();
-        from_journal = true;
-      }
-    }
-  }
+  const auto recorded = read_first_device(std::filesystem::path(path).parent_path() / kJournalFileName);
+  const bool from_journal = recorded.has_value();
+  if (recorded) device = *recorded;
   std::printf("# Proposal cost on a run's history: %s, %s, %s on %s (%d SMs, %s)\n", proposer_name.c_str(),
               path.c_str(), problem.describe().c_str(), first.device_arch.c_str(), device.multiprocessors,
               from_journal ? "the run's journal" : "nominal: no journal beside the history");

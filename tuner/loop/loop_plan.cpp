@@ -209,14 +209,18 @@ std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining
   std::vector<std::size_t> index;
   for (std::size_t i = 0; i < s_.targets.size(); ++i) {
     const TargetState& t = s_.targets[i];
-    if (t.exhausted) continue;
     TemplateArm arm;
     arm.trials = &t.trials;
+    // An exhausted template gets nothing; its results still say what the others must beat.
+    arm.live = !t.exhausted;
     // The author's seeds valid for this problem and not yet tried: part of the template's
     // floor, so they are measured before the split can pass it over.
     if (t.trials.empty())
       for (const Config& seed : t.target.tmpl->seeds())
         arm.seeds += t.target.tmpl->space().validate(seed, t.context).ok();
+    // What the hardware allows the template at best; scores are times only under --objective time.
+    if (s_.options.objective == Objective::kTime)
+      arm.fastest_possible = t.target.tmpl->fastest_possible_ms(s_.options.problem, s_.evaluator->device());
     arms.push_back(arm);
     index.push_back(i);
   }

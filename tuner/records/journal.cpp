@@ -72,6 +72,17 @@ Status RunJournal::append(const json& event, bool durable) {
   return {};
 }
 
+std::optional<DeviceFacts> read_first_device(const std::filesystem::path& journal) {
+  std::ifstream in(journal);
+  for (std::string line; in && std::getline(in, line);) {
+    const auto e = nlohmann::json::parse(line, nullptr, false);
+    if (e.is_discarded() || !e.is_object() || e.value("event", std::string()) != "session" || !e.contains("device"))
+      continue;
+    if (auto facts = device_facts_from_json(e["device"]); facts.ok()) return std::move(facts).value();
+  }
+  return std::nullopt;
+}
+
 std::optional<ConvergenceRecord> read_last_convergence(const std::filesystem::path& journal) {
   std::ifstream in(journal);
   if (!in) return std::nullopt;

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "registry/device_facts.h"
 
 namespace tilesmith {
 
@@ -61,5 +62,9 @@ struct ConvergenceRecord {
   std::int64_t evaluated = 0;
 };
 std::optional<ConvergenceRecord> read_last_convergence(const std::filesystem::path& journal);
+
+// The device as the run's first session recorded it (its "session" event), read-only like
+// read_last_convergence; nullopt for a missing file or no such event.
+std::optional<DeviceFacts> read_first_device(const std::filesystem::path& journal);
 
 }  // namespace tilesmith

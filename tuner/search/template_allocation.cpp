@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace tilesmith {
 
@@ -29,17 +30,40 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
                                   const AllocationOptions& options) {
   std::vector<int> counts(arms.size(), 0);
   if (arms.empty() || total <= 0) return counts;
+  // Arms left out by their bound: out for good once the run has a success at or below it;
+  // waiting while an arm that might be faster than the bound is not yet known.
+  std::optional<double> best;
+  for (const auto& arm : arms)
+    for (const Trial& t : *arm.trials)
+      if (t.outcome == Outcome::kOk && t.score && (!best || *t.score < *best)) best = *t.score;
+  auto known = [&](std::size_t i) { return static_cast<int>(arms[i].trials->size()) >= options.known_after; };
+  std::vector<bool> skip(arms.size(), false);
+  for (std::size_t i = 0; i < arms.size(); ++i) skip[i] = !arms[i].live;
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    const double b = arms[i].fastest_possible;
+    if (skip[i]) continue;
+    if (!(b > 0)) continue;
+    if (best && *best <= b) {
+      skip[i] = true;
+      continue;
+    }
+    for (std::size_t j = 0; j < arms.size() && !skip[i]; ++j)
+      if (j != i && arms[j].live && !known(j) && !(arms[j].fastest_possible > 0 && arms[j].fastest_possible >= b) &&
+          !(arms[j].fastest_possible > 0 && best && *best <= arms[j].fastest_possible))
+        skip[i] = true;
+  }
   // Floors first, in the arms' order (the budget's end may not cover them all).
   int left = total;
   bool any_known = false;
   for (std::size_t i = 0; i < arms.size(); ++i) {
+    if (skip[i]) continue;
     const int n = static_cast<int>(arms[i].trials->size());
     if (n >= options.known_after) any_known = true;
     const int floor = std::max(options.known_after - n, n == 0 ? arms[i].seeds : 0);
     counts[i] = std::clamp(floor, 0, left);
     left -= counts[i];
   }
-  if (!any_known || left == 0) return counts;
+  if (!any_known || left == 0 || std::all_of(skip.begin(), skip.end(), [](bool x) { return x; })) return counts;
 
   // The threshold: the `top`-th fastest success of the run, or the fastest quarter while
   // there are fewer than 4 x top successes, so that early on it separates the leaders
@@ -47,8 +71,9 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
   // objective), not ranks within a template: the templates compete on one clock.
   std::vector<double> ok_times;
   for (const auto& arm : arms)
-    for (const Trial& t : *arm.trials)
-      if (t.outcome == Outcome::kOk && t.score) ok_times.push_back(*t.score);
+    if (arm.live)
+      for (const Trial& t : *arm.trials)
+        if (t.outcome == Outcome::kOk && t.score) ok_times.push_back(*t.score);
   std::vector<double> n(arms.size(), 0), h(arms.size(), 0);
   if (!ok_times.empty()) {
     const std::size_t quarter = std::max<std::size_t>(1, ok_times.size() / 4);
@@ -67,6 +92,7 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     std::size_t pick = 0;
     double best = -1;
     for (std::size_t i = 0; i < arms.size(); ++i) {
+      if (skip[i]) continue;
       const double u = bound(h[i], n[i], options.confidence);
       if (u > best) {
         best = u;

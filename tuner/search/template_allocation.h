@@ -13,6 +13,13 @@
 //    there: a template's constraints and seeds say which schedules suit a skinny problem).
 //    While no template is known a generation holds the floors only, so the first split
 //    is made after a few measurements of each rather than a whole even generation.
+//  - A template whose fastest possible score (`fastest_possible`: for time, its work at the
+//    peak of the units it computes on; KernelTemplate::fastest_possible_ms) is no better than
+//    a success the run already has cannot win: it gets nothing, floor and all. While a
+//    template that might be faster than that bound (one without a bound, or a lower one) is
+//    not yet known, a bounded template waits: on Hopper at fp32 4096^3 the three FMA-pipe
+//    templates (67 TFLOP/s at most) are never measured once a tensor-core one passes them.
+//    A bound is a fact of the hardware, not an estimate, so nothing that could win is lost.
 //  - The rest of the generation goes by a threshold: the `top` fastest successes of the
 //    run over all templates (the fastest quarter while there are fewer than 4 x top). A template's
 //    score is an upper confidence bound on the chance that its next measurement lands among them,
@@ -54,12 +61,14 @@ struct AllocationOptions {
 struct TemplateArm {
   const std::vector<Trial>* trials = nullptr;  // its history, every outcome; not null
   int seeds = 0;                               // author's seeds valid for the problem and untried
+  double fastest_possible = 0;                 // a bound no trial can beat (the trials' score unit); 0: none
+  bool live = true;  // false: its space is exhausted; gets nothing, its trials still count for the run's best
 };
 
 // Counts per arm (same order) for one generation of `total` evaluations (the loop passes
 // its `candidates` times the number of templates, or less where the budget ends). The
 // counts add up to `total`, except while no arm is known, when they are the floors (at
-// most `total`). An empty `arms` gives an empty result.
+// most `total`), and when every live arm is out by its bound (all 0). An empty `arms` gives an empty result.
 std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int total,
                                   const AllocationOptions& options = {});
 

@@ -98,6 +98,11 @@ TEST(LoopConvergence, StopsWhenTheEstimateIsReached) {
   EXPECT_DOUBLE_EQ(recorded->margin, 0.02);
   EXPECT_EQ(recorded->evaluated, 4);
   EXPECT_FALSE(read_last_convergence(dir / "no-such-journal.jsonl").has_value());
+  // And the device the run measured on (`history --kernel-tuner-cache` writes it into a recording).
+  auto device = read_first_device(dir / kJournalFileName);
+  ASSERT_TRUE(device.has_value());
+  EXPECT_EQ(device->name, f.replay.device().name);
+  EXPECT_FALSE(read_first_device(dir / "no-such-journal.jsonl").has_value());
 }
 
 TEST(LoopConvergence, WithoutTheFlagTheEstimateIsOnlyReported) {

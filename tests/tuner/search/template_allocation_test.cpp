@@ -58,6 +58,48 @@ TEST(TemplateAllocation, TheTemplateThatReachesTheFastestGetsMost) {
   EXPECT_GT(allocate_by_gain(later, 16)[0], 0);
 }
 
+// A template with a hardware bound on its speed (fastest_possible: an FMA-pipe template's work
+// at the pipe's peak) waits while a template that might beat the bound is unknown, gets
+// nothing once the run has measured something at or under its bound, and is measured as
+// any other when the unbounded templates turn out slower than its bound.
+TEST(TemplateAllocation, ATemplateThatCannotBeatWhatIsMeasuredGetsNothing) {
+  const std::vector<Trial> none;
+  AllocationOptions o;
+  o.known_after = 4;
+  // Nothing measured: the bounded one (2.0 ms at best) waits for the unbounded ones.
+  std::vector<TemplateArm> arms = {{&none, 0, 2.0}, {&none, 0, 0}, {&none, 0, 0}};
+  EXPECT_EQ(allocate_by_gain(arms, 24, o), (std::vector<int>{0, 4, 4}));
+  // A lower bound than the bounded one's does not hold it back; a higher one does not either.
+  std::vector<TemplateArm> bounded = {{&none, 0, 2.0}, {&none, 0, 3.0}};
+  EXPECT_EQ(allocate_by_gain(bounded, 16, o), (std::vector<int>{4, 0}));
+  // The unbounded ones known, one of them under 2.0 ms: out, floor and all.
+  const auto fast = trials({1.2, 1.5, 1.9, 2.5});
+  const auto slow = trials({3.0, 3.1, 3.2, 3.3});
+  arms = {{&none, 0, 2.0}, {&fast, 0, 0}, {&slow, 0, 0}};
+  auto counts = allocate_by_gain(arms, 24, o);
+  EXPECT_EQ(counts[0], 0);
+  EXPECT_EQ(sum(counts), 24) << "its share goes to the others";
+  // Both slower than the bound: the bounded one is measured after all, from its floor on.
+  const auto slow2 = trials({2.4, 2.6, 2.8, 3.0});
+  arms = {{&none, 0, 2.0}, {&slow2, 0, 0}, {&slow, 0, 0}};
+  counts = allocate_by_gain(arms, 24, o);
+  EXPECT_GE(counts[0], 4);
+  EXPECT_EQ(sum(counts), 24);
+  // Its own success under the run's others does not put it out (2.1 > its bound 2.0).
+  const auto own = trials({2.1, 2.2, 2.3, 2.4});
+  arms = {{&own, 0, 2.0}, {&slow2, 0, 0}};
+  EXPECT_GT(allocate_by_gain(arms, 16, o)[0], 0);
+  // Two bounds and nothing measured: the lower one is measured first.
+  const std::vector<TemplateArm> only_bounded = {{&none, 0, 2.0}, {&none, 0, 2.5}};
+  EXPECT_EQ(allocate_by_gain(only_bounded, 16, o), (std::vector<int>{4, 0}));
+  // The fastest template's space is exhausted (not live): it gets nothing, but what it
+  // measured still puts the bounded ones out; with nothing else live, nothing is measured.
+  const auto faster = trials({1.0, 1.1, 1.2, 1.3});
+  TemplateArm done{&faster, 0, 0};
+  done.live = false;
+  EXPECT_EQ(allocate_by_gain({{&none, 0, 2.0}, {&none, 0, 2.5}, done}, 16, o), (std::vector<int>{0, 0, 0}));
+}
+
 TEST(TemplateAllocation, FailuresCountAsTrialsThatMissed) {
   const auto a = trials({1.0, 1.1}, 6);         // 2 fast of 8
   const auto b = trials({1.0, 1.1, 1.2, 1.3});  // 4 fast of 4
