@@ -72,7 +72,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->capture_default_str();
   app.add_option("--allocation", f.allocation,
                  "how a generation's candidates x templates evaluations are split over several templates: gain "
-                 "(by what each can still gain; a floor until each is known) or even (candidates each)")
+                 "(by what each can still gain; a floor until each is known; none to a template that the "
+                 "device's peak for its units keeps slower than what the run measured) or even (candidates each)")
       ->check(CLI::IsMember({"gain", "even"}))
       ->capture_default_str();
   app.add_option_function<std::string>(
