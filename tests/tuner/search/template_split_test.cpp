@@ -84,6 +84,38 @@ TEST(TemplateSplit, TheSlowTemplateGetsLessThanAnEvenShare) {
       << "gemv: " << gain_total << " by gain, " << even_total << " even";
 }
 
+// The six fp32 4096^3 templates of run 142 (data/recordings/fp32_4096_H200_run142), whose files
+// say the H200's SMs and clock and which templates run on the FP32 FMA pipe: by gain, the three
+// FMA-pipe templates (2.054 ms at best there) wait for the three matrix-unit ones and are never
+// measured once those beat the bound; without the bound (the even split) they get their share.
+TEST(TemplateSplit, FmaPipeTemplatesAreNotMeasuredOnceTheRunBeatsTheirBound) {
+  const fs::path dir = fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" / "fp32_4096_H200_run142";
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  auto recs = replay::load_recordings(files, {});
+  ASSERT_TRUE(recs.ok()) << recs.status().to_string();
+  ASSERT_EQ(recs->size(), 6u);
+  int fma = 0;
+  for (const auto& r : *recs) fma += r->math() == "fma";
+  ASSERT_EQ(fma, 3);
+  auto is_fma = [](const std::string& name) {
+    return name.rfind("gemm_tiled_", 0) == 0 || name.rfind("gemm_async_", 0) == 0 || name.rfind("gemm_warp_", 0) == 0;
+  };
+  for (std::uint64_t seed : {1, 2}) {
+    const auto gain = run(*recs, TemplateAllocation::kByGain, seed);
+    const auto even = run(*recs, TemplateAllocation::kEven, seed);
+    ASSERT_TRUE(gain.status.ok()) << gain.status.to_string();
+    ASSERT_TRUE(even.status.ok()) << even.status.to_string();
+    int gain_fma = 0, even_fma = 0;
+    for (const auto& row : gain.rows) gain_fma += is_fma(row.template_name);
+    for (const auto& row : even.rows) even_fma += is_fma(row.template_name);
+    EXPECT_EQ(gain_fma, 0) << "seed " << seed;
+    EXPECT_GE(even_fma, 40) << "seed " << seed;
+    EXPECT_EQ(gain.evaluations, 100) << "their share went to the others";
+  }
+}
+
 TEST(TemplateSplit, ASeedGivesTheSameRun) {
   const auto recs = qkv_t16();
   const auto a = run(recs, TemplateAllocation::kByGain, 7);
