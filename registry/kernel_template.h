@@ -113,9 +113,10 @@ class KernelTemplate {
   const std::string& math() const { return math_; }
   // The fastest the problem can run on this template and device, in ms: its FLOPs at the
   // peak of math()'s units (fp32: DeviceFacts::fp32_peak_flops; 16-bit inputs: twice that,
-  // packed half FMAs; on AMD twice again, packed or dual-issued FP32). 0 when there is no such bound or the device does not say its clock
-  // and units. The allocation over templates leaves out a template that cannot beat what
-  // the run has measured (tuner/search/template_allocation.h).
+  // packed half FMAs; on AMD twice again, packed or dual-issued FP32). 0 when there is no
+  // such bound or the device does not say its clock and units. The allocation over
+  // templates leaves out a template that cannot beat what the run has measured
+  // (tuner/search/template_allocation.h).
   double fastest_possible_ms(const GemmProblem& problem, const DeviceFacts& device) const;
   // "" or a suffix the NVIDIA target needs ("a" turns sm_90 into sm_90a).
   const std::string& nvidia_arch_suffix() const { return nvidia_arch_suffix_; }

@@ -190,7 +190,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       // Never started: not in flight any more, and not a result to wait for.
       auto it = in_flight_.find(tag);
       if (it == in_flight_.end()) continue;
-      if (--in_flight_keys_[it->second.item.key()] == 0) in_flight_keys_.erase(it->second.item.key());
+      forget_in_flight(it->second.item.key());
       --pending_[it->second.generation];
       generations.insert(it->second.generation);
       in_flight_.erase(it);
@@ -198,13 +198,13 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
     // Nor is what was compiling or compiled for any plan. Their plans are fed as far as
     // they go; a queued candidate of an earlier plan may have been its last: that
     // generation is done now.
+    std::set<int> unfed_generations;
     for (const Unfed& u : unfed_) {
-      if (--in_flight_keys_[u.item.key()] == 0) in_flight_keys_.erase(u.item.key());
-      generations.insert(u.generation);
+      forget_in_flight(u.item.key());
+      unfed_generations.insert(u.generation);
     }
-    const std::deque<Unfed> dropped = std::exchange(unfed_, {});
-    for (const Unfed& u : dropped)
-      if (unfed_count_.count(u.generation)) plan_fed(u.generation);
+    unfed_.clear();
+    for (int g : unfed_generations) plan_fed(g);
     for (int g : generations) result_recorded(g);
   };
   // On an error return nothing may be left with the runner: its device threads would
@@ -221,10 +221,14 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       while (runner.outstanding() > 0) runner.next(std::chrono::milliseconds(250));
     }
   } drain{runner};
-  auto waiting_tickets = [&] {
+  // Waits for any of unfed_'s compiles to be done; its position in unfed_.
+  auto wait_for_a_compile = [&] {
     std::vector<std::size_t> tickets;
     for (const Unfed& u : unfed_) tickets.push_back(u.ticket);
-    return tickets;
+    const std::size_t done = ahead_->wait_any(tickets);
+    std::size_t at = 0;
+    while (unfed_[at].ticket != done) ++at;
+    return at;
   };
   auto last_idle = Clock::now();
   for (;;) {
@@ -243,15 +247,11 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
         while (pick < unfed_.size() && !ahead_->ready(unfed_[pick].ticket)) ++pick;
         if (pick == unfed_.size()) {
           if (!idle) break;  // results may come in meanwhile
-          const std::size_t t = ahead_->wait_any(waiting_tickets());
-          for (pick = 0; unfed_[pick].ticket != t;) ++pick;
+          pick = wait_for_a_compile();
         }
       } else {
         if (!idle && !ahead_->ready(unfed_.front().ticket)) break;  // results may come in meanwhile
-        if (idle && !ahead_->wait_ready(unfed_.front().ticket, kPassOverSlowCompileAfter)) {
-          const std::size_t t = ahead_->wait_any(waiting_tickets());
-          while (unfed_[pick].ticket != t) ++pick;
-        }
+        if (idle && !ahead_->wait_ready(unfed_.front().ticket, kPassOverSlowCompileAfter)) pick = wait_for_a_compile();
       }
       std::optional<Evaluation> prepared = ahead_->take(unfed_[pick].ticket);  // without threads it compiles here
       if (idle) s_.report.compile_wait_s += seconds_since(wait_start);
@@ -271,7 +271,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       if (!prepared->ok()) {
         // The compile step decided it (a compile error, or a compiler that crashed or
         // hung in its helper process): nothing to measure.
-        if (--in_flight_keys_[item.key()] == 0) in_flight_keys_.erase(item.key());
+        forget_in_flight(item.key());
         TS_RETURN_IF_ERROR(record(item, u.generation, std::move(*prepared), std::nullopt, "", ""));
         if (plan_done) plan_fed(u.generation);
         continue;
@@ -314,7 +314,7 @@ Status GenerationLoop::Runner::execute(const GenerationPlan& plan, bool leave_in
       if (it == in_flight_.end()) continue;  // not one of this loop's: cannot happen
       InFlight done = std::move(it->second);
       in_flight_.erase(it);
-      if (--in_flight_keys_[done.item.key()] == 0) in_flight_keys_.erase(done.item.key());
+      forget_in_flight(done.item.key());
       Evaluation e = std::move(r->evaluation);
       // The compile happened ahead, in prepare(); evaluate() found it in the cache. The
       // candidate's compile cost is prepare's.

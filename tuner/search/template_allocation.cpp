@@ -37,20 +37,17 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     for (const Trial& t : *arm.trials)
       if (t.outcome == Outcome::kOk && t.score && (!best || *t.score < *best)) best = *t.score;
   auto known = [&](std::size_t i) { return static_cast<int>(arms[i].trials->size()) >= options.known_after; };
+  auto bounded = [&](std::size_t i) { return arms[i].fastest_possible > 0; };
+  auto out = [&](std::size_t i) { return bounded(i) && best && *best <= arms[i].fastest_possible; };
+  // Arm j, not yet known, might beat arm i's bound: it has none, or a lower one it is not out by.
+  auto may_beat = [&](std::size_t j, std::size_t i) {
+    return j != i && arms[j].live && !known(j) &&
+           (!bounded(j) || (arms[j].fastest_possible < arms[i].fastest_possible && !out(j)));
+  };
   std::vector<bool> skip(arms.size(), false);
-  for (std::size_t i = 0; i < arms.size(); ++i) skip[i] = !arms[i].live;
   for (std::size_t i = 0; i < arms.size(); ++i) {
-    const double b = arms[i].fastest_possible;
-    if (skip[i]) continue;
-    if (!(b > 0)) continue;
-    if (best && *best <= b) {
-      skip[i] = true;
-      continue;
-    }
-    for (std::size_t j = 0; j < arms.size() && !skip[i]; ++j)
-      if (j != i && arms[j].live && !known(j) && !(arms[j].fastest_possible > 0 && arms[j].fastest_possible >= b) &&
-          !(arms[j].fastest_possible > 0 && best && *best <= arms[j].fastest_possible))
-        skip[i] = true;
+    skip[i] = !arms[i].live || out(i);
+    for (std::size_t j = 0; j < arms.size() && bounded(i) && !skip[i]; ++j) skip[i] = may_beat(j, i);
   }
   // Floors first, in the arms' order (the budget's end may not cover them all).
   int left = total;

@@ -296,6 +296,10 @@ class GenerationLoop::Runner {
   // made meanwhile must not measure them again.
   std::map<std::uint64_t, InFlight> in_flight_;
   std::map<std::string, int> in_flight_keys_;  // in_flight_'s and unfed_'s
+  // A candidate no longer in flight (recorded, or dropped by a stop).
+  void forget_in_flight(const std::string& key) {
+    if (auto it = in_flight_keys_.find(key); it != in_flight_keys_.end() && --it->second <= 0) in_flight_keys_.erase(it);
+  }
   std::uint64_t next_tag_ = 0;
   // Planned candidates compiling (or compiled) and not yet handed to the runner, oldest
   // plan first. With overlapped generations they outlive the execute() that planned them:
