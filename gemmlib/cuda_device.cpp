@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <map>
+#include <algorithm>
 #include <mutex>
 
 #include "base/hash.h"
@@ -52,7 +53,9 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::mutex attr_mu;
-  std::uint64_t max_dynamic_shared = 48 * 1024;  // the limit without the opt-in attribute
+  // The dynamic shared memory a launch may ask for without the opt-in attribute: the 48 KiB default
+  // limit covers static and dynamic shared memory together (set at load), later what was opted into.
+  std::uint64_t max_dynamic_shared = 48 * 1024;
 };
 
 struct StreamState {
@@ -88,7 +91,7 @@ class CudaGemmDevice final : public GemmDevice {
     ContextScope scope(api_, ctx_);
     TS_RETURN_IF_ERROR(scope.status());
     TS_ASSIGN_OR_RETURN(LoadedKernel * k, kernel(pkg, l));
-    if (l.dynamic_shared_bytes > 48 * 1024) {
+    {
       std::lock_guard lock(k->attr_mu);
       if (l.dynamic_shared_bytes > k->max_dynamic_shared) {
         TS_CU_STATUS(
@@ -214,6 +217,10 @@ class CudaGemmDevice final : public GemmDevice {
       }
       k->module = m;
       k->function = f;
+      int static_bytes = 0;
+      if (api_.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f) == CUDA_SUCCESS &&
+          static_bytes > 0)
+        k->max_dynamic_shared = 48 * 1024 - std::min<std::uint64_t>(std::uint64_t(static_bytes), 48 * 1024);
       return {};
     };
     std::vector<std::string> notes;

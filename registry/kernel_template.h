@@ -125,6 +125,7 @@ class KernelTemplate {
   // empty means C has the input type.
   const std::vector<std::string>& dtypes() const { return dtypes_; }
   const std::vector<std::string>& c_dtypes() const { return c_dtypes_; }
+  const std::vector<std::string>& layouts() const { return layouts_; }  // "NN", "NT", ... it claims
   // ok, or invalid_argument saying why this template cannot serve the problem.
   Status supports(const GemmProblem& problem) const;
   // supports(), and at least one configuration of the space valid for the problem on this

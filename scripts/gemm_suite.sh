@@ -45,7 +45,7 @@ case $suite in
       "6144x6144x6144-NT 6144 6144 6144 NT 50 4096x4096x4096"
     ) ;;
   half)
-    default_templates="gemm_hmma gemm_decode gemm_wgmma_half gemm_tma_half"
+    default_templates="gemm_hmma gemm_decode gemm_stream gemm_wgmma_half gemm_tma_half"
     shapes=(
       "bf16-4096x4096x4096 4096 4096 4096 NN 120 - --dtype bf16"
       "bf16-8192x8192x8192 8192 8192 8192 NN 40 bf16-4096x4096x4096 --dtype bf16"

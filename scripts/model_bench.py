@@ -36,6 +36,7 @@ import time
 DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json"]
 HALF_TEMPLATES = ["gemm_hmma", "gemm_decode", "gemm_wgmma_half", "gemm_tma_half"]
 GEMV_MAX_M = 16  # gemm_gemv joins the search at M <= 16
+STREAM_MAX_M = 32  # gemm_stream (W straight into mma fragments) at M <= 32
 FLOOR_MAX_M = 128  # rows with M <= this are judged against the read floor, the others against the peak
 WIN_MARGIN = 1.03  # "won by >= 3%"
 ENDED = ("plateau", "every valid configuration", "produced nothing new", "converged")
@@ -97,7 +98,7 @@ def distinct(rows):
 def templates_for(m, override=None):
     if override:
         return override
-    return HALF_TEMPLATES + (["gemm_gemv"] if m <= GEMV_MAX_M else [])
+    return HALF_TEMPLATES + (["gemm_stream"] if m <= STREAM_MAX_M else []) + (["gemm_gemv"] if m <= GEMV_MAX_M else [])
 
 
 # ---------------------------------------------------------------- a shape's folder
@@ -482,8 +483,8 @@ def main(argv):
     mode.add_argument("--tune-only", action="store_true", help="tune, no bench pass")
     mode.add_argument("--bench-only", action="store_true", help="no tuning: one bench-best pass and the table")
     mode.add_argument("--table-only", action="store_true", help="print the table from the last bench.json")
-    ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_gemv at M <= %d)"
-                    % (" ".join(HALF_TEMPLATES), GEMV_MAX_M))
+    ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_stream at M <= %d "
+                    "and gemm_gemv at M <= %d)" % (" ".join(HALF_TEMPLATES), STREAM_MAX_M, GEMV_MAX_M))
     ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
                     help="autotune-loop's compiles at once (default: the cores less two, at most 12)")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")

@@ -1,0 +1,311 @@
+// gemm_stream: fp16/bf16 GEMM for the decode shapes of inference (M <= 32 tokens against a large
+// weight), in the layout frameworks use: Y = X W^T with X (A) row-major M x K and the weight W
+// stored [N][K] (B column-major, "NT"). fp32 accumulation, C in fp32, fp16 or bf16, every epilogue.
+// The product is a stream over W: the goal is to read it once at the speed of the read floor.
+//
+// No shared-memory pipeline: every lane loads W straight from global memory into the registers
+// that mma.sync takes, 16 bytes at a time, the same way the fastest read of a buffer does (many
+// independent 16-byte loads in flight per thread, nothing between memory and the registers).
+// That works because a dot product may visit K in any order, as long as both operands use the
+// same one. The warp computes C^T = W X^T on m16n8k16 tiles (16 rows of W on the instruction's
+// 16-row side, 8 rows of X on its 8-wide side). For a 32-deep step lane (g, t) (g = lane / 4,
+// t = lane % 4) loads W[n0 + g][k + 8t .. k + 8t + 7] and W[n0 + g + 8][same] (two 16-byte
+// loads) and X[m0 + g][k + 8t .. k + 8t + 7] (one); the four 32-bit words of each go to the
+// instruction's fragments so that the instruction's k positions 2t, 2t+1, 2t+8, 2t+9 of half s
+// are the actual k + 8t + 4s + 0..3 (ts_stream_mma below). Over the four t and two halves that is
+// every k of the step once, for W and X alike. AMD CDNA (gfx908, gfx90a, gfx94x) does the same on
+// v_mfma_f32_16x16x16 (ts_mfma.h): lane l loads one 16-byte piece of W (row l % 16) and of X (row
+// l % 16), both at k + 8 (l / 16), and the two 16-deep halves take its elements 0..3 and 4..7; so
+// X's tiles are 16 rows there (BLOCK_M a multiple of 16) and the load hints are NVIDIA's only.
+//
+// A warp owns 16 rows of W and a share of the block's K range, walked in chunks of UNROLL steps
+// whose loads are all issued before any is used (with PREFETCH the next chunk's loads are issued
+// before this chunk's arithmetic). WARPS_N warps side by side take 16 rows each; WARPS_K warps
+// split the block's K range chunk by chunk (interleaved, so that the block reads neighbouring
+// memory at once) and add their partials through shared memory in warp order. SPLIT_K blocks split
+// K again; the last block of a tile to finish adds the partials in split order through the float
+// workspace (deterministic: the result does not depend on which block finishes last). X is small
+// and read by every block: it goes through L1 (ld.global.nc), while W is read with
+// L1::no_allocate (HINT 1, 2) so that it does not evict X.
+//
+// Edges: rows of W past N and rows of X past M are clamped to the last row (their results lie
+// outside C and are not stored); in the last chunk of K the 16-byte pieces past K are zeros (K
+// is a multiple of 8, so a piece lies wholly inside or outside). Needs 16-byte rows (K, LDA and
+// LDB multiples of 8 elements), which the template's constraints require. NVIDIA sm_80+ (mma.sync); the other layouts are served by gemm_decode.
+#ifndef BLOCK_M
+#define BLOCK_M 16
+#endif
+#ifndef WARPS_N
+#define WARPS_N 2
+#endif
+#ifndef WARPS_K
+#define WARPS_K 4
+#endif
+#ifndef UNROLL
+#define UNROLL 2
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 2
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0
+#endif
+#ifndef HINT
+#define HINT 0
+#endif
+#ifndef TS_AB_DTYPE
+#define TS_AB_DTYPE 2
+#endif
+#ifndef TS_B_ROW_MAJOR
+#define TS_B_ROW_MAJOR 0
+#endif
+#include "ts_gemm_common.h"
+#include "ts_mfma.h"
+#include "ts_mma_sm80.h"
+#include "ts_split_k.h"
+
+// Rows of X per instruction tile (TS_MMA_N: 8 for mma.sync, 16 for the MFMA) and 16-byte pieces of
+// W a lane loads per step (NVIDIA: rows g and g + 8 of the warp's 16; AMD: one row of 16 per lane).
+#if defined(TS_VENDOR_AMD)
+#define W_PIECES 1
+typedef TsMfma16x16Acc Acc;  // the instruction's rows are columns n of C, its columns rows m
+#else
+#define W_PIECES 2
+typedef TsMma16x8Acc Acc;
+#endif
+#define M_TILES (BLOCK_M / TS_MMA_N)
+#define THREADS (WARPS_N * WARPS_K * TS_WARP_SIZE)
+#define STEP_K 32                  // K per step: 16 bytes of K per lane, four lanes per row
+#define CHUNK_K (STEP_K * UNROLL)  // K per warp per chunk
+#define ROWS_N (16 * WARPS_N)      // rows of W (columns of C) per block
+#define TILE_FLOATS (ROWS_N * BLOCK_M)  // one block's partial tile: M_TILES x 4 floats a lane
+
+#if !TS_A_ROW_MAJOR || TS_B_ROW_MAJOR
+#error "gemm_stream: A row-major and B column-major (NT) only"
+#endif
+#if BLOCK_M % TS_MMA_N != 0 || BLOCK_M > 32
+#error "gemm_stream: BLOCK_M is 8 (NVIDIA), 16 or 32"
+#endif
+#if THREADS > 1024
+#error "gemm_stream: at most 1024 threads a block"
+#endif
+
+typedef unsigned long long ts_u64;
+
+// 16 bytes of W: a non-coherent load; HINT 1 adds L1::no_allocate and a 256-byte L2 prefetch,
+// HINT 2 L1::no_allocate and an evict-first L2 policy (lines read once leave first).
+__device__ __forceinline__ uint4 ts_stream_load_w(const ts_ab_t* p, ts_u64 policy) {
+  uint4 v;
+#if defined(TS_VENDOR_AMD)
+  v = *reinterpret_cast<const uint4*>(p);  // HINT is 0 there (the template's rules)
+  (void)policy;
+#elif HINT == 1
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  (void)policy;
+#elif HINT == 2
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(policy));
+#else
+  v = __ldg(reinterpret_cast<const uint4*>(p));
+  (void)policy;
+#endif
+  return v;
+}
+
+__device__ __forceinline__ ts_u64 ts_stream_policy() {
+  ts_u64 policy = 0;
+#if HINT == 2 && !defined(TS_VENDOR_AMD)
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
+#if defined(TS_VENDOR_AMD)
+// One 32-deep step on one 16-row tile of X: lane l's piece of W (row l % 16) and of X (row l % 16),
+// both at k + 8 (l / 16); MFMA half s takes elements 4s .. 4s + 3 of each as its k 4 (l / 16) .. +3.
+__device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[W_PIECES], const uint4& x) {
+  typedef unsigned ts_u32x2 __attribute__((ext_vector_type(2)));
+  const ts_u32x2 w0 = {w[0].x, w[0].y}, w1 = {w[0].z, w[0].w}, x0 = {x.x, x.y}, x1 = {x.z, x.w};
+  mfma_16x16x16(acc, __builtin_bit_cast(ts_mfma_in, w0), __builtin_bit_cast(ts_mfma_in, x0));
+  mfma_16x16x16(acc, __builtin_bit_cast(ts_mfma_in, w1), __builtin_bit_cast(ts_mfma_in, x1));
+}
+#else
+// One 32-deep step on one 8-row tile of X: half s uses words s*2, s*2+1 of each 16-byte piece
+// (actual k + 8t + 4s + 0..3), in the instruction's fragment order (rows g, g + 8; k 2t.., 2t+8..).
+__device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[W_PIECES], const uint4& x) {
+  const unsigned a0[4] = {w[0].x, w[1].x, w[0].y, w[1].y};
+  mma16816(acc, a0, x.x, x.y);
+  const unsigned a1[4] = {w[0].z, w[1].z, w[0].w, w[1].w};
+  mma16816(acc, a1, x.z, x.w);
+}
+#endif
+
+// The loads of one chunk: UNROLL steps of W_PIECES pieces of W, then X's pieces for each step and
+// tile (from L1), so that both are in flight together; `k` is the chunk's first k (the lane's own
+// offset is in the row pointers and subtracted from k_end). full: the whole chunk lies inside K.
+struct TsStreamChunk {
+  uint4 w[UNROLL][W_PIECES];
+  uint4 x[UNROLL][M_TILES];
+};
+__device__ __forceinline__ void ts_stream_load_chunk(TsStreamChunk& c, const ts_ab_t* const (&w_rows)[W_PIECES],
+                                                     const ts_ab_t* const (&x_rows)[M_TILES], int k, int k_end,
+                                                     bool full, ts_u64 policy) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const bool inside = full || k + u * STEP_K < k_end;  // K is a multiple of 8: a piece is wholly in or out
+#pragma unroll
+    for (int p = 0; p < W_PIECES; ++p)
+      c.w[u][p] = inside ? ts_stream_load_w(w_rows[p] + k + u * STEP_K, policy) : make_uint4(0u, 0u, 0u, 0u);
+  }
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    const bool inside = full || k + u * STEP_K < k_end;
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+      c.x[u][mt] = inside ? __ldg(reinterpret_cast<const uint4*>(x_rows[mt] + k + u * STEP_K))
+                          : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+
+// The chunk's arithmetic.
+__device__ __forceinline__ void ts_stream_multiply(float (&acc)[M_TILES][4], const TsStreamChunk& c) {
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u)
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt) ts_stream_mma(acc[mt], c.w[u], c.x[u][mt]);
+}
+
+// Stores the 4 accumulators of tile mt of the warp whose rows of W start at n0: C[m, n] =
+// epilogue(alpha * v + beta * C[m, n]) at the instruction's rows (n) and columns (m) of the lane.
+__device__ __forceinline__ void ts_stream_store(ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias,
+                                                const float (&v)[4], int mt, int n0, int m0, int lane, int M, int N,
+                                                int ldc, float alpha, float beta, float slope) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int gn = n0 + Acc::row(lane, 0, i), gm = m0 + Acc::col(lane, mt, i);
+    if (gm < M && gn < N) ts_store_c(C, gm, gn, ldc, v[i], alpha, beta, bias, slope);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
+  extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
+  const int tid = threadIdx.x, warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;
+  const int wn = warp % WARPS_N, wk = warp / WARPS_N;
+  // The lane's rows of W and X and its offset along K in a step (see the top of the file).
+#if defined(TS_VENDOR_AMD)
+  const int w_row[W_PIECES] = {lane % 16}, x_row = lane % 16, k_off = 8 * (lane / 16);
+#else
+  const int w_row[W_PIECES] = {lane / 4, lane / 4 + 8}, x_row = lane / 4, k_off = 8 * (lane % 4);
+#endif
+  // The row tiles of X for one slice of W are neighbours in launch order (the second reads W from L2).
+  const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tile = blockIdx.x, split = blockIdx.y;
+  const int tile_m = tile % tiles_m, tile_n = tile / tiles_m;
+  const int n0 = tile_n * ROWS_N + wn * 16, m0 = tile_m * BLOCK_M;
+
+  // This block's K range: whole chunks, SPLIT_K shares.
+  const int chunks = (K + CHUNK_K - 1) / CHUNK_K;
+  const int chunks_per_split = (chunks + SPLIT_K - 1) / SPLIT_K;
+  const int k_begin = split * chunks_per_split * CHUNK_K;
+  const int k_end = min(K, k_begin + chunks_per_split * CHUNK_K);
+
+  // Rows past an edge read the last row: their results are never stored.
+  const ts_ab_t* w_rows[W_PIECES];
+#pragma unroll
+  for (int p = 0; p < W_PIECES; ++p) w_rows[p] = B + (long long)min(n0 + w_row[p], N - 1) * ldb + k_off;
+  const ts_ab_t* x_rows[M_TILES];
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt)
+    x_rows[mt] = A + (long long)min(m0 + TS_MMA_N * mt + x_row, M - 1) * lda + k_off;
+  const ts_u64 policy = ts_stream_policy();
+
+  float acc[M_TILES][4];
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[mt][i] = 0.0f;
+
+  // Warp wk takes the block's chunks wk, wk + WARPS_K, ...; `k` below excludes the lane's k_off.
+  int k = k_begin + wk * CHUNK_K;
+#if PREFETCH
+  TsStreamChunk cur;
+  if (k < k_end) ts_stream_load_chunk(cur, w_rows, x_rows, k, k_end - k_off, k + CHUNK_K <= k_end, policy);
+  for (; k < k_end; k += WARPS_K * CHUNK_K) {
+    const int next = k + WARPS_K * CHUNK_K;
+    TsStreamChunk ahead;
+    if (next < k_end) ts_stream_load_chunk(ahead, w_rows, x_rows, next, k_end - k_off, next + CHUNK_K <= k_end, policy);
+    ts_stream_multiply(acc, cur);
+    cur = ahead;
+  }
+#else
+  for (; k < k_end; k += WARPS_K * CHUNK_K) {
+    const bool full = k + CHUNK_K <= k_end;
+    TsStreamChunk cur;
+    ts_stream_load_chunk(cur, w_rows, x_rows, k, k_end - k_off, full, policy);
+    ts_stream_multiply(acc, cur);
+  }
+#endif
+
+#if WARPS_K > 1
+  // The K warps' partials, added in warp order by the warps with wk 0 ([warp][value][lane] floats:
+  // whole 128-byte rows, no bank conflicts).
+  float* red = reinterpret_cast<float*>(smem_raw);
+  if (wk > 0) {
+    float* mine = red + ((wk - 1) * WARPS_N + wn) * (M_TILES * 4 * TS_WARP_SIZE);
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) mine[(mt * 4 + i) * TS_WARP_SIZE + lane] = acc[mt][i];
+  }
+  __syncthreads();
+  if (wk == 0) {
+    for (int w = 1; w < WARPS_K; ++w) {
+      const float* theirs = red + ((w - 1) * WARPS_N + wn) * (M_TILES * 4 * TS_WARP_SIZE);
+#pragma unroll
+      for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) acc[mt][i] += theirs[(mt * 4 + i) * TS_WARP_SIZE + lane];
+    }
+  }
+#endif
+
+#if SPLIT_K == 1
+  (void)workspace;
+  if (wk == 0) {
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+      ts_stream_store(C, bias, acc[mt], mt, n0, m0, lane, M, N, ldc, alpha, beta, epilogue_slope);
+  }
+#else
+  // Workspace: SPLIT_K x tiles partial tiles of ROWS_N x BLOCK_M floats ([warp][value][lane]), then one
+  // counter per tile (zeroed before the first launch, reset by the block that sums).
+  const int tiles = gridDim.x;
+  const int at = (wn * M_TILES * 4) * TS_WARP_SIZE + lane;  // this lane's first value in a partial tile
+  if (wk == 0) {
+    float* own = workspace + ((long long)split * tiles + tile) * TILE_FLOATS + at;
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) own[(mt * 4 + i) * TS_WARP_SIZE] = acc[mt][i];
+  }
+  int* counters = reinterpret_cast<int*>(workspace + (long long)SPLIT_K * tiles * TILE_FLOATS);
+  if (ts_arrive(counters, tile, tid) != SPLIT_K - 1) return;
+  __threadfence();
+  if (wk == 0) {
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt) {
+      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int s = 0; s < SPLIT_K; ++s) {  // split order: the same sum whichever block is last
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          v[i] += s == split ? acc[mt][i]
+                             : ts_load_l2(workspace + ((long long)s * tiles + tile) * TILE_FLOATS + at +
+                                          (mt * 4 + i) * TS_WARP_SIZE);
+      }
+      ts_stream_store(C, bias, v, mt, n0, m0, lane, M, N, ldc, alpha, beta, epilogue_slope);
+    }
+  }
+  if (tid == 0) counters[tile] = 0;  // ready for the next launch
+#endif
+}
