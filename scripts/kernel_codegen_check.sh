@@ -79,7 +79,8 @@ instructions() { disassemble "$1" "$2" | grep -P '^\t' | sed 's#//.*##; s/[[:spa
 compile_one() {
   local kdir=$1 dir=$2 i=$3 line=$4 tmpl arch flags cfg
   IFS='|' read -r tmpl arch flags cfg <<<"$line"
-  tmpl=$(echo $tmpl) arch=$(echo $arch) cfg=$(echo "$cfg")
+  tmpl=$(echo $tmpl) arch=$(echo $arch)
+  cfg=${cfg#"${cfg%%[![:space:]]*}"} cfg=${cfg%"${cfg##*[![:space:]]}"}  # trimmed: "defaults" is a word
   local args=(compile --kernels-dir "$kdir" --template "$tmpl" --arch "$arch" --show-log $flags)
   [[ $cfg == defaults ]] || args+=(--config "$cfg")
   if [[ $arch == sm_* ]]; then
