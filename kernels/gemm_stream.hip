@@ -1,4 +1,4 @@
-// gemm_stream: fp16/bf16 GEMM for the decode shapes of inference (M <= 32 tokens against a large
+// gemm_stream: fp16/bf16 GEMM for the decode shapes of inference (M <= 16 tokens against a large
 // weight), in the layout frameworks use: Y = X W^T with X (A) row-major M x K and the weight W
 // stored [N][K] (B column-major, "NT"). fp32 accumulation, C in fp32, fp16 or bf16, every epilogue.
 // The product is a stream over W: the goal is to read it once at the speed of the read floor.
@@ -83,8 +83,8 @@ typedef TsMma16x8Acc Acc;
 #if !TS_A_ROW_MAJOR || TS_B_ROW_MAJOR
 #error "gemm_stream: A row-major and B column-major (NT) only"
 #endif
-#if BLOCK_M % TS_MMA_N != 0 || BLOCK_M > 32
-#error "gemm_stream: BLOCK_M is 8 (NVIDIA), 16 or 32"
+#if BLOCK_M % TS_MMA_N != 0 || BLOCK_M > 16
+#error "gemm_stream: BLOCK_M is 8 (NVIDIA) or 16"
 #endif
 #if THREADS > 1024
 #error "gemm_stream: at most 1024 threads a block"

@@ -36,7 +36,7 @@ import time
 DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json"]
 HALF_TEMPLATES = ["gemm_hmma", "gemm_decode", "gemm_wgmma_half", "gemm_tma_half"]
 GEMV_MAX_M = 16  # gemm_gemv joins the search at M <= 16
-STREAM_MAX_M = 32  # gemm_stream (W straight into mma fragments) at M <= 32
+STREAM_MAX_M = 16  # gemm_stream (W straight into mma fragments) at M <= 16
 FLOOR_MAX_M = 128  # rows with M <= this are judged against the read floor, the others against the peak
 WIN_MARGIN = 1.03  # "won by >= 3%"
 ENDED = ("plateau", "every valid configuration", "produced nothing new", "converged")
