@@ -224,9 +224,12 @@ std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining
     arms.push_back(arm);
     index.push_back(i);
   }
-  const std::int64_t total = std::min<std::int64_t>(
-      static_cast<std::int64_t>(s_.options.candidates) * static_cast<std::int64_t>(live),
-      std::max<std::int64_t>(remaining, 1));
+  // `candidates` for each template in play: one left out by its bound (or exhausted) does not make
+  // the others' generation larger, so the split is revised as often as with those templates gone.
+  const std::vector<bool> left_out = arms_left_out(arms, s_.options.allocation_options);
+  const auto in_play = std::max<std::int64_t>(1, std::count(left_out.begin(), left_out.end(), false));
+  const std::int64_t total = std::min<std::int64_t>(static_cast<std::int64_t>(s_.options.candidates) * in_play,
+                                                    std::max<std::int64_t>(remaining, 1));
   const std::vector<int> split =
       allocate_by_gain(arms, static_cast<int>(total), s_.options.allocation_options);
   for (std::size_t k = 0; k < index.size(); ++k) counts[index[k]] = split[k];

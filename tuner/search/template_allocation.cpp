@@ -26,10 +26,7 @@ double bound(double h, double n, double a) {
 
 }  // namespace
 
-std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int total,
-                                  const AllocationOptions& options) {
-  std::vector<int> counts(arms.size(), 0);
-  if (arms.empty() || total <= 0) return counts;
+std::vector<bool> arms_left_out(const std::vector<TemplateArm>& arms, const AllocationOptions& options) {
   // Arms left out by their bound: out for good once the run has a success at or below it;
   // waiting while an arm that might be faster than the bound is not yet known.
   std::optional<double> best;
@@ -49,6 +46,14 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     skip[i] = !arms[i].live || out(i);
     for (std::size_t j = 0; j < arms.size() && bounded(i) && !skip[i]; ++j) skip[i] = may_beat(j, i);
   }
+  return skip;
+}
+
+std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int total,
+                                  const AllocationOptions& options) {
+  std::vector<int> counts(arms.size(), 0);
+  if (arms.empty() || total <= 0) return counts;
+  const std::vector<bool> skip = arms_left_out(arms, options);
   // Floors first, in the arms' order (the budget's end may not cover them all).
   int left = total;
   bool any_known = false;
