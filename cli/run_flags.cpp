@@ -71,9 +71,10 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->check(integer_from_to(1, 1000))
       ->capture_default_str();
   app.add_option("--allocation", f.allocation,
-                 "how a generation's candidates x templates evaluations are split over several templates: gain "
-                 "(by what each can still gain; a floor until each is known; none to a template that the "
-                 "device's peak for its units keeps slower than what the run measured) or even (candidates each)")
+                 "how a generation's evaluations are split over several templates: gain (4, at most candidates, "
+                 "per template in play, by what each can still gain; a floor until each is known; none to a "
+                 "template that the device's peak for its units keeps slower than what the run measured) or even "
+                 "(candidates each)")
       ->check(CLI::IsMember({"gain", "even"}))
       ->capture_default_str();
   app.add_option_function<std::string>(

@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
   std::string allocation_settings;
   app.add_option(
       "--allocation-settings", allocation_settings,
-      "with --set: AllocationOptions to try, key=value,... (known_after, top, confidence)");
+      "with --set: AllocationOptions to try, key=value,... (known_after, top, confidence, per_template)");
   CLI11_PARSE(app, argc, argv);
   std::optional<ConvergenceStop> calibration;
   if (!calibration_text.empty()) {
@@ -238,8 +238,10 @@ int main(int argc, char** argv) {
         ao.top = static_cast<int>(v);
       else if (key == "confidence")
         ao.confidence = v;
+      else if (key == "per_template")
+        ao.per_template = static_cast<int>(v);
       else {
-        std::fprintf(stderr, "bad --allocation-settings '%s' (known_after, top, confidence)\n",
+        std::fprintf(stderr, "bad --allocation-settings '%s' (known_after, top, confidence, per_template)\n",
                      item.c_str());
         return 2;
       }

@@ -224,12 +224,15 @@ std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining
     arms.push_back(arm);
     index.push_back(i);
   }
-  // `candidates` for each template in play: one left out by its bound (or exhausted) does not make
-  // the others' generation larger, so the split is revised as often as with those templates gone.
-  const std::vector<bool> left_out = arms_left_out(arms, s_.options.allocation_options);
+  // A share for each template in play (AllocationOptions::per_template, at most `candidates`): one left
+  // out by its bound (or exhausted) does not make the others' generation larger, and small generations
+  // let the split follow what the templates show sooner.
+  const AllocationOptions& ao = s_.options.allocation_options;
+  const std::vector<bool> left_out = arms_left_out(arms, ao);
   const auto in_play = std::max<std::int64_t>(1, std::count(left_out.begin(), left_out.end(), false));
-  const std::int64_t total = std::min<std::int64_t>(static_cast<std::int64_t>(s_.options.candidates) * in_play,
-                                                    std::max<std::int64_t>(remaining, 1));
+  const std::int64_t per_template =
+      ao.per_template > 0 ? std::min(ao.per_template, s_.options.candidates) : s_.options.candidates;
+  const std::int64_t total = std::min<std::int64_t>(per_template * in_play, std::max<std::int64_t>(remaining, 1));
   const std::vector<int> split =
       allocate_by_gain(arms, static_cast<int>(total), s_.options.allocation_options);
   for (std::size_t k = 0; k < index.size(); ++k) counts[index[k]] = split[k];

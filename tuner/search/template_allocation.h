@@ -55,6 +55,10 @@ struct AllocationOptions {
   int known_after = 4;      // trials before a template can be left out of a generation
   int top = 8;              // successes over all templates that set the threshold
   double confidence = 1.0;  // the bound's a: larger spreads the budget more evenly
+  // A split generation holds this many evaluations per template in play (at most the loop's
+  // `candidates`): the split is revised after every such generation, so smaller ones follow what
+  // the templates show sooner. 0: the loop's `candidates`.
+  int per_template = 4;
 };
 
 // One template as the allocation sees it.
