@@ -54,16 +54,26 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
   std::vector<int> counts(arms.size(), 0);
   if (arms.empty() || total <= 0) return counts;
   const std::vector<bool> skip = arms_left_out(arms, options);
-  // Floors first, in the arms' order (the budget's end may not cover them all).
+  // Floors first. Where the budget's end does not cover them all (the last generation of a run, or a
+  // problem set's slice), they are handed out one at a time in turn, so that every arm gets part of
+  // its floor rather than the first arms all of theirs and the last none.
   int left = total;
   bool any_known = false;
+  std::vector<int> floors(arms.size(), 0);
   for (std::size_t i = 0; i < arms.size(); ++i) {
     if (skip[i]) continue;
     const int n = static_cast<int>(arms[i].trials->size());
     if (n >= options.known_after) any_known = true;
-    const int floor = std::max(options.known_after - n, n == 0 ? arms[i].seeds : 0);
-    counts[i] = std::clamp(floor, 0, left);
-    left -= counts[i];
+    floors[i] = std::max({options.known_after - n, n == 0 ? arms[i].seeds : 0, 0});
+  }
+  for (bool gave = true; gave && left > 0;) {
+    gave = false;
+    for (std::size_t i = 0; i < arms.size() && left > 0; ++i)
+      if (counts[i] < floors[i]) {
+        ++counts[i];
+        --left;
+        gave = true;
+      }
   }
   if (!any_known || left == 0 || std::all_of(skip.begin(), skip.end(), [](bool x) { return x; })) return counts;
 

@@ -12,7 +12,9 @@
 //    author's seeds that are valid for the problem and untried (the shape's facts enter
 //    there: a template's constraints and seeds say which schedules suit a skinny problem).
 //    While no template is known a generation holds the floors only, so the first split
-//    is made after a few measurements of each rather than a whole even generation.
+//    is made after a few measurements of each rather than a whole even generation. Where
+//    the budget's end (a problem set's slice) does not cover the floors, they go one at a
+//    time in turn, so no template is left out of the slice.
 //  - A template whose fastest possible score (`fastest_possible`: for time, its work at the
 //    peak of the units it computes on; KernelTemplate::fastest_possible_ms) is no better than
 //    a success the run already has cannot win: it gets nothing, floor and all. While a

@@ -38,8 +38,13 @@ TEST(TemplateAllocation, NothingKnownGivesTheFloorsOnly) {
   AllocationOptions o;
   o.known_after = 4;
   EXPECT_EQ(allocate_by_gain(arms, 24, o), (std::vector<int>{4, 6, 4}));
-  // The budget's end trims the floors in order.
-  EXPECT_EQ(allocate_by_gain(arms, 7, o), (std::vector<int>{4, 3, 0}));
+  // Where the budget's end (the run's last generation, a problem set's slice) does not cover the
+  // floors, they go one at a time in turn: every template gets part of its floor, none is left out
+  // until a later slice (which made a problem tuned in slices of 16 reach 5% of its best after a
+  // median 27.5 evaluations instead of the uninterrupted run's 20, on the decode recordings).
+  EXPECT_EQ(allocate_by_gain(arms, 7, o), (std::vector<int>{3, 2, 2}));
+  std::vector<TemplateArm> five(5, TemplateArm{&none, 0});
+  EXPECT_EQ(allocate_by_gain(five, 16, o), (std::vector<int>{4, 3, 3, 3, 3}));
 }
 
 TEST(TemplateAllocation, TheTemplateThatReachesTheFastestGetsMost) {
