@@ -55,7 +55,7 @@ struct LoadedKernel {
   std::mutex attr_mu;
   // The dynamic shared memory a launch may ask for without the opt-in attribute: the 48 KiB default
   // limit covers static and dynamic shared memory together (set at load), later what was opted into.
-  std::uint64_t max_dynamic_shared = 48 * 1024;
+  std::atomic<std::uint64_t> max_dynamic_shared = 48 * 1024;  // read without the lock on every launch
 };
 
 struct StreamState {
@@ -91,9 +91,9 @@ class CudaGemmDevice final : public GemmDevice {
     ContextScope scope(api_, ctx_);
     TS_RETURN_IF_ERROR(scope.status());
     TS_ASSIGN_OR_RETURN(LoadedKernel * k, kernel(pkg, l));
-    {
+    if (l.dynamic_shared_bytes > k->max_dynamic_shared.load()) {
       std::lock_guard lock(k->attr_mu);
-      if (l.dynamic_shared_bytes > k->max_dynamic_shared) {
+      if (l.dynamic_shared_bytes > k->max_dynamic_shared.load()) {
         TS_CU_STATUS(
             api_, cuFuncSetAttribute(k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(l.dynamic_shared_bytes)));
