@@ -31,7 +31,8 @@
 // Edges: rows of W past N and rows of X past M are clamped to the last row (their results lie
 // outside C and are not stored); in the last chunk of K the 16-byte pieces past K are zeros (K
 // is a multiple of 8, so a piece lies wholly inside or outside). Needs 16-byte rows (K, LDA and
-// LDB multiples of 8 elements), which the template's constraints require. NVIDIA sm_80+ (mma.sync); the other layouts are served by gemm_decode.
+// LDB multiples of 8 elements), which the template's constraints require. NVIDIA sm_80+ (mma.sync)
+// or AMD CDNA (MFMA); the other layouts are served by gemm_decode.
 #ifndef BLOCK_M
 #define BLOCK_M 16
 #endif
