@@ -189,6 +189,13 @@ class Table(unittest.TestCase):
                      "not tuned yet (1): m16_n4096_k14336_bf16_NT"]:
             self.assertIn(part, text)
 
+    def test_report_counts_wins_against_the_whole_benchmark(self):
+        table, s = mb.summarize(self.r, self.bench, self.tuned)
+        text = mb.format_report(table, s, benchmark_shapes=84)
+        self.assertIn("won by >= 3%: 3 of 5 shapes compared with cuBLASLt; 3 of the benchmark's 84 distinct shapes "
+                      "(a third: 28)", text)
+        self.assertNotIn("benchmark's", mb.format_report(table, s))
+
     def test_paired_rounds_give_the_ratio_and_its_interval(self):
         # bench-best --rounds: the rounds' ratio replaces the single pass's, and the
         # summary (geomean, won) counts it; the single pass's is kept beside it.
