@@ -9,9 +9,9 @@
 // stream it runs on, so calls on different streams run concurrently and calls on one
 // stream are enqueued one at a time, in the stream's order.
 
+#include <algorithm>
 #include <atomic>
 #include <map>
-#include <algorithm>
 #include <mutex>
 
 #include "base/hash.h"
@@ -53,9 +53,10 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::mutex attr_mu;
-  // The dynamic shared memory a launch may ask for without the opt-in attribute: the 48 KiB default
-  // limit covers static and dynamic shared memory together (set at load), later what was opted into.
-  std::atomic<std::uint64_t> max_dynamic_shared = 48 * 1024;  // read without the lock on every launch
+  // The dynamic shared memory a launch may ask for without setting the attribute: at load what the
+  // default (kSharedBytesWithoutOptIn, static and dynamic together) leaves beside the kernel's static
+  // shared memory, later what was opted into. Read without the lock on every launch.
+  std::atomic<std::uint64_t> max_dynamic_shared = kSharedBytesWithoutOptIn;
 };
 
 struct StreamState {
@@ -220,7 +221,7 @@ class CudaGemmDevice final : public GemmDevice {
       int static_bytes = 0;
       if (api_.cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f) == CUDA_SUCCESS &&
           static_bytes > 0)
-        k->max_dynamic_shared = 48 * 1024 - std::min<std::uint64_t>(std::uint64_t(static_bytes), 48 * 1024);
+        k->max_dynamic_shared = std::uint64_t(kSharedBytesWithoutOptIn - std::min<std::int64_t>(static_bytes, kSharedBytesWithoutOptIn));
       return {};
     };
     std::vector<std::string> notes;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "registry/device_facts.h"
@@ -31,9 +32,18 @@ class GpuFunction {
  public:
   virtual ~GpuFunction() = default;
   virtual FunctionAttributes attributes() const = 0;
-  // Raises the dynamic shared-memory limit (needed above 48 KiB on NVIDIA).
+  // Raises the dynamic shared-memory limit (allow_dynamic_shared decides when it is needed).
   virtual void set_max_dynamic_shared(std::int64_t bytes) = 0;
 };
+
+// The shared memory a block gets without the opt-in attribute (CUDA and HIP): static and dynamic
+// together, so a kernel with static shared memory needs the opt-in below 48 KiB of dynamic.
+inline constexpr std::int64_t kSharedBytesWithoutOptIn = 48 * 1024;
+
+// Lets `fn` launch with `dynamic` bytes of dynamic shared memory: opts in where its static and
+// dynamic shared memory together exceed the default, or says why not (how much both need and what
+// the device allows, `optin_limit`: DeviceFacts::shared_per_block_optin). Empty: launch as it is.
+std::optional<std::string> allow_dynamic_shared(GpuFunction& fn, std::int64_t dynamic, std::int64_t optin_limit);
 
 // Owns a loaded module; unloads it on destruction. Functions live as long as it.
 class GpuModule {

@@ -431,17 +431,10 @@ Evaluation GpuEvaluator::evaluate_racing(const KernelTemplate& tmpl, const GemmP
                   std::to_string(rk.threads());
       return e;
     }
-    // The 48 KiB a block gets without the opt-in attribute covers static and dynamic shared memory together.
-    const std::int64_t static_shared = std::max<std::int64_t>(attrs.static_shared_bytes, 0);
-    if (std::int64_t(rk.dynamic_shared_bytes) + static_shared > 48 * 1024) {
-      if (std::int64_t(rk.dynamic_shared_bytes) + static_shared > device().shared_per_block_optin) {
-        e.outcome = Outcome::kResourceError;
-        e.message = "needs " + std::to_string(rk.dynamic_shared_bytes) + " bytes of dynamic shared memory (and " +
-                    std::to_string(static_shared) + " static); the device allows " +
-                    std::to_string(device().shared_per_block_optin);
-        return e;
-      }
-      fn.set_max_dynamic_shared(std::int64_t(rk.dynamic_shared_bytes));
+    if (auto why = allow_dynamic_shared(fn, std::int64_t(rk.dynamic_shared_bytes), device().shared_per_block_optin)) {
+      e.outcome = Outcome::kResourceError;
+      e.message = *why;
+      return e;
     }
 
     // The kernel ABI (registry/kernel_template.h).

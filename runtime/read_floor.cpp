@@ -173,16 +173,11 @@ Result<ReadFloor> measure_read_floor(GpuDevice& device, Compiler& compiler, cons
         continue;
       }
       GpuFunction& fn = module->function(v.entry());
-      const std::uint64_t smem = v.dynamic_shared_bytes();
-      if (smem > 48 * 1024) {
-        if (std::int64_t(smem) > facts.shared_per_block_optin) {
-          r.outcome = Outcome::kResourceError;
-          r.message = "needs " + std::to_string(smem) + " bytes of shared memory; the device allows " +
-                      std::to_string(facts.shared_per_block_optin);
-          out.variants.push_back(r);
-          continue;
-        }
-        fn.set_max_dynamic_shared(std::int64_t(smem));
+      if (auto why = allow_dynamic_shared(fn, std::int64_t(v.dynamic_shared_bytes()), facts.shared_per_block_optin)) {
+        r.outcome = Outcome::kResourceError;
+        r.message = *why;
+        out.variants.push_back(r);
+        continue;
       }
       functions[i] = &fn;
       const auto launch = launcher(i);

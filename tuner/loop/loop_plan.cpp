@@ -204,11 +204,9 @@ std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining
   // budget's end trims them in make_plan, in order, as it always has), so a single
   // template's run is exactly what it was before there was a split.
   if (live <= 1 || s_.options.allocation == TemplateAllocation::kEven) return {};
-  std::vector<int> counts(s_.targets.size(), 0);
+  // One arm per target, in the targets' order (an exhausted one too: see `live`).
   std::vector<TemplateArm> arms;
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < s_.targets.size(); ++i) {
-    const TargetState& t = s_.targets[i];
+  for (const TargetState& t : s_.targets) {
     TemplateArm arm;
     arm.trials = &t.trials;
     // An exhausted template gets nothing; its results still say what the others must beat.
@@ -222,7 +220,6 @@ std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining
     if (s_.options.objective == Objective::kTime)
       arm.fastest_possible = t.target.tmpl->fastest_possible_ms(s_.options.problem, s_.evaluator->device());
     arms.push_back(arm);
-    index.push_back(i);
   }
   // A share for each template in play (AllocationOptions::per_template, at most `candidates`): one left
   // out by its bound (or exhausted) does not make the others' generation larger, and small generations
@@ -233,10 +230,7 @@ std::vector<int> GenerationLoop::Runner::split_generation(std::int64_t remaining
   const std::int64_t per_template =
       ao.per_template > 0 ? std::min(ao.per_template, s_.options.candidates) : s_.options.candidates;
   const std::int64_t total = std::min<std::int64_t>(per_template * in_play, std::max<std::int64_t>(remaining, 1));
-  const std::vector<int> split =
-      allocate_by_gain(arms, static_cast<int>(total), s_.options.allocation_options);
-  for (std::size_t k = 0; k < index.size(); ++k) counts[index[k]] = split[k];
-  return counts;
+  return allocate_by_gain(arms, static_cast<int>(total), ao);
 }
 
 Status GenerationLoop::Runner::write_plan(const GenerationPlan& plan) {

@@ -76,8 +76,8 @@ struct TemplateArm {
 std::vector<bool> arms_left_out(const std::vector<TemplateArm>& arms, const AllocationOptions& options = {});
 
 // Counts per arm (same order) for one generation of `total` evaluations (the loop passes
-// its `candidates` times the number of templates in play, not left out, or less where the
-// budget ends). The
+// `per_template` (at most its `candidates`) times the number of templates in play, not left
+// out, or less where the budget ends). The
 // counts add up to `total`, except while no arm is known, when they are the floors (at
 // most `total`), and when every live arm is out by its bound (all 0). An empty `arms` gives an empty result.
 std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int total,
