@@ -394,10 +394,34 @@ def log(msg):
     print(msg, flush=True)
 
 
-def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline):
+def changed_folders(bench_doc):
+    """The shape folders whose winner's template is missing or changed since it was tuned
+    (bench-best's MISMATCH in the last pass): their rows describe an older kernel."""
+    return {folder for folder, e in measured_shapes(bench_doc).items() if e.get("status") == "MISMATCH"}
+
+
+def refused_as_changed(loop_output):
+    """autotune-loop's refusal to resume a folder whose templates changed (exit 2)."""
+    return "changed since" in loop_output and "was recorded" in loop_output
+
+
+def move_aside(folder):
+    """Renames a shape's folder (and forgets its warm-start choice) so that it is tuned again
+    from nothing; nothing is deleted. Returns the new name."""
+    aside = folder + ".changed-" + time.strftime("%Y%m%d-%H%M%S")
+    os.rename(folder, aside)
+    if os.path.exists(folder + ".warm"):
+        os.remove(folder + ".warm")
+    return aside
+
+
+def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline, changed=frozenset()):
     replay = "replay" in passthrough
     for i, r in enumerate(todo):
         folder = os.path.join(shapes_dir, r["folder"])
+        if args.retune_changed and r["folder"] in changed and os.path.isdir(folder):
+            log("== %s: its template changed since it was tuned; moved aside to %s, tuning it again"
+                % (r["folder"], os.path.basename(move_aside(folder))))
         done_before = count_evaluations(folder)
         if shape_done(folder, args.evals):
             continue
@@ -438,20 +462,34 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
         log("== [%d/%d] %s (%d of %d evaluations so far)%s" % (
             i + 1, len(todo), r["folder"], done_before, args.evals,
             (", warm start from " + ", ".join(os.path.basename(w) for w in warm)) if warm else ""))
-        t0 = time.time()
-        with open(folder + ".loop.txt", "w") as out:
-            try:
-                rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                    timeout=None if left is None else left + 120).returncode
-            except subprocess.TimeoutExpired:
-                rc = "timeout"
-        log("   %s: exit %s after %.0f s, %d evaluations, %s" % (
-            r["folder"], rc, time.time() - t0, count_evaluations(folder), last_end_reason(folder) or "no end recorded"))
-        if rc != 0:
+        for attempt in (1, 2):
+            t0 = time.time()
+            with open(folder + ".loop.txt", "w") as out:
+                try:
+                    rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                                        timeout=None if left is None else left + 120).returncode
+                except subprocess.TimeoutExpired:
+                    rc = "timeout"
             with open(folder + ".loop.txt") as f:
-                tail = [l.rstrip() for l in f.readlines() if l.strip()][-3:]
-            for l in tail:
-                log("     " + l[:300])
+                output = f.read()
+            now = count_evaluations(folder)
+            # The journal's last end is an earlier session's when this call added nothing.
+            how = (last_end_reason(folder) or "no end recorded") if now > done_before or rc == 0 else \
+                "no evaluations this call"
+            log("   %s: exit %s after %.0f s, %d evaluations, %s" % (r["folder"], rc, time.time() - t0, now, how))
+            if rc == 2 and refused_as_changed(output):
+                if args.retune_changed and attempt == 1:
+                    log("   %s: its templates changed since it was tuned; moved aside to %s, tuning it again"
+                        % (r["folder"], os.path.basename(move_aside(folder))))
+                    done_before = 0
+                    continue
+                log("   %s: not resumed: its templates changed since it was tuned, so its row describes the old "
+                    "kernel (MISMATCH). --retune-changed moves such folders aside and tunes them again."
+                    % r["folder"])
+            elif rc != 0:
+                for l in [l.rstrip() for l in output.splitlines() if l.strip()][-3:]:
+                    log("     " + l[:300])
+            break
 
 
 def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough):
@@ -492,6 +530,10 @@ def main(argv):
                     "and gemm_gemv at M <= %d)" % (" ".join(HALF_TEMPLATES), STREAM_MAX_M, GEMV_MAX_M))
     ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
                     help="autotune-loop's compiles at once (default: the cores less two, at most 12)")
+    ap.add_argument("--retune-changed", action="store_true",
+                    help="tune again, from nothing, the shapes whose winner's template changed since they were "
+                         "tuned (MISMATCH in the last bench pass, or a folder autotune-loop refuses to resume); "
+                         "the old folder is kept beside it as FOLDER.changed-DATE")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
     ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
     ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")
@@ -522,10 +564,17 @@ def main(argv):
     log("model_bench: %d rows, %d distinct shapes (of %d in %d files), %d evaluations each, results in %s"
         % (len(rows), len(distinct(rows)), len(distinct(everything)), len(sets), args.evals, dev_dir))
 
-    if not (args.bench_only or args.table_only):
-        tune(args, args.bin, shapes_dir, distinct(rows), distinct(everything), passthrough,
-             shlex.split(args.loop_args), deadline)
     bench_json = os.path.join(dev_dir, "bench.json")
+    if not (args.bench_only or args.table_only):
+        changed = set()
+        if args.retune_changed and os.path.exists(bench_json):
+            try:
+                with open(bench_json) as f:
+                    changed = changed_folders(json.load(f))
+            except ValueError:
+                log("== %s is not readable JSON: only folders autotune-loop refuses are tuned again" % bench_json)
+        tune(args, args.bin, shapes_dir, distinct(rows), distinct(everything), passthrough,
+             shlex.split(args.loop_args), deadline, changed)
     if not (args.tune_only or args.table_only):
         bench(args, args.bin, dev_dir, shapes_dir, rows, passthrough)
     if args.tune_only:

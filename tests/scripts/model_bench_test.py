@@ -4,7 +4,8 @@ why its search ended), the warm-start choice, the table's arithmetic (ratios, % 
 and of the read floor, geomeans, the worst shape, the lowest % of floor, wins by >= 3%,
 duplicates counted once, untuned and failed shapes listed), and the driver end to end on
 the replay backend (two recorded shapes tuned, resumed to a larger budget, benched in one
-process; a shape with no recording listed as not tuned).
+process; a shape with no recording listed as not tuned; a folder whose template changed
+named, and tuned again beside the kept old folder on request).
 
     python3 tests/scripts/model_bench_test.py        (ctest: model_bench_script_test)
 """
@@ -283,6 +284,51 @@ class EndToEndOnReplay(unittest.TestCase):
             table = f.read()
         self.assertTrue(text.endswith(table))
         self.assertTrue(self.run_driver("--table-only", "--evals", "16").endswith(table))
+
+
+    def test_a_shape_tuned_with_an_older_template_is_named_and_retuned_on_request(self):
+        shapes = os.path.join(self.dir, "out", "replay", "shapes")
+        folder = os.path.join(shapes, "m128_n4096_k4096_bf16_NN")
+        self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128")
+        # As if the template had changed since: the recorded rows carry another source hash.
+        path = os.path.join(folder, "history.csv")
+        with open(path) as f:
+            lines = f.read().splitlines(True)
+        col = lines[0].rstrip("\n").split(",").index("template_hash")
+        import csv as _csv
+        import io as _io
+        rows = list(_csv.reader(_io.StringIO("".join(lines))))
+        for r in rows[1:]:
+            if len(r) > col and r[col]:
+                r[col] = "0123456789abcdef"
+        buf = _io.StringIO()
+        _csv.writer(buf, lineterminator="\n").writerows(rows)
+        with open(path, "w") as f:
+            f.write(buf.getvalue())
+        before = buf.getvalue()
+        out = self.run_driver("--evals", "10", "--tune-only", "--only", "decode_m128")
+        self.assertIn("no evaluations this call", out)
+        self.assertIn("not resumed: its templates changed since it was tuned", out)
+        self.assertIn("--retune-changed", out)
+        self.assertEqual(mb.count_evaluations(folder), 6)
+        # On request: the old folder is kept aside, untouched, and the shape is tuned from nothing.
+        out = self.run_driver("--evals", "10", "--tune-only", "--only", "decode_m128", "--retune-changed")
+        self.assertIn("moved aside to m128_n4096_k4096_bf16_NN.changed-", out)
+        self.assertEqual(mb.count_evaluations(folder), 10)
+        aside = [d for d in os.listdir(shapes) if d.startswith("m128_n4096_k4096_bf16_NN.changed-")]
+        self.assertEqual(len(aside), 1)
+        with open(os.path.join(shapes, aside[0], "history.csv")) as f:
+            self.assertEqual(f.read(), before)
+
+    def test_changed_folders_come_from_the_bench_passes_mismatch(self):
+        bench = {"entries": [
+            {"best_config": "/r/shapes/a/best_config.json", "status": "MISMATCH", "now": None},
+            {"best_config": "/r/shapes/b/best_config.json", "status": "ok", "now": evaluation(0.02, 1e9)}]}
+        self.assertEqual(mb.changed_folders(bench), {"a"})
+        self.assertEqual(mb.changed_folders(None), set())
+        self.assertTrue(mb.refused_as_changed(
+            "autotune-loop: --results: template gemm_hmma changed since r/history.csv was recorded (source hash"))
+        self.assertFalse(mb.refused_as_changed("autotune-loop: --m: must be at least 1"))
 
 
 if __name__ == "__main__":
