@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/bench_best_rounds.h"
+#include "runtime/replay/replay_set.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -13,12 +14,18 @@ namespace fs = std::filesystem;
 namespace {
 
 // The template an entry names: the built-in (or --kernels-dir) one, or on replay the
-// recording's; nullptr when there is none.
+// recording's (of the entry's problem where recordings of one kernel at several problems
+// share the name); nullptr when there is none.
 const KernelTemplate* find_template(const BestEntry* e, const OpenedEvaluator& opened, const TemplateLibrary* lib) {
   if (opened.recorded_template) {
-    for (const auto& t : opened.recorded_templates)
-      if (t.name() == e->template_name) return &t;
-    return nullptr;
+    const KernelTemplate* named = nullptr;
+    for (std::size_t i = 0; i < opened.recorded_templates.size(); ++i) {
+      const KernelTemplate& t = opened.recorded_templates[i];
+      if (t.name() != e->template_name) continue;
+      if (!replay::recordings_for({opened.recordings[i]}, e->problem).empty()) return &t;
+      if (!named) named = &t;
+    }
+    return named;
   }
   return lib->find(e->template_name);
 }

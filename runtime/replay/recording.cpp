@@ -88,6 +88,12 @@ Result<std::shared_ptr<const Recording>> Recording::load(const std::filesystem::
   return from_cache(std::move(cache), stem_of(cache_file), cache_file.string(), options);
 }
 
+std::shared_ptr<const Recording> Recording::renamed(const std::string& name) const {
+  auto copy = std::make_shared<Recording>(*this);
+  copy->name_ = name;
+  return copy;
+}
+
 Result<std::shared_ptr<const Recording>> Recording::from_cache(KernelTunerCache cache,
                                                                const std::string& name,
                                                                const std::string& origin,

@@ -46,8 +46,12 @@ class Recording {
                                                              const std::string& origin,
                                                              const RecordingOptions& options = {});
 
-  // The cache file's stem ("gemm_RTX_3090"): the recorded template's name.
+  // The recorded template's name: the cache file's stem ("gemm_RTX_3090"), or the kernel's
+  // name where recordings of one kernel at several problems are replayed together
+  // (load_recordings), so that a problem set's templates carry over from problem to problem.
   const std::string& name() const { return name_; }
+  // The same recording under another template name.
+  std::shared_ptr<const Recording> renamed(const std::string& name) const;
   const std::string& origin() const { return origin_; }
   const std::string& device_name() const { return cache_.device_name; }
   const std::string& kernel_name() const { return cache_.kernel_name; }

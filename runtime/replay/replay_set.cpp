@@ -31,6 +31,29 @@ Result<std::vector<std::filesystem::path>> expand_recording_paths(const std::vec
   return out;
 }
 
+namespace {
+
+bool same_problem(const GemmProblem& a, const GemmProblem& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.key() == b.key();
+}
+
+// Names recordings of one kernel at several problems after the kernel (replay_set.h).
+void name_by_kernel_across_problems(std::vector<std::shared_ptr<const Recording>>& recordings) {
+  std::map<std::string, std::vector<GemmProblem>> problems_of;
+  for (const auto& r : recordings) {
+    if (r->kernel_name().empty()) continue;
+    auto& ps = problems_of[r->kernel_name()];
+    const GemmProblem p = r->problem();
+    if (std::none_of(ps.begin(), ps.end(), [&](const GemmProblem& q) { return same_problem(p, q); }))
+      ps.push_back(p);
+  }
+  for (auto& r : recordings)
+    if (!r->kernel_name().empty() && problems_of[r->kernel_name()].size() > 1 && r->name() != r->kernel_name())
+      r = r->renamed(r->kernel_name());
+}
+
+}  // namespace
+
 Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
     const std::vector<std::filesystem::path>& files, const RecordingOptions& options) {
   std::vector<std::shared_ptr<const Recording>> out;
@@ -42,9 +65,6 @@ Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
       return m.rfind(file.string(), 0) == 0 ? rec.status() : rec.status().with_context(file.string());
     }
     for (const auto& other : out) {
-      if (other->name() == (*rec)->name())
-        return Status::invalid("two recordings are named '" + other->name() + "' (" + other->origin() + " and " +
-                               file.string() + "): the name is the template's, so rename one of the files");
       if (other->device_name() != (*rec)->device_name())
         return Status::invalid("the recordings come from different devices: " + other->origin() + " from " +
                                other->device_name() + ", " + file.string() + " from " + (*rec)->device_name() +
@@ -52,6 +72,17 @@ Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
     }
     out.push_back(std::move(rec).value());
   }
+  name_by_kernel_across_problems(out);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (out[j]->name() == out[i]->name() && same_problem(out[j]->problem(), out[i]->problem()))
+        return Status::invalid("two recordings of " + out[i]->problem().describe() + " are named '" +
+                               out[i]->name() + "' (" + out[j]->origin() + " and " + out[i]->origin() +
+                               "): the name is the template's, so rename one of the files" +
+                               (out[i]->name() == out[i]->kernel_name()
+                                    ? " (recordings of one kernel at several problems are named after the kernel: "
+                                      "keep one recording per kernel and problem)"
+                                    : ""));
   return out;
 }
 
@@ -59,38 +90,43 @@ std::vector<std::shared_ptr<const Recording>> recordings_for(
     const std::vector<std::shared_ptr<const Recording>>& recordings, const GemmProblem& problem) {
   std::vector<std::shared_ptr<const Recording>> out;
   for (const auto& r : recordings) {
-    const GemmProblem p = r->problem();
-    if (p.m == problem.m && p.n == problem.n && p.k == problem.k && p.key() == problem.key()) out.push_back(r);
+    if (same_problem(r->problem(), problem)) out.push_back(r);
   }
   return out;
 }
 
 ReplaySetEvaluator::ReplaySetEvaluator(std::vector<std::shared_ptr<const Recording>> recordings,
-                                       std::uint64_t seed) {
-  for (auto& r : recordings) {
-    const std::string name = r->name();
-    evaluators_.push_back(std::make_unique<ReplayEvaluator>(std::move(r), seed));
-    by_name_[name] = evaluators_.back().get();
-  }
+                                       std::uint64_t seed)
+    : recordings_(recordings) {
+  for (auto& r : recordings) evaluators_.push_back(std::make_unique<ReplayEvaluator>(std::move(r), seed));
 }
 
-ReplayEvaluator* ReplaySetEvaluator::find(const KernelTemplate& tmpl, Evaluation* e) {
-  auto it = by_name_.find(tmpl.name());
-  if (it != by_name_.end()) return it->second;
+ReplayEvaluator* ReplaySetEvaluator::find(const KernelTemplate& tmpl, const GemmProblem& problem, Evaluation* e) {
+  ReplayEvaluator* named = nullptr;
+  int with_name = 0;
+  for (std::size_t i = 0; i < recordings_.size(); ++i) {
+    if (recordings_[i]->name() != tmpl.name()) continue;
+    ++with_name;
+    named = evaluators_[i].get();
+    if (same_problem(recordings_[i]->problem(), problem)) return named;
+  }
+  // One recording of that name: it answers (and refuses a problem it did not record).
+  if (with_name == 1) return named;
   e->outcome = Outcome::kInvalid;
-  e->message = "the replay backend has no recording named '" + tmpl.name() + "'";
+  e->message = with_name == 0 ? "the replay backend has no recording named '" + tmpl.name() + "'"
+                              : "no recording of " + tmpl.name() + " measured " + problem.describe();
   return nullptr;
 }
 
 Evaluation ReplaySetEvaluator::prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
   Evaluation e;
-  if (ReplayEvaluator* ev = find(tmpl, &e)) return ev->prepare(tmpl, problem, config);
+  if (ReplayEvaluator* ev = find(tmpl, problem, &e)) return ev->prepare(tmpl, problem, config);
   return e;
 }
 
 Evaluation ReplaySetEvaluator::evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) {
   Evaluation e;
-  if (ReplayEvaluator* ev = find(tmpl, &e)) return ev->evaluate(tmpl, problem, config);
+  if (ReplayEvaluator* ev = find(tmpl, problem, &e)) return ev->evaluate(tmpl, problem, config);
   return e;
 }
 

@@ -1,13 +1,18 @@
 #pragma once
 // Several recordings behind one Evaluator, so a problem set can run on the replay
-// backend: each recording is its own source-less template (named after its file,
-// recorded_template.h), and a candidate is answered by the recording its template
-// names. Every recording answers only for the problem it recorded (ReplayEvaluator), so
-// a set problem is tuned on recorded measurements of its own shape or not at all.
+// backend: each recording is its own source-less template (recorded_template.h), and a
+// candidate is answered by the recording of its template's name and its problem. Every
+// recording answers only for the problem it recorded (ReplayEvaluator), so a set problem
+// is tuned on recorded measurements of its own shape or not at all.
+//
+// Template names: a recording is named after its file, except that recordings of one
+// kernel (the cache's kernel_name) at several problems are all named after the kernel, as
+// a GPU run names them: then what a problem set learned on one problem (the warm start
+// from a tuned neighbour's winners) reaches the next problem's template of that kernel.
 //
 // All recordings must come from one device (the same device_name): a run compares its
-// results with each other, as with several GPUs. Names must differ (they name the
-// templates).
+// results with each other, as with several GPUs. Two recordings of one problem must have
+// different names.
 //
 // Not thread-safe (like every Evaluator); the recordings are shared.
 
@@ -29,8 +34,9 @@ namespace tilesmith::replay {
 // for a folder that holds none.
 Result<std::vector<std::filesystem::path>> expand_recording_paths(const std::vector<std::filesystem::path>& paths);
 
-// Loads every file; invalid_argument when two share a name or the devices differ
-// (naming both); the loader's errors, naming the file.
+// Loads every file and names the templates (above); invalid_argument when two recordings
+// of one problem share a name or the devices differ (naming both); the loader's errors,
+// naming the file.
 Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
     const std::vector<std::filesystem::path>& files, const RecordingOptions& options);
 
@@ -46,7 +52,8 @@ class ReplaySetEvaluator final : public Evaluator {
   ReplaySetEvaluator(std::vector<std::shared_ptr<const Recording>> recordings, std::uint64_t seed);
 
   const DeviceFacts& device() const override { return evaluators_.front()->device(); }
-  // Both go to the recording the template names; a template of none is invalid.
+  // Both go to the recording of the template's name and the problem (a name with one
+  // recording: that one, which refuses another problem itself); none is invalid.
   Evaluation prepare(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
   Evaluation evaluate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config) override;
   // The first recording of `problem` that holds a vendor time answers.
@@ -55,10 +62,10 @@ class ReplaySetEvaluator final : public Evaluator {
   Result<ReadFloor> read_floor(const GemmProblem& problem) override { return evaluators_.front()->read_floor(problem); }
 
  private:
-  ReplayEvaluator* find(const KernelTemplate& tmpl, Evaluation* e);
+  ReplayEvaluator* find(const KernelTemplate& tmpl, const GemmProblem& problem, Evaluation* e);
 
   std::vector<std::unique_ptr<ReplayEvaluator>> evaluators_;
-  std::map<std::string, ReplayEvaluator*> by_name_;
+  std::vector<std::shared_ptr<const Recording>> recordings_;  // evaluators_'s, in order
 };
 
 }  // namespace tilesmith::replay

@@ -453,6 +453,39 @@ TEST(CliWarmStart, TheSecondRunMeasuresTheFirstRunsWinnerFirst) {
   EXPECT_TRUE(contains(journal, "\"warm_start\":[\"" + earlier_run().string() + "\"]")) << "the session records it";
 }
 
+// A problem set on replay with recordings of the same kernels at each problem (the Llama-3-8B
+// decode recordings): the templates are named after the kernels, as on a GPU, so a later
+// problem's search starts from the winners its tuned neighbours found for the same kernel
+// (warm-start rows), each answered by the later problem's own recording.
+TEST(CliWarmStart, AProblemSetOnReplayCarriesWinnersToTheSameKernelAtTheNextProblem) {
+  const fs::path rec = source_dir() / "data" / "recordings" / "llama3_8b_bf16_decode";
+  const fs::path set = source_dir() / "data" / "problems" / "llama3_8b_bf16_decode.json";
+  const fs::path dir = fresh_dir("cli_set_replay_warm");
+  auto r = run_process({autotune_loop_exe().string(), "--backend", "replay", "--replay-file", rec.string(),
+                        "--problems", set.string(), "--max-evals", "240", "--retime", "0", "--seed", "3",
+                        "--results", (dir / "results").string(), "--progress", "none"},
+                       dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  int warm_rows = 0, problems_warmed = 0;
+  std::set<std::string> kernels{"gemm_decode", "gemm_gemv", "gemm_hmma", "gemm_tma_half", "gemm_wgmma_half"};
+  for (const char* problem : {"qkv_t16", "attn_out_t16", "gate_up_t16", "down_t16", "qkv_t128", "attn_out_t128",
+                              "gate_up_t128", "down_t128"}) {
+    auto rows = read_csv_rows(dir / "results" / problem / "history.csv");
+    int here = 0;
+    for (const auto& row : rows) {
+      EXPECT_TRUE(kernels.count(row.at("template"))) << problem << ": " << row.at("template");
+      if (row.at("proposer") != "warm-start") continue;
+      ++here;
+      EXPECT_EQ(row.at("outcome"), "ok") << problem << ": " << row.at("message");
+      EXPECT_TRUE(contains(row.at("rationale"), "warm start: winner for")) << row.at("rationale");
+    }
+    warm_rows += here;
+    problems_warmed += here > 0;
+  }
+  EXPECT_GE(problems_warmed, 4) << "later problems start from their neighbours' winners";
+  EXPECT_GE(warm_rows, 8);
+}
+
 // Seeds of another device come after this one's, invalid ones are skipped with a warning,
 // and a run stopped after the first seed resumes with the second, as if never stopped.
 TEST(CliWarmStart, OrderSkipsAndResume) {

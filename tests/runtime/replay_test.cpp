@@ -209,8 +209,10 @@ TEST(Replay, DeterministicBySeedWhateverTheOrder) {
   EXPECT_GT(varied, 0);
 }
 
-// Recordings of several shapes for a problem set: each answers for its own template
-// and problem; names and devices are checked when they are loaded.
+// Recordings of several shapes for a problem set: each answers for its own problem;
+// recordings of one kernel at several problems are named after the kernel (so a set's
+// templates carry over between problems), and a template is answered by its kernel's
+// recording of the problem asked; names and devices are checked when they are loaded.
 TEST(ReplaySet, EachRecordingAnswersForItsOwnProblem) {
   auto dir = temp_dir();
   std::string wide = kSmallCache;
@@ -225,7 +227,8 @@ TEST(ReplaySet, EachRecordingAnswersForItsOwnProblem) {
 
   auto same_name = load_recordings({dir / "tiny.json", dir / "tiny.json"}, o);
   ASSERT_FALSE(same_name.ok());
-  EXPECT_NE(same_name.status().message().find("two recordings are named 'tiny'"), std::string::npos)
+  EXPECT_NE(same_name.status().message().find("two recordings of 256x128x256 fp32 NN are named 'tiny'"),
+            std::string::npos)
       << same_name.status().message();
   auto two_gpus = load_recordings({dir / "tiny.json", dir / "other.json"}, o);
   ASSERT_FALSE(two_gpus.ok());
@@ -237,7 +240,8 @@ TEST(ReplaySet, EachRecordingAnswersForItsOwnProblem) {
   p512.m = p512.n = p512.k = 512;
   auto matching = recordings_for(*recs, p512);
   ASSERT_EQ(matching.size(), 1u);
-  EXPECT_EQ(matching.front()->name(), "tiny_512");
+  EXPECT_EQ(matching.front()->name(), "tiny") << "the kernel's name, recorded at two problems";
+  EXPECT_EQ(matching.front()->origin(), (dir / "tiny_512.json").string());
   GemmProblem p256;
   p256.m = 256;
   p256.n = 128;
@@ -256,8 +260,23 @@ TEST(ReplaySet, EachRecordingAnswersForItsOwnProblem) {
   const KernelTemplate big = recorded_template(*(*recs)[1]);
   const Config cfg{{"A", 1}, {"B", 20}};
   EXPECT_EQ(ev.evaluate(big, p512, cfg).outcome, Outcome::kOk);
-  Evaluation wrong = ev.evaluate(small, p512, cfg);
+  // The kernel's template at 512: answered by the 512 recording, the same measurement.
+  const Evaluation at512 = ev.evaluate(small, p512, cfg);
+  EXPECT_EQ(at512.outcome, Outcome::kOk);
+  EXPECT_EQ(ev.evaluate(small, p256, cfg).outcome, Outcome::kOk);
+  Evaluation wrong = ev.evaluate(small, p1024, cfg);
   EXPECT_EQ(wrong.outcome, Outcome::kInvalid) << "a recording never answers for another shape";
+  EXPECT_NE(wrong.message.find("no recording of tiny measured 1024x1024x1024"), std::string::npos) << wrong.message;
+  // One kernel recorded at one problem keeps its file's name, and still answers for its shape only.
+  auto single = load_recordings({dir / "tiny.json"}, o);
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ((*single)[0]->name(), "tiny");
+  write(dir / "renamed.json", kSmallCache);
+  auto one = load_recordings({dir / "renamed.json"}, o);
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ((*one)[0]->name(), "renamed");
+  ReplaySetEvaluator ev1(*one, 3);
+  EXPECT_EQ(ev1.evaluate(recorded_template(*(*one)[0]), p512, cfg).outcome, Outcome::kInvalid);
   KernelTemplate unknown = recorded_template(**Recording::load(dir / "other.json", o));
   Evaluation none = ev.evaluate(unknown, p512, cfg);
   EXPECT_EQ(none.outcome, Outcome::kInvalid);
