@@ -16,6 +16,7 @@ mix; autotune-loop refuses a folder of another device anyway):
     shapes/<folder>.loop.txt                that shape's last autotune-loop output
     shapes/<folder>.warm                    the warm-start folders chosen at its first session
     bench.json, bench.err                   the last bench-best pass (--json)
+    bench-all.json                          every shape's latest measurement over all passes (the table's)
     table.txt                               the last table
 
 The table printer (summarize, format_report) is pure and tested by
@@ -186,6 +187,33 @@ def measured_shapes(bench):
     return out
 
 
+def merge_passes(kept, latest, when):
+    """The table's document after a bench pass: every entry of `latest` (the pass just run,
+    bench-best's JSON), stamped with `when`, and the entries of `kept` (the document before)
+    for the shape folders this pass did not measure, so a table filled over several calls
+    keeps every shape's latest figures. Each row's ours, vendor and floor still come from one
+    bench-best process; only rows of different passes were measured apart. Pure."""
+    out = dict(latest or {})
+    fresh = [dict(e, measured_at=when) for e in (latest or {}).get("entries", [])]
+    covered = set(measured_shapes({"entries": fresh}))
+    older = [e for e in (kept or {}).get("entries", []) if measured_shapes({"entries": [e]}).keys() - covered]
+    out["entries"] = fresh + older
+    out["latest_pass"] = when
+    out["passes"] = sorted({e.get("measured_at") for e in out["entries"] if e.get("measured_at")})
+    return out
+
+
+def read_json(path):
+    """The JSON at path, or None when there is none; ValueError names the file."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        try:
+            return json.load(f)
+        except ValueError as e:
+            raise ValueError("%s is not readable JSON (%s)" % (path, e))
+
+
 def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
     """The table's rows and the summary figures, from the set rows (in order), bench-best's
     JSON (or None) and the folders that have a tuning result. Pure.
@@ -215,6 +243,7 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
             ours_ms, vendor_ms = _ms(now), _ms(vendor)
             t["template"] = e.get("template")
             t["status"] = e.get("status")
+            t["measured_at"] = e.get("measured_at")
             if ours_ms is None:
                 t["state"] = "failed"
                 t["message"] = (now or {}).get("message", e.get("status", ""))
@@ -298,8 +327,9 @@ def _ratio_cell(t):
     return cell
 
 
-def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None):
-    """The table and the summary lines as text."""
+def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None, latest_pass=None):
+    """The table and the summary lines as text. A row measured in a pass other than
+    `latest_pass` says when."""
     head = ["model/layer", "MxNxK", "dtype", "evals", "template", "ours TF/s", vendor + " TF/s", "ratio",
             "ours %", "vendor %", "of", "rel err ours/vendor", "note"]
     lines = []
@@ -321,6 +351,8 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None)
                 note = ("FAILED: " + (t.get("message") or "")[:60] + ("; " + note if note else "")).strip()
             elif t.get("status") not in (None, "ok", "DRIFT"):
                 note = (t["status"] + ("; " + note if note else ""))
+            if latest_pass and t.get("measured_at") and t["measured_at"] != latest_pass:
+                note = ("pass of " + t["measured_at"] + ("; " + note if note else ""))
             lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), t.get("template") or "-",
                           _f(t.get("ours_tflops"), "%.2f"), _f(t.get("vendor_tflops"), "%.2f"),
                           _ratio_cell(t), pct, vpct, of, err, note])
@@ -339,7 +371,11 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None)
                "rounds' ratios (ours and %s alternating) with its 95%% interval in brackets; %% of the dtype's dense "
                "tensor peak for M > %d, of the read floor (floor time / kernel time, measured in the same bench-best "
                "process) for M <= %d" % (vendor, vendor, FLOOR_MAX_M, FLOOR_MAX_M))
-    out.append("shapes: %d distinct in %d rows; %d measured" % (s["shapes"], s["rows"], s["measured"]))
+    passes = sorted({t["measured_at"] for t in table if t.get("state") == "measured" and t.get("measured_at")})
+    out.append("shapes: %d distinct in %d rows; %d measured%s" % (
+        s["shapes"], s["rows"], s["measured"],
+        " in %d bench passes (each row's figures from one process; the rows of older passes say when)" % len(passes)
+        if len(passes) > 1 else ""))
     for dtype, d in sorted(s["large"].items()):
         out.append("M > %d, %s: geomean ratio %.3f over %d shapes; worst %s at %.3f"
                    % (FLOOR_MAX_M, dtype, d["geomean"], d["n"], d["worst"], d["worst_ratio"]))
@@ -366,7 +402,7 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None)
     if s["not_tuned"]:
         out.append("not tuned yet (%d): %s" % (len(s["not_tuned"]), " ".join(s["not_tuned"])))
     if s["not_measured"]:
-        out.append("tuned, not in this bench pass (%d): %s" % (len(s["not_measured"]), " ".join(s["not_measured"])))
+        out.append("tuned, not in any bench pass yet (%d): %s" % (len(s["not_measured"]), " ".join(s["not_measured"])))
     if s["failed"]:
         out.append("failed in the bench pass (%d): %s" % (len(s["failed"]), " ".join(s["failed"])))
     return "\n".join(out) + "\n"
@@ -508,7 +544,21 @@ def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough):
     with open(os.path.join(dev_dir, "bench.json"), "w") as out, open(os.path.join(dev_dir, "bench.err"), "w") as err:
         rc = subprocess.run(cmd, stdout=out, stderr=err).returncode
     log("   bench-best exit %d after %.0f s" % (rc, time.time() - t0))
-    return os.path.join(dev_dir, "bench.json")
+    try:
+        latest = read_json(os.path.join(dev_dir, "bench.json"))
+        kept = read_json(os.path.join(dev_dir, "bench-all.json"))
+    except ValueError as e:
+        log("== %s: the table keeps what it had (see bench.err)" % e)
+        return None
+    if latest is None or not latest.get("entries"):
+        log("== the bench pass measured nothing (see bench.err): the table keeps what it had")
+        return None
+    merged = merge_passes(kept, latest, time.strftime("%Y-%m-%d %H:%M"))
+    tmp = os.path.join(dev_dir, "bench-all.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(merged, f, indent=1)
+    os.replace(tmp, os.path.join(dev_dir, "bench-all.json"))
+    return os.path.join(dev_dir, "bench-all.json")
 
 
 def main(argv):
@@ -564,31 +614,32 @@ def main(argv):
     log("model_bench: %d rows, %d distinct shapes (of %d in %d files), %d evaluations each, results in %s"
         % (len(rows), len(distinct(rows)), len(distinct(everything)), len(sets), args.evals, dev_dir))
 
-    bench_json = os.path.join(dev_dir, "bench.json")
+    # The table's document: every shape's latest bench pass (bench-all.json); results of
+    # versions before it have only the last pass (bench.json).
+    bench_json = os.path.join(dev_dir, "bench-all.json")
+    if not os.path.exists(bench_json):
+        bench_json = os.path.join(dev_dir, "bench.json")
     if not (args.bench_only or args.table_only):
         changed = set()
-        if args.retune_changed and os.path.exists(bench_json):
+        if args.retune_changed:
             try:
-                with open(bench_json) as f:
-                    changed = changed_folders(json.load(f))
-            except ValueError:
-                log("== %s is not readable JSON: only folders autotune-loop refuses are tuned again" % bench_json)
+                changed = changed_folders(read_json(bench_json))
+            except ValueError as e:
+                log("== %s: only folders autotune-loop refuses are tuned again" % e)
         tune(args, args.bin, shapes_dir, distinct(rows), distinct(everything), passthrough,
              shlex.split(args.loop_args), deadline, changed)
     if not (args.tune_only or args.table_only):
-        bench(args, args.bin, dev_dir, shapes_dir, rows, passthrough)
+        bench_json = bench(args, args.bin, dev_dir, shapes_dir, rows, passthrough) or bench_json
     if args.tune_only:
         left = [r["folder"] for r in distinct(rows) if not shape_done(os.path.join(shapes_dir, r["folder"]), args.evals)]
         log("== tuned: %d of %d shapes done%s" % (len(distinct(rows)) - len(left), len(distinct(rows)),
                                                   ("; left: " + " ".join(left)) if left else ""))
         return 0
-    bench_doc = None
-    if os.path.exists(bench_json):
-        try:
-            with open(bench_json) as f:
-                bench_doc = json.load(f)
-        except ValueError:
-            log("== %s is not readable JSON (see bench.err)" % bench_json)
+    try:
+        bench_doc = read_json(bench_json)
+    except ValueError as e:
+        log("== %s (see bench.err)" % e)
+        bench_doc = None
     tuned = {r["folder"] for r in distinct(rows)
              if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))}
     evals = {r["folder"]: count_evaluations(os.path.join(shapes_dir, r["folder"])) for r in distinct(rows)}
@@ -596,9 +647,10 @@ def main(argv):
     device = ""
     if bench_doc and bench_doc.get("device"):
         d = bench_doc["device"]
-        device = "%s (%s), one bench-best process; measured copy bandwidth %s GB/s" % (
+        device = "%s (%s), one bench-best process per pass; measured copy bandwidth %s GB/s" % (
             d.get("name"), d.get("arch"), _f(bench_doc.get("measured_bandwidth_gbps"), "%.0f"))
-    report = format_report(table, summary, device, benchmark_shapes=len(distinct(everything)))
+    report = format_report(table, summary, device, benchmark_shapes=len(distinct(everything)),
+                           latest_pass=(bench_doc or {}).get("latest_pass"))
     with open(os.path.join(dev_dir, "table.txt"), "w") as f:
         f.write(report)
     sys.stdout.write(report)

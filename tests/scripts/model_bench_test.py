@@ -320,6 +320,45 @@ class EndToEndOnReplay(unittest.TestCase):
         with open(os.path.join(shapes, aside[0], "history.csv")) as f:
             self.assertEqual(f.read(), before)
 
+    def test_bench_passes_accumulate_so_a_table_filled_over_several_calls_keeps_every_shape(self):
+        self.run_driver("--evals", "6", "--tune-only")
+        first = self.run_driver("--evals", "6", "--bench-only", "--only", "decode_m128")
+        self.assertIn("replayed/decode_m128", first)
+        second = self.run_driver("--evals", "6", "--bench-only", "--only", "prefill_m4096")
+        self.assertIn("bench-best: 1 shapes in one process", second)
+        # The whole table after both passes: both shapes measured, neither "not in any pass".
+        table = self.run_driver("--evals", "6", "--table-only")
+        self.assertIn("shapes: 3 distinct in 4 rows; 2 measured", table)
+        self.assertNotIn("not in any bench pass", table)
+        with open(os.path.join(self.dir, "out", "replay", "bench-all.json")) as f:
+            merged = json.load(f)
+        self.assertEqual(len(merged["entries"]), 2)
+        with open(os.path.join(self.dir, "out", "replay", "bench.json")) as f:
+            self.assertEqual(len(json.load(f)["entries"]), 1, "bench.json is the last pass alone")
+
+    def test_merge_passes_keeps_older_shapes_and_replaces_remeasured_ones(self):
+        def entry(folder, ms):
+            return {"best_config": "/r/shapes/%s/best_config.json" % folder, "status": "ok",
+                    "now": evaluation(ms, 1e9)}
+        first = mb.merge_passes(None, {"device": {"name": "G"}, "entries": [entry("a", 1.0), entry("b", 2.0)]},
+                                "2026-11-27 05:00")
+        second = mb.merge_passes(first, {"device": {"name": "G"}, "entries": [entry("b", 1.5), entry("c", 3.0)]},
+                                 "2026-11-27 06:00")
+        got = {f: (e["now"]["timing"]["median_ms"], e["measured_at"]) for f, e in mb.measured_shapes(second).items()}
+        self.assertEqual(got, {"a": (1.0, "2026-11-27 05:00"), "b": (1.5, "2026-11-27 06:00"),
+                               "c": (3.0, "2026-11-27 06:00")})
+        self.assertEqual(second["latest_pass"], "2026-11-27 06:00")
+        self.assertEqual(second["passes"], ["2026-11-27 05:00", "2026-11-27 06:00"])
+        rows = [{"set": "s", "name": n, "folder": n, "m": 4096, "n": 4096, "k": 4096, "dtype": "bf16",
+                 "layout": "NT"} for n in ("a", "b")]
+        for e in second["entries"]:
+            e["vendor"] = evaluation(1.2, 1e9)
+        table, summary = mb.summarize(rows, second, {"a", "b"})
+        text = mb.format_report(table, summary, latest_pass=second["latest_pass"])
+        self.assertIn("pass of 2026-11-27 05:00", text)
+        self.assertEqual(text.count("pass of "), 1, text)
+        self.assertIn("in 2 bench passes", text)
+
     def test_changed_folders_come_from_the_bench_passes_mismatch(self):
         bench = {"entries": [
             {"best_config": "/r/shapes/a/best_config.json", "status": "MISMATCH", "now": None},
