@@ -6,6 +6,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/flag_checks.h"
+#include "registry/dtype.h"
 #include "runtime/backend.h"
 #include "runtime/worker/worker_evaluator.h"
 
@@ -105,10 +106,10 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
     k->required();
   }
   app.add_option("--dtype", f.dtype, "element type of A and B (and of C unless --c-dtype); accumulation is fp32")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}))
+      ->check(CLI::IsMember(dtype_names()))
       ->capture_default_str();
   app.add_option("--c-dtype", f.c_dtype, "element type of C and the bias (default: --dtype), e.g. bf16 inputs with fp32 C")
-      ->check(CLI::IsMember({"fp32", "fp16", "bf16"}));
+      ->check(CLI::IsMember(dtype_names()));
   app.add_option("--layout", f.layout, "A and B storage: N = row-major, T = column-major")
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
       ->capture_default_str();

@@ -74,6 +74,11 @@ const DTypeInfo& dtype_info(DType t) {
   return kTable[0];
 }
 const char* dtype_name(DType t) { return dtype_info(t).name; }
+std::vector<std::string> dtype_names() {
+  std::vector<std::string> out;
+  for (const DTypeInfo& i : kTable) out.push_back(i.name);
+  return out;
+}
 int dtype_bytes(DType t) { return dtype_info(t).bytes; }
 double unit_roundoff(DType t) { return std::ldexp(1.0, -dtype_info(t).significand_bits); }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -25,6 +26,8 @@ struct DTypeInfo {
 };
 
 const DTypeInfo& dtype_info(DType t);
+// Every type of the table, in its order: what --dtype and --c-dtype offer.
+std::vector<std::string> dtype_names();
 const char* dtype_name(DType t);  // "fp32", "fp16", "bf16"
 Result<DType> parse_dtype(const std::string& s);
 int dtype_bytes(DType t);

@@ -9,8 +9,9 @@ CUtensorMapDataType tensor_map_type(DType t) {
   switch (t) {
     case DType::kF16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     case DType::kBF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    default: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::kF32: break;  // every type named: a new one is a compile error here, not fp32
   }
+  return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
 }
 
 CUtensorMapSwizzle tensor_map_swizzle(int bytes) {
