@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -484,6 +485,27 @@ TEST(CliWarmStart, AProblemSetOnReplayCarriesWinnersToTheSameKernelAtTheNextProb
   }
   EXPECT_GE(problems_warmed, 4) << "later problems start from their neighbours' winners";
   EXPECT_GE(warm_rows, 8);
+
+  // The same folder as an earlier version wrote it (each recording's template named after its
+  // file): resuming says so instead of leaving those rows behind under the old names.
+  for (const auto& problem_dir : fs::directory_iterator(dir / "results")) {
+    if (!problem_dir.is_directory()) continue;
+    const std::string problem = problem_dir.path().filename().string();
+    for (const auto& file : fs::directory_iterator(problem_dir.path())) {
+      if (!file.is_regular_file()) continue;
+      std::string text = slurp(file.path());
+      for (const std::string& k : kernels)
+        text = std::regex_replace(text, std::regex("\\b" + k + "\\b"), k + "_" + problem + "_H200");
+      std::ofstream(file.path(), std::ios::trunc) << text;
+    }
+  }
+  auto again = run_process({autotune_loop_exe().string(), "--backend", "replay", "--replay-file", rec.string(),
+                            "--problems", set.string(), "--max-evals", "300", "--retime", "0", "--seed", "3",
+                            "--results", (dir / "results").string(), "--progress", "none"},
+                           dir);
+  EXPECT_EQ(again.exit_code, 2) << again.out << again.err;
+  EXPECT_TRUE(contains(again.out + again.err, "which this run names gemm_")) << again.out << again.err;
+  EXPECT_TRUE(contains(again.out + again.err, "Give this run its own --results folder")) << again.err;
 }
 
 // Seeds of another device come after this one's, invalid ones are skipped with a warning,

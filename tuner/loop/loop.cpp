@@ -193,6 +193,26 @@ Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>&
           ", and its best, finalists and proposals would be ranked by another measure than the rows already "
           "there. Resume with --objective " + then + ", or give this run its own --results folder.");
   }
+  // A row of a template this run does not name, with the source hash of one it does: the
+  // same template under another name (on replay: a recording named after its file then,
+  // after its kernel now). Continuing would leave its rows behind under the old name.
+  for (const auto& r : rows) {
+    if (r.template_name.empty() || r.template_hash.empty()) continue;
+    bool named = false;
+    const KernelTemplate* same_source = nullptr;
+    for (const KernelTemplate* t : templates) {
+      named = named || t->name() == r.template_name;
+      if (t->source_hash() == r.template_hash) same_source = t;
+    }
+    if (!named && same_source)
+      return Status::failed_precondition(
+          (dir / kHistoryFileName).string() + " has rows of template " + r.template_name + ", which this run names " +
+          same_source->name() + " (the same source" +
+          (same_source->is_recorded() ? "; on replay, recordings of one kernel at several problems are named after "
+                                        "the kernel"
+                                      : "") +
+          "): its rows would not be continued under the new name. Give this run its own --results folder.");
+  }
   for (const auto& r : rows)
     for (const KernelTemplate* t : templates)
       if (t->name() == r.template_name && r.template_hash != t->source_hash())
