@@ -451,11 +451,27 @@ def move_aside(folder):
     return aside
 
 
+def refused_by_the_loop(bin_dir, r, folder, passthrough, templates):
+    """Whether autotune-loop refuses to resume a folder that is already at its budget because
+    its templates changed: asked with the folder's own count as the budget and no re-timing,
+    so a folder that is fine ends at once, adding nothing."""
+    cmd = [os.path.join(bin_dir, "autotune-loop"), "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"]),
+           "--dtype", r["dtype"], "--layout", r["layout"], "--max-evals", str(max(1, count_evaluations(folder))),
+           "--retime", "0", "--results", folder, "--progress", "none", "-q"]
+    for t in templates:
+        cmd += ["--template", t]
+    p = subprocess.run(cmd + passthrough, capture_output=True, text=True)
+    return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
+
+
 def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline, changed=frozenset()):
     replay = "replay" in passthrough
     for i, r in enumerate(todo):
         folder = os.path.join(shapes_dir, r["folder"])
-        if args.retune_changed and r["folder"] in changed and os.path.isdir(folder):
+        if args.retune_changed and os.path.isdir(folder) and (
+                r["folder"] in changed or
+                (shape_done(folder, args.evals) and
+                 refused_by_the_loop(bin_dir, r, folder, passthrough, [] if replay else templates_for(r["m"], args.templates)))):
             log("== %s: its template changed since it was tuned; moved aside to %s, tuning it again"
                 % (r["folder"], os.path.basename(move_aside(folder))))
         done_before = count_evaluations(folder)

@@ -359,6 +359,35 @@ class EndToEndOnReplay(unittest.TestCase):
         self.assertEqual(text.count("pass of "), 1, text)
         self.assertIn("in 2 bench passes", text)
 
+    def test_a_shape_at_its_budget_whose_template_changed_is_found_and_retuned(self):
+        shapes = os.path.join(self.dir, "out", "replay", "shapes")
+        folder = os.path.join(shapes, "m128_n4096_k4096_bf16_NN")
+        other = os.path.join(shapes, "m4096_n4096_k4096_bf16_NN")
+        self.run_driver("--evals", "6", "--tune-only")
+        path = os.path.join(folder, "history.csv")
+        with open(path) as f:
+            text = f.read()
+        import csv as _csv
+        import io as _io
+        rows = list(_csv.reader(_io.StringIO(text)))
+        col = rows[0].index("template_hash")
+        for r in rows[1:]:
+            if len(r) > col and r[col]:
+                r[col] = "0123456789abcdef"
+        buf = _io.StringIO()
+        _csv.writer(buf, lineterminator="\n").writerows(rows)
+        with open(path, "w") as f:
+            f.write(buf.getvalue())
+        with open(os.path.join(other, "history.csv")) as f:
+            untouched = f.read()
+        # Both shapes are at their budget and no bench pass has marked anything.
+        out = self.run_driver("--evals", "6", "--tune-only", "--retune-changed")
+        self.assertIn("m128_n4096_k4096_bf16_NN: its template changed since it was tuned; moved aside", out)
+        self.assertNotIn("m4096_n4096_k4096_bf16_NN: its template changed", out)
+        self.assertEqual(mb.count_evaluations(folder), 6)
+        with open(os.path.join(other, "history.csv")) as f:
+            self.assertEqual(f.read(), untouched, "the probe adds nothing to a folder that is fine")
+
     def test_changed_folders_come_from_the_bench_passes_mismatch(self):
         bench = {"entries": [
             {"best_config": "/r/shapes/a/best_config.json", "status": "MISMATCH", "now": None},
