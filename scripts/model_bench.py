@@ -612,6 +612,8 @@ def main(argv):
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
     args = ap.parse_args(argv)
+    if args.retune_changed and (args.bench_only or args.table_only):
+        ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only or --table-only")
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sets = args.sets or [os.path.join(here, "data", "problems", s) for s in DEFAULT_SETS]
     ms = {int(x) for x in args.m.split(",")} if args.m else None

@@ -388,6 +388,14 @@ class EndToEndOnReplay(unittest.TestCase):
         with open(os.path.join(other, "history.csv")) as f:
             self.assertEqual(f.read(), untouched, "the probe adds nothing to a folder that is fine")
 
+    def test_retune_changed_with_bench_only_is_a_usage_error(self):
+        env = dict(os.environ, TILESMITH_BIN=BIN)
+        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
+                            "--sets", self.set, "--bench-only", "--retune-changed", "--"] + self.replay,
+                           capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--retune-changed tunes shapes again", p.stderr)
+
     def test_changed_folders_come_from_the_bench_passes_mismatch(self):
         bench = {"entries": [
             {"best_config": "/r/shapes/a/best_config.json", "status": "MISMATCH", "now": None},
