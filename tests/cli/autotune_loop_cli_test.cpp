@@ -486,6 +486,19 @@ TEST(CliWarmStart, AProblemSetOnReplayCarriesWinnersToTheSameKernelAtTheNextProb
   EXPECT_GE(problems_warmed, 4) << "later problems start from their neighbours' winners";
   EXPECT_GE(warm_rows, 8);
 
+  // bench-best over the set's folder answers each entry from its own problem's recording,
+  // though several problems' templates share a name.
+  auto bench = run_process({bench_best_exe().string(), "--backend", "replay", "--replay-file", rec.string(),
+                            "--results", (dir / "results").string(), "--fastest-only", "--rounds", "0", "--json"},
+                           dir);
+  ASSERT_EQ(bench.exit_code, 0) << bench.out << bench.err;
+  const json b = json::parse(bench.out);
+  ASSERT_EQ(b["entries"].size(), 8u) << bench.out;
+  for (const auto& e : b["entries"]) {
+    EXPECT_EQ(e.value("status", ""), "ok") << e.dump();
+    EXPECT_TRUE(kernels.count(e.value("template", ""))) << e.dump();
+  }
+
   // The same folder as an earlier version wrote it (each recording's template named after its
   // file): resuming says so instead of leaving those rows behind under the old names.
   for (const auto& problem_dir : fs::directory_iterator(dir / "results")) {
