@@ -10,6 +10,8 @@ named, and tuned again beside the kept old folder on request).
     python3 tests/scripts/model_bench_test.py        (ctest: model_bench_script_test)
 """
 
+import csv
+import io
 import json
 import math
 import os
@@ -230,6 +232,23 @@ BIN = os.environ.get("TILESMITH_BIN", os.path.join(ROOT, "build", "cli"))
 REC = os.path.join(ROOT, "data", "recordings")
 
 
+def as_if_its_template_changed(folder):
+    """Rewrites the folder's history.csv as an older template version would have left it (the
+    recorded rows carry another source hash); returns the new text."""
+    path = os.path.join(folder, "history.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    col = rows[0].index("template_hash")
+    for r in rows[1:]:
+        if len(r) > col and r[col]:
+            r[col] = "0123456789abcdef"
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    with open(path, "w") as f:
+        f.write(buf.getvalue())
+    return buf.getvalue()
+
+
 @unittest.skipUnless(os.path.exists(os.path.join(BIN, "autotune-loop")) and
                      os.path.exists(os.path.join(BIN, "bench-best")), "autotune-loop / bench-best not built")
 class EndToEndOnReplay(unittest.TestCase):
@@ -290,22 +309,7 @@ class EndToEndOnReplay(unittest.TestCase):
         shapes = os.path.join(self.dir, "out", "replay", "shapes")
         folder = os.path.join(shapes, "m128_n4096_k4096_bf16_NN")
         self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128")
-        # As if the template had changed since: the recorded rows carry another source hash.
-        path = os.path.join(folder, "history.csv")
-        with open(path) as f:
-            lines = f.read().splitlines(True)
-        col = lines[0].rstrip("\n").split(",").index("template_hash")
-        import csv as _csv
-        import io as _io
-        rows = list(_csv.reader(_io.StringIO("".join(lines))))
-        for r in rows[1:]:
-            if len(r) > col and r[col]:
-                r[col] = "0123456789abcdef"
-        buf = _io.StringIO()
-        _csv.writer(buf, lineterminator="\n").writerows(rows)
-        with open(path, "w") as f:
-            f.write(buf.getvalue())
-        before = buf.getvalue()
+        before = as_if_its_template_changed(folder)
         out = self.run_driver("--evals", "10", "--tune-only", "--only", "decode_m128")
         self.assertIn("no evaluations this call", out)
         self.assertIn("not resumed: its templates changed since it was tuned", out)
@@ -364,20 +368,7 @@ class EndToEndOnReplay(unittest.TestCase):
         folder = os.path.join(shapes, "m128_n4096_k4096_bf16_NN")
         other = os.path.join(shapes, "m4096_n4096_k4096_bf16_NN")
         self.run_driver("--evals", "6", "--tune-only")
-        path = os.path.join(folder, "history.csv")
-        with open(path) as f:
-            text = f.read()
-        import csv as _csv
-        import io as _io
-        rows = list(_csv.reader(_io.StringIO(text)))
-        col = rows[0].index("template_hash")
-        for r in rows[1:]:
-            if len(r) > col and r[col]:
-                r[col] = "0123456789abcdef"
-        buf = _io.StringIO()
-        _csv.writer(buf, lineterminator="\n").writerows(rows)
-        with open(path, "w") as f:
-            f.write(buf.getvalue())
+        as_if_its_template_changed(folder)
         with open(os.path.join(other, "history.csv")) as f:
             untouched = f.read()
         # Both shapes are at their budget and no bench pass has marked anything.
