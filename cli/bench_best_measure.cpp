@@ -22,7 +22,7 @@ const KernelTemplate* find_template(const BestEntry* e, const OpenedEvaluator& o
     for (std::size_t i = 0; i < opened.recorded_templates.size(); ++i) {
       const KernelTemplate& t = opened.recorded_templates[i];
       if (t.name() != e->template_name) continue;
-      if (!replay::recordings_for({opened.recordings[i]}, e->problem).empty()) return &t;
+      if (replay::answers_for(*opened.recordings[i], e->problem)) return &t;
       if (!named) named = &t;
     }
     return named;

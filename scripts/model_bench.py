@@ -175,11 +175,16 @@ def _rel_err(evaluation):
     return a.get("rel_error_norm") if a.get("checked") else None
 
 
+def entry_folder(entry):
+    """The shape folder a bench-best entry came from (its best_config.json's folder)."""
+    return os.path.basename(os.path.dirname(entry.get("best_config", "")))
+
+
 def measured_shapes(bench):
     """folder name -> what bench-best measured for it (its fastest ok entry, else its first)."""
     out = {}
     for e in (bench or {}).get("entries", []):
-        folder = os.path.basename(os.path.dirname(e.get("best_config", "")))
+        folder = entry_folder(e)
         now_ms = _ms(e.get("now"))
         best = out.get(folder)
         if best is None or (now_ms is not None and (_ms(best.get("now")) is None or now_ms < _ms(best.get("now")))):
@@ -195,8 +200,8 @@ def merge_passes(kept, latest, when):
     bench-best process; only rows of different passes were measured apart. Pure."""
     out = dict(latest or {})
     fresh = [dict(e, measured_at=when) for e in (latest or {}).get("entries", [])]
-    covered = set(measured_shapes({"entries": fresh}))
-    older = [e for e in (kept or {}).get("entries", []) if measured_shapes({"entries": [e]}).keys() - covered]
+    covered = {entry_folder(e) for e in fresh}
+    older = [e for e in (kept or {}).get("entries", []) if entry_folder(e) not in covered]
     out["entries"] = fresh + older
     out["latest_pass"] = when
     out["passes"] = sorted({e.get("measured_at") for e in out["entries"] if e.get("measured_at")})
@@ -451,17 +456,30 @@ def move_aside(folder):
     return aside
 
 
-def refused_by_the_loop(bin_dir, r, folder, passthrough, templates):
+def loop_command(args, bin_dir, r, folder, max_evals, replay):
+    """autotune-loop on one shape into its folder, with the benchmark's templates (on replay:
+    the recordings')."""
+    cmd = [os.path.join(bin_dir, "autotune-loop"), "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"]),
+           "--dtype", r["dtype"], "--layout", r["layout"], "--max-evals", str(max_evals),
+           "--results", folder, "--progress", "none", "-q"]
+    if not replay:
+        for t in templates_for(r["m"], args.templates):
+            cmd += ["--template", t]
+    return cmd
+
+
+def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay):
     """Whether autotune-loop refuses to resume a folder that is already at its budget because
     its templates changed: asked with the folder's own count as the budget and no re-timing,
     so a folder that is fine ends at once, adding nothing."""
-    cmd = [os.path.join(bin_dir, "autotune-loop"), "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"]),
-           "--dtype", r["dtype"], "--layout", r["layout"], "--max-evals", str(max(1, count_evaluations(folder))),
-           "--retime", "0", "--results", folder, "--progress", "none", "-q"]
-    for t in templates:
-        cmd += ["--template", t]
+    cmd = loop_command(args, bin_dir, r, folder, max(1, count_evaluations(folder)), replay) + ["--retime", "0"]
     p = subprocess.run(cmd + passthrough, capture_output=True, text=True)
     return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
+
+
+def retune_from_nothing(folder):
+    log("== %s: its templates changed since it was tuned; moved aside to %s, tuning it again"
+        % (os.path.basename(folder), os.path.basename(move_aside(folder))))
 
 
 def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline, changed=frozenset()):
@@ -470,10 +488,8 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
         folder = os.path.join(shapes_dir, r["folder"])
         if args.retune_changed and os.path.isdir(folder) and (
                 r["folder"] in changed or
-                (shape_done(folder, args.evals) and
-                 refused_by_the_loop(bin_dir, r, folder, passthrough, [] if replay else templates_for(r["m"], args.templates)))):
-            log("== %s: its template changed since it was tuned; moved aside to %s, tuning it again"
-                % (r["folder"], os.path.basename(move_aside(folder))))
+                (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay))):
+            retune_from_nothing(folder)
         done_before = count_evaluations(folder)
         if shape_done(folder, args.evals):
             continue
@@ -499,12 +515,8 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
                     f.write("\n".join(warm) + "\n")
         if args.no_warm_start:
             warm = []
-        cmd = [os.path.join(bin_dir, "autotune-loop"), "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"]),
-               "--dtype", r["dtype"], "--layout", r["layout"], "--max-evals", str(args.evals),
-               "--results", folder, "--progress", "none", "-q", "--seed", "1"]
+        cmd = loop_command(args, bin_dir, r, folder, args.evals, replay) + ["--seed", "1"]
         if not replay:
-            for t in templates_for(r["m"], args.templates):
-                cmd += ["--template", t]
             cmd += ["--compile-threads", str(args.compile_threads)]
         for w in warm:
             cmd += ["--warm-start", w]
@@ -531,8 +543,7 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
             log("   %s: exit %s after %.0f s, %d evaluations, %s" % (r["folder"], rc, time.time() - t0, now, how))
             if rc == 2 and refused_as_changed(output):
                 if args.retune_changed and attempt == 1:
-                    log("   %s: its templates changed since it was tuned; moved aside to %s, tuning it again"
-                        % (r["folder"], os.path.basename(move_aside(folder))))
+                    retune_from_nothing(folder)
                     done_before = 0
                     continue
                 log("   %s: not resumed: its templates changed since it was tuned, so its row describes the old "
@@ -591,15 +602,17 @@ def main(argv):
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--tune-only", action="store_true", help="tune, no bench pass")
     mode.add_argument("--bench-only", action="store_true", help="no tuning: one bench-best pass and the table")
-    mode.add_argument("--table-only", action="store_true", help="print the table from the last bench.json")
+    mode.add_argument("--table-only", action="store_true",
+                      help="print the table from the bench passes so far (bench-all.json)")
     ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_stream at M <= %d "
                     "and gemm_gemv at M <= %d)" % (" ".join(HALF_TEMPLATES), STREAM_MAX_M, GEMV_MAX_M))
     ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
                     help="autotune-loop's compiles at once (default: the cores less two, at most 12)")
     ap.add_argument("--retune-changed", action="store_true",
-                    help="tune again, from nothing, the shapes whose winner's template changed since they were "
-                         "tuned (MISMATCH in the last bench pass, or a folder autotune-loop refuses to resume); "
-                         "the old folder is kept beside it as FOLDER.changed-DATE")
+                    help="tune again, from nothing, the shapes whose templates changed since they were tuned "
+                         "(MISMATCH in a bench pass, or a folder autotune-loop refuses to resume, asked at its own "
+                         "budget without re-timing where it is already done); the old folder is kept beside it as "
+                         "FOLDER.changed-DATE")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
     ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
     ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")

@@ -54,6 +54,10 @@ void name_by_kernel_across_problems(std::vector<std::shared_ptr<const Recording>
 
 }  // namespace
 
+bool answers_for(const Recording& recording, const GemmProblem& problem) {
+  return same_problem(recording.problem(), problem);
+}
+
 Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
     const std::vector<std::filesystem::path>& files, const RecordingOptions& options) {
   std::vector<std::shared_ptr<const Recording>> out;
@@ -90,7 +94,7 @@ std::vector<std::shared_ptr<const Recording>> recordings_for(
     const std::vector<std::shared_ptr<const Recording>>& recordings, const GemmProblem& problem) {
   std::vector<std::shared_ptr<const Recording>> out;
   for (const auto& r : recordings) {
-    if (same_problem(r->problem(), problem)) out.push_back(r);
+    if (answers_for(*r, problem)) out.push_back(r);
   }
   return out;
 }
@@ -108,7 +112,7 @@ ReplayEvaluator* ReplaySetEvaluator::find(const KernelTemplate& tmpl, const Gemm
     if (recordings_[i]->name() != tmpl.name()) continue;
     ++with_name;
     named = evaluators_[i].get();
-    if (same_problem(recordings_[i]->problem(), problem)) return named;
+    if (answers_for(*recordings_[i], problem)) return named;
   }
   // One recording of that name: it answers (and refuses a problem it did not record).
   if (with_name == 1) return named;

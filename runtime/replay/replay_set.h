@@ -43,6 +43,9 @@ Result<std::vector<std::shared_ptr<const Recording>>> load_recordings(
 // The recordings whose problem is `problem`: the same M, N and K (the recordings do not
 // record types or layouts; Recording::problem() says what they stand for: fp32 NN), and
 // the same types and layouts as that.
+// Whether `recording` answers for `problem` (the test recordings_for applies).
+bool answers_for(const Recording& recording, const GemmProblem& problem);
+
 std::vector<std::shared_ptr<const Recording>> recordings_for(
     const std::vector<std::shared_ptr<const Recording>>& recordings, const GemmProblem& problem);
 
