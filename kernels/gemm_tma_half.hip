@@ -137,10 +137,11 @@ static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 
               "ping-pong: two consumers taking turns over a persistent block's tiles, no split");
 static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
 static_assert(STAGES >= 2, "at least two stages");
-static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1 && BLOCK_N >= 128),
-              "clusters: pairs along M, without split-K, with at least two B boxes to share");
-static_assert(CLUSTER_N == 1 || (CLUSTER_N == 2 && CLUSTER_M == 1 && SPLIT_K == 1 && BLOCK_M >= 128),
-              "clusters along N: pairs, without split-K or a pair along M, with at least two A boxes to share");
+// A pair with a single box to share (BLOCK_N 64 along M, BLOCK_M 64 along N) has rank 0 multicast
+// it and rank 1 load only its own operand: both blocks still expect the whole stage.
+static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1), "clusters: pairs along M, without split-K");
+static_assert(CLUSTER_N == 1 || (CLUSTER_N == 2 && CLUSTER_M == 1 && SPLIT_K == 1),
+              "clusters along N: pairs, without split-K or a pair along M");
 static_assert(CLUSTER_K == 1 || ((CLUSTER_K == 2 || CLUSTER_K == 4 || CLUSTER_K == 8) && CLUSTER_PEERS == 1 &&
                                   SPLIT_K == 1 && PERSISTENT == 0),
               "K clusters: 2, 4 or 8 blocks per tile, one tile per cluster, no other split or cluster");

@@ -286,16 +286,32 @@ TEST(Compile, TmaClusterConfigsCompileAndTheirRulesHold) {
   auto r = t.render(p, c, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
-  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_N", 64}, {"CLUSTER_N", 2}});
+  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"CLUSTER_N", 2}});
 
-  // Pairs along N share A: the same grid, and no pair along both or with one A box to share.
+  // Pairs along N share A: the same grid, and no pair along both.
   c["CLUSTER_M"] = 1;
   c["CLUSTER_N"] = 2;
   expect_valid_and_compiled(*nvrtc, t, p, c, dev);
   r = t.render(p, c, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->grid[0], 132u) << "66 clusters of 2";
-  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"BLOCK_M", 64}, {"CLUSTER_M", 2}, {"PINGPONG", 1}});
+  expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"CLUSTER_M", 2}, {"PINGPONG", 1}});
+
+  // A pair of 64 x 64 tiles at M = 128 (a prefill chunk or a batch of decode steps): the two row
+  // tiles share their single B box, which the first block multicasts; the pair along N shares A's.
+  const GemmProblem p128 = bf16_problem(128, "NT");
+  Config pair = t.defaults();
+  pair["BLOCK_M"] = 64;
+  pair["BLOCK_N"] = 64;
+  pair["CONSUMERS"] = 1;
+  pair["CLUSTER_M"] = 2;
+  expect_valid_and_compiled(*nvrtc, t, p128, pair, dev);
+  r = t.render(p128, pair, dev);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->grid[0], 128u) << "64 clusters of 2 on 2 x 64 tiles";
+  pair["CLUSTER_M"] = 1;
+  pair["CLUSTER_N"] = 2;
+  expect_valid_and_compiled(*nvrtc, t, p128, pair, dev);
 
   // A config recorded before CLUSTER_N existed is brought up to date with its default, 1: the
   // pairs along M it may name behave as they did.

@@ -357,12 +357,14 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   // The cluster pairs along M run on 520 rows (5 tiles of 128: the second block of the last pair
   // lies below the matrix) and on 1000 (8 tiles), with B boxes split 2 + 2, 1 + 1 and 2 + 1; the
   // pairs along N on 776 columns (7 tiles of 128, 5 of 192: the last pair's second block lies
-  // right of the matrix) and 1000, with A's boxes split 1 + 1 and 2 + 2.
+  // right of the matrix) and 1000, with A's boxes split 1 + 1 and 2 + 2; pairs with a single box to share
+  // (64-wide B along M, 64-row A along N), which the first block loads for both.
   const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232, 1}, {128, 256, 2, 3, 0, 1, 232, 1},    {128, 128, 2, 6, 1, 1, 232, 1},
                         {128, 192, 2, 4, 1, 1, 216, 1}, {64, 256, 1, 4, 1, 1, 240, 1},     {256, 128, 2, 4, 1, 1, 232, 1},
                         {128, 128, 1, 5, 1, 2, 240, 1}, {64, 128, 1, 4, 0, 4, 232, 1},     {128, 256, 2, 4, 1, 1, 232, 2},
                         {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2},     {128, 256, 2, 4, 1, 1, 232, 1, 2},
-                        {128, 128, 2, 5, 1, 1, 232, 1, 2}, {128, 192, 2, 4, 0, 1, 216, 1, 2}, {256, 128, 2, 4, 1, 1, 232, 1, 2}};
+                        {128, 128, 2, 5, 1, 1, 232, 1, 2}, {128, 192, 2, 4, 0, 1, 216, 1, 2}, {256, 128, 2, 4, 1, 1, 232, 1, 2},
+                        {64, 64, 1, 8, 1, 1, 240, 2},      {128, 64, 2, 6, 0, 1, 232, 2},     {64, 128, 1, 6, 1, 1, 240, 1, 2}};
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
@@ -454,7 +456,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
 // gemm_tma_half's shared-memory epilogue where C's rows are not 16-byte aligned and the last
 // 16-byte piece of a row is partial: N odd or 4 off a multiple of 8 (A row-major and B column-major,
 // or both column-major, keep the operands' strides TMA's), C in every type, each epilogue, the
-// cooperative, ping-pong and one-consumer schedules, ping-pong in 2x1 and 1x2 clusters, and
+// cooperative, ping-pong and one-consumer schedules, ping-pong in 2x1 and 1x2 clusters, a 2x1 pair of 64 x 64
+// tiles, and
 // split-K summed through the workspace.
 TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
@@ -465,7 +468,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   };
   const Tile tiles[] = {{128, 256, 2, 0},    {128, 128, 2, 1},          {64, 256, 1, 0},
                         {128, 192, 2, 0},    {128, 256, 2, 0, 2},       {64, 256, 1, 0, 4},
-                        {128, 128, 2, 1, 1, 2, 1}, {128, 128, 2, 1, 1, 1, 2}};
+                        {128, 128, 2, 1, 1, 2, 1}, {128, 128, 2, 1, 1, 1, 2}, {64, 64, 1, 0, 1, 2, 1}};
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
                                 Epilogue::kBiasRow};
   const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
