@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The model-shape benchmark (docs/model-bench.md): tune the layer GEMMs of public model
 configurations (data/problems/*_nt.json) shape by shape, then re-time every winner next
-to the vendor library and the read floor in ONE bench-best process, and print one table.
+to the vendor library and the read floor (each row's figures from one bench-best process,
+--bench-batch shapes a process), and print one table.
 
     scripts/model_bench.sh OUT_DIR [flags] [-- flags for autotune-loop and bench-best]
 
@@ -15,7 +16,7 @@ mix; autotune-loop refuses a folder of another device anyway):
     shapes/<m..._n..._k..._dtype_layout>/   one autotune-loop results folder per distinct shape
     shapes/<folder>.loop.txt                that shape's last autotune-loop output
     shapes/<folder>.warm                    the warm-start folders chosen at its first session
-    bench.json, bench.err                   the last bench-best pass (--json)
+    bench.json, bench.err                   the last bench-best batch (--json); the pass's errors
     bench-all.json                          every shape's latest measurement over all passes (the table's)
     table.txt                               the last table
 
@@ -32,6 +33,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 
 DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json"]
@@ -468,12 +470,12 @@ def loop_command(args, bin_dir, r, folder, max_evals, replay):
     return cmd
 
 
-def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay):
+def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay, env=None):
     """Whether autotune-loop refuses to resume a folder that is already at its budget because
     its templates changed: asked with the folder's own count as the budget and no re-timing,
     so a folder that is fine ends at once, adding nothing."""
     cmd = loop_command(args, bin_dir, r, folder, max(1, count_evaluations(folder)), replay) + ["--retime", "0"]
-    p = subprocess.run(cmd + passthrough, capture_output=True, text=True)
+    p = subprocess.run(cmd + passthrough, capture_output=True, text=True, env=env)
     return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
 
 
@@ -483,84 +485,142 @@ def retune_from_nothing(folder):
 
 
 def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline, changed=frozenset()):
-    replay = "replay" in passthrough
-    for i, r in enumerate(todo):
-        folder = os.path.join(shapes_dir, r["folder"])
-        if args.retune_changed and os.path.isdir(folder) and (
-                r["folder"] in changed or
-                (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay))):
-            retune_from_nothing(folder)
-        done_before = count_evaluations(folder)
-        if shape_done(folder, args.evals):
-            continue
-        left = None
-        if deadline is not None:
-            left = deadline - time.time()
-            if left < 60:
-                rest = [x["folder"] for x in todo[i:] if not shape_done(os.path.join(shapes_dir, x["folder"]), args.evals)]
-                log("== time is up: %d shapes left to tune (%s)" % (len(rest), " ".join(rest)))
+    """Tunes the shapes of `todo` in turn; with --gpus, one worker per GPU takes the next shape
+    (largest first, so the long ones do not end the call alone), each autotune-loop seeing only
+    its GPU (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES)."""
+    gpus = [g for g in (args.gpus or "").split(",") if g != ""]
+    if len(gpus) <= 1:
+        env = first_gpu_env(args)
+        for i, r in enumerate(todo):
+            if not tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, loop_args, deadline,
+                              changed, env, ""):
                 return
-        # Warm start: chosen once, at the shape's first session, and kept for resumes.
-        warm_file = folder + ".warm"
-        if os.path.exists(warm_file):
-            with open(warm_file) as f:
-                warm = [w for w in f.read().split() if os.path.exists(os.path.join(w, "best_config.json"))]
-        else:
-            tuned = [x for x in everything
-                     if os.path.exists(os.path.join(shapes_dir, x["folder"], "best_config.json"))]
-            warm = [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)]
-            if not args.no_warm_start:
-                os.makedirs(shapes_dir, exist_ok=True)
-                with open(warm_file, "w") as f:
-                    f.write("\n".join(warm) + "\n")
-        if args.no_warm_start:
-            warm = []
-        cmd = loop_command(args, bin_dir, r, folder, args.evals, replay) + ["--seed", "1"]
-        if not replay:
-            cmd += ["--compile-threads", str(args.compile_threads)]
-        for w in warm:
-            cmd += ["--warm-start", w]
-        if left is not None:
-            cmd += ["--hours", "%.4f" % (max(left - 45, 30) / 3600.0)]
-        cmd += loop_args + passthrough
-        log("== [%d/%d] %s (%d of %d evaluations so far)%s" % (
-            i + 1, len(todo), r["folder"], done_before, args.evals,
-            (", warm start from " + ", ".join(os.path.basename(w) for w in warm)) if warm else ""))
-        for attempt in (1, 2):
-            t0 = time.time()
-            with open(folder + ".loop.txt", "w") as out:
-                try:
-                    rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                        timeout=None if left is None else left + 120).returncode
-                except subprocess.TimeoutExpired:
-                    rc = "timeout"
-            with open(folder + ".loop.txt") as f:
-                output = f.read()
-            now = count_evaluations(folder)
-            # The journal's last end is an earlier session's when this call added nothing.
-            how = (last_end_reason(folder) or "no end recorded") if now > done_before or rc == 0 else \
-                "no evaluations this call"
-            log("   %s: exit %s after %.0f s, %d evaluations, %s" % (r["folder"], rc, time.time() - t0, now, how))
-            if rc == 2 and refused_as_changed(output):
-                if args.retune_changed and attempt == 1:
-                    retune_from_nothing(folder)
-                    done_before = 0
-                    continue
-                log("   %s: not resumed: its templates changed since it was tuned, so its row describes the old "
-                    "kernel (MISMATCH). --retune-changed moves such folders aside and tunes them again."
-                    % r["folder"])
-            elif rc != 0:
-                for l in [l.rstrip() for l in output.splitlines() if l.strip()][-3:]:
-                    log("     " + l[:300])
-            break
+        return
+    queue = sorted(todo, key=lambda r: -r["m"] * r["n"] * r["k"])
+    lock = threading.Lock()
+
+    def worker(gpu):
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu)
+        while True:
+            with lock:
+                if not queue:
+                    return
+                r = queue.pop(0)
+                i = len(todo) - len(queue) - 1
+            if not tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, loop_args, deadline,
+                              changed, env, "[gpu %s] " % gpu):
+                return
+
+    threads = [threading.Thread(target=worker, args=(g,)) for g in gpus]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
-def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough):
-    folders = [r["folder"] for r in distinct(rows)
-               if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))]
-    if not folders:
-        log("== nothing tuned yet under %s: no bench pass" % shapes_dir)
-        return None
+def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, loop_args, deadline, changed, env,
+               who):
+    """One shape's autotune-loop (resumed, or from nothing where its templates changed and
+    --retune-changed asks). False when the time is up (nothing more should start)."""
+    replay = "replay" in passthrough
+    folder = os.path.join(shapes_dir, r["folder"])
+    if args.retune_changed and os.path.isdir(folder) and (
+            r["folder"] in changed or
+            (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay,
+                                                                    env))):
+        retune_from_nothing(folder)
+    done_before = count_evaluations(folder)
+    if shape_done(folder, args.evals):
+        return True
+    left = None
+    if deadline is not None:
+        left = deadline - time.time()
+        if left < 60:
+            rest = [x["folder"] for x in todo if not shape_done(os.path.join(shapes_dir, x["folder"]), args.evals)]
+            log("== %stime is up: %d shapes left to tune (%s)" % (who, len(rest), " ".join(rest)))
+            return False
+    # Warm start: chosen once, at the shape's first session, and kept for resumes.
+    warm_file = folder + ".warm"
+    if os.path.exists(warm_file):
+        with open(warm_file) as f:
+            warm = [w for w in f.read().split() if os.path.exists(os.path.join(w, "best_config.json"))]
+    else:
+        tuned = [x for x in everything
+                 if os.path.exists(os.path.join(shapes_dir, x["folder"], "best_config.json"))]
+        warm = [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)]
+        if not args.no_warm_start:
+            os.makedirs(shapes_dir, exist_ok=True)
+            with open(warm_file, "w") as f:
+                f.write("\n".join(warm) + "\n")
+    if args.no_warm_start:
+        warm = []
+    cmd = loop_command(args, bin_dir, r, folder, args.evals, replay) + ["--seed", "1"]
+    if not replay:
+        cmd += ["--compile-threads", str(args.compile_threads)]
+    for w in warm:
+        cmd += ["--warm-start", w]
+    if left is not None:
+        cmd += ["--hours", "%.4f" % (max(left - 45, 30) / 3600.0)]
+    cmd += loop_args + passthrough
+    log("== %s[%d/%d] %s (%d of %d evaluations so far)%s" % (
+        who, i + 1, len(todo), r["folder"], done_before, args.evals,
+        (", warm start from " + ", ".join(os.path.basename(w) for w in warm)) if warm else ""))
+    for attempt in (1, 2):
+        t0 = time.time()
+        with open(folder + ".loop.txt", "w") as out:
+            try:
+                rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                    timeout=None if left is None else left + 120).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+        with open(folder + ".loop.txt") as f:
+            output = f.read()
+        now = count_evaluations(folder)
+        # The journal's last end is an earlier session's when this call added nothing.
+        how = (last_end_reason(folder) or "no end recorded") if now > done_before or rc == 0 else \
+            "no evaluations this call"
+        log("   %s%s: exit %s after %.0f s, %d evaluations, %s" % (who, r["folder"], rc, time.time() - t0, now, how))
+        if rc == 2 and refused_as_changed(output):
+            if args.retune_changed and attempt == 1:
+                retune_from_nothing(folder)
+                done_before = 0
+                continue
+            log("   %s: not resumed: its templates changed since it was tuned, so its row describes the old "
+                "kernel (MISMATCH). --retune-changed moves such folders aside and tunes them again."
+                % r["folder"])
+        elif rc != 0:
+            for l in [l.rstrip() for l in output.splitlines() if l.strip()][-3:]:
+                log("     " + l[:300])
+        break
+    return True
+
+
+def first_gpu_env(args):
+    """The environment of a run on --gpus' first GPU (None: the inherited one)."""
+    first = [g for g in (args.gpus or "").split(",") if g != ""][:1]
+    return dict(os.environ, CUDA_VISIBLE_DEVICES=first[0], HIP_VISIBLE_DEVICES=first[0]) if first else None
+
+
+def bench_order(folders, shapes_dir, kept):
+    """The folders in the order a bench pass measures them: those tuned after their latest
+    measurement (or never measured) first, in the order given, then the others, the longest
+    unmeasured first; so passes cut short by time still cover every shape over several calls.
+    `kept` is the table's document (bench-all.json) or None."""
+    measured = measured_shapes(kept)
+
+    def tuned_at(f):
+        path = os.path.join(shapes_dir, f, "best_config.json")
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(path)))
+
+    stale = [f for f in folders if f not in measured or
+             (measured[f].get("measured_at") or "") < tuned_at(f)]
+    fresh = sorted((f for f in folders if f not in stale), key=lambda f: measured[f].get("measured_at") or "")
+    return stale + fresh
+
+
+def bench_batch(args, bin_dir, dev_dir, shapes_dir, folders, passthrough, timeout):
+    """One bench-best process over `folders`, its rows merged into bench-all.json at once (a
+    call cut off later keeps them). The merged document's path, or None when nothing came back."""
     cmd = [os.path.join(bin_dir, "bench-best"), "--fastest-only", "--json",
            "--read-floor-max-m", str(FLOOR_MAX_M)]
     for f in folders:
@@ -568,8 +628,13 @@ def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough):
     cmd += passthrough
     log("== bench-best: %d shapes in one process" % len(folders))
     t0 = time.time()
-    with open(os.path.join(dev_dir, "bench.json"), "w") as out, open(os.path.join(dev_dir, "bench.err"), "w") as err:
-        rc = subprocess.run(cmd, stdout=out, stderr=err).returncode
+    with open(os.path.join(dev_dir, "bench.json"), "w") as out, open(os.path.join(dev_dir, "bench.err"), "a") as err:
+        try:
+            rc = subprocess.run(cmd, stdout=out, stderr=err, timeout=timeout, env=first_gpu_env(args)).returncode
+        except subprocess.TimeoutExpired:
+            log("   bench-best stopped after %.0f s (time is up): these %d shapes keep their earlier figures"
+                % (time.time() - t0, len(folders)))
+            return None
     log("   bench-best exit %d after %.0f s" % (rc, time.time() - t0))
     try:
         latest = read_json(os.path.join(dev_dir, "bench.json"))
@@ -588,6 +653,43 @@ def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough):
     return os.path.join(dev_dir, "bench-all.json")
 
 
+def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough, deadline=None):
+    """The bench pass: every tuned shape of `rows`, --bench-batch shapes per bench-best
+    process (each row's ours, vendor and floor from one process), until done or, with
+    --minutes, until the time left would not hold the next batch at the pace measured so far."""
+    folders = [r["folder"] for r in distinct(rows)
+               if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))]
+    if not folders:
+        log("== nothing tuned yet under %s: no bench pass" % shapes_dir)
+        return None
+    try:
+        kept = read_json(os.path.join(dev_dir, "bench-all.json"))
+    except ValueError:
+        kept = None  # the first batch names the damage
+    todo = bench_order(folders, shapes_dir, kept)
+    with open(os.path.join(dev_dir, "bench.err"), "w"):
+        pass  # this pass's batches append to it
+    merged, pace = None, None  # pace: seconds per shape in the batches so far
+    while todo:
+        n = args.bench_batch
+        timeout = None
+        if deadline is not None:
+            left = deadline - time.time()
+            if pace is not None:
+                n = min(n, int(max(left - 30, 0) / pace))
+            if left < 60 or n < 1:
+                log("== time is up: %d shapes not measured this pass (%s); the next pass starts with them"
+                    % (len(todo), " ".join(todo)))
+                break
+            timeout = left
+        batch, todo = todo[:n], todo[n:]
+        t0 = time.time()
+        merged = bench_batch(args, bin_dir, dev_dir, shapes_dir, batch, passthrough, timeout) or merged
+        taken = (time.time() - t0) / len(batch)
+        pace = taken if pace is None else max(pace, taken)
+    return merged
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="scripts/model_bench.sh", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -598,7 +700,11 @@ def main(argv):
     ap.add_argument("--dtype", choices=["bf16", "fp16"])
     ap.add_argument("--m", help="comma-separated M values to keep (e.g. 1,16,128)")
     ap.add_argument("--minutes", type=float, help="stop starting or continuing tuning after this many minutes "
-                    "(each autotune-loop gets --hours for what is left; the next call resumes)")
+                    "(each autotune-loop gets --hours for what is left; the next call resumes), and end the "
+                    "bench pass by then (a batch is started only where the time left holds it)")
+    ap.add_argument("--bench-batch", type=int, default=12,
+                    help="shapes per bench-best process in a bench pass (default 12); each batch's rows join "
+                         "the table as soon as it ends, so a call cut short keeps them")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--tune-only", action="store_true", help="tune, no bench pass")
     mode.add_argument("--bench-only", action="store_true", help="no tuning: one bench-best pass and the table")
@@ -613,6 +719,8 @@ def main(argv):
                          "(MISMATCH in a bench pass, or a folder autotune-loop refuses to resume, asked at its own "
                          "budget without re-timing where it is already done); the old folder is kept beside it as "
                          "FOLDER.changed-DATE")
+    ap.add_argument("--gpus", help="tune on these GPUs at once (e.g. 0,1,2,3): one autotune-loop per GPU, each "
+                    "taking the next shape, largest first; the bench pass runs on the first")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
     ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
     ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")
@@ -625,6 +733,10 @@ def main(argv):
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1:]
     args = ap.parse_args(argv)
+    if args.gpus is not None and not re.fullmatch(r"\d+(,\d+)*", args.gpus):
+        ap.error("--gpus takes GPU indices separated by commas (e.g. 0,1,2,3), not %r" % args.gpus)
+    if args.bench_batch < 1:
+        ap.error("--bench-batch needs at least 1 shape per bench-best process")
     if args.retune_changed and (args.bench_only or args.table_only):
         ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only or --table-only")
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -660,7 +772,7 @@ def main(argv):
         tune(args, args.bin, shapes_dir, distinct(rows), distinct(everything), passthrough,
              shlex.split(args.loop_args), deadline, changed)
     if not (args.tune_only or args.table_only):
-        bench_json = bench(args, args.bin, dev_dir, shapes_dir, rows, passthrough) or bench_json
+        bench_json = bench(args, args.bin, dev_dir, shapes_dir, rows, passthrough, deadline) or bench_json
     if args.tune_only:
         left = [r["folder"] for r in distinct(rows) if not shape_done(os.path.join(shapes_dir, r["folder"]), args.evals)]
         log("== tuned: %d of %d shapes done%s" % (len(distinct(rows)) - len(left), len(distinct(rows)),
@@ -678,7 +790,7 @@ def main(argv):
     device = ""
     if bench_doc and bench_doc.get("device"):
         d = bench_doc["device"]
-        device = "%s (%s), one bench-best process per pass; measured copy bandwidth %s GB/s" % (
+        device = "%s (%s), one bench-best process per batch of shapes; measured copy bandwidth %s GB/s" % (
             d.get("name"), d.get("arch"), _f(bench_doc.get("measured_bandwidth_gbps"), "%.0f"))
     report = format_report(table, summary, device, benchmark_shapes=len(distinct(everything)),
                            latest_pass=(bench_doc or {}).get("latest_pass"))

@@ -7,7 +7,9 @@
 #
 #   scripts/device/model_bench_gpu.sh [model_bench.sh flags]
 #   e.g. scripts/device/model_bench_gpu.sh --m 1,16,128 --minutes 7 --tune-only
-#        scripts/device/model_bench_gpu.sh --bench-only
+#        scripts/device/model_bench_gpu.sh --bench-only --minutes 8
+# --minutes bounds the tuning and the bench pass (in batches of --bench-batch shapes, each kept
+# as it ends), so a call ends with its results packed before the machine's limit.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 export TILESMITH_BIN=$bin
@@ -21,8 +23,14 @@ if [[ -x $bin/gpu_evaluator_test && ! -f $res/read_floor_gpu_test.txt ]]; then
   echo "   exit $?"
   grep -E "read floor|vendor|FAILED|OK \]|PASSED|SKIPPED" "$res/read_floor_gpu_test.txt" | head -n 20
 fi
+pack() {
+  mkdir -p "$out"
+  tar czf "$out/model-bench.tgz" "$res" && echo "== results packed: $out/model-bench.tgz (carry it in as results/model-bench.tgz)"
+}
+# A call stopped from outside (the machine's time limit sends TERM) still packs what it has: give
+# --minutes a minute or two below the call's limit so that it ends on its own.
+trap 'pack; exit 143' TERM INT
 scripts/model_bench.sh "$res" "$@"
 status=$?
-mkdir -p "$out"
-tar czf "$out/model-bench.tgz" "$res" && echo "== results packed: $out/model-bench.tgz (carry it in as results/model-bench.tgz)"
+pack
 exit $status

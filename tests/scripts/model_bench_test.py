@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -339,6 +340,53 @@ class EndToEndOnReplay(unittest.TestCase):
         self.assertEqual(len(merged["entries"]), 2)
         with open(os.path.join(self.dir, "out", "replay", "bench.json")) as f:
             self.assertEqual(len(json.load(f)["entries"]), 1, "bench.json is the last pass alone")
+
+    def test_a_pass_in_batches_keeps_each_batch_and_time_left_decides_what_starts(self):
+        self.run_driver("--evals", "6", "--tune-only")
+        out = self.run_driver("--evals", "6", "--bench-only", "--bench-batch", "1")
+        self.assertEqual(out.count("bench-best: 1 shapes in one process"), 2, out)
+        self.assertIn("shapes: 3 distinct in 4 rows; 2 measured", out)
+        with open(os.path.join(self.dir, "out", "replay", "bench-all.json")) as f:
+            self.assertEqual(len(json.load(f)["entries"]), 2)
+        with open(os.path.join(self.dir, "out", "replay", "bench.json")) as f:
+            self.assertEqual(len(json.load(f)["entries"]), 1, "bench.json is the last batch alone")
+        # Too little time for a batch: none starts, the table keeps what it had and says which wait.
+        late = self.run_driver("--evals", "6", "--bench-only", "--minutes", "0.5")
+        self.assertIn("time is up: 2 shapes not measured this pass", late)
+        self.assertIn("shapes: 3 distinct in 4 rows; 2 measured", late)
+
+    def test_shapes_tuned_on_several_gpus_at_once_each_reach_their_budget(self):
+        shapes = os.path.join(self.dir, "out", "replay", "shapes")
+        out = self.run_driver("--evals", "8", "--tune-only", "--gpus", "0,1")
+        self.assertIn("[gpu ", out)
+        self.assertIn("tuned: 2 of 3 shapes done", out)
+        for f in ("m128_n4096_k4096_bf16_NN", "m4096_n4096_k4096_bf16_NN"):
+            self.assertEqual(mb.count_evaluations(os.path.join(shapes, f)), 8, out)
+        env = dict(os.environ, TILESMITH_BIN=BIN)
+        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
+                            "--sets", self.set, "--gpus", "0;1"], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--gpus takes GPU indices separated by commas", p.stderr)
+
+    def test_bench_order_puts_shapes_tuned_since_their_last_measurement_first(self):
+        shapes = os.path.join(self.dir, "shapes")
+        for f in ("a", "b", "c", "d"):
+            os.makedirs(os.path.join(shapes, f))
+            with open(os.path.join(shapes, f, "best_config.json"), "w") as out:
+                out.write("{}")
+        def at(stamp):  # a best_config.json written at a local time "YYYY-MM-DD HH:MM"
+            return time.mktime(time.strptime(stamp, "%Y-%m-%d %H:%M"))
+        for f, stamp in (("a", "2026-11-27 05:00"), ("b", "2026-11-27 07:00"), ("c", "2026-11-27 05:00"),
+                         ("d", "2026-11-27 05:00")):
+            path = os.path.join(shapes, f, "best_config.json")
+            os.utime(path, (at(stamp), at(stamp)))
+        def entry(folder, when):
+            return {"best_config": "/r/shapes/%s/best_config.json" % folder, "measured_at": when}
+        kept = {"entries": [entry("a", "2026-11-27 06:00"), entry("b", "2026-11-27 06:00"),
+                            entry("d", "2026-11-27 05:30")]}
+        # b was tuned again after its measurement and c never measured: first; then d (older) before a.
+        self.assertEqual(mb.bench_order(["a", "b", "c", "d"], shapes, kept), ["b", "c", "d", "a"])
+        self.assertEqual(mb.bench_order(["a", "b"], shapes, None), ["a", "b"])
 
     def test_merge_passes_keeps_older_shapes_and_replaces_remeasured_ones(self):
         def entry(folder, ms):
