@@ -66,13 +66,18 @@ std::optional<double> median_joules(const std::vector<RoundSample>& s) {
   return analysis::summarize(j).median;
 }
 
-// The tie rule over the tied finalists: lowest spread, unless others are alike; then the
-// figure the objective leaves aside (under time the lowest energy when all alike ones have
-// a figure, under energy and edp the lowest time); then the lowest median value.
+// The tie rule over the tied finalists whose paired median is the fastest's within
+// median_alike: lowest spread, unless others are alike; then the figure the objective
+// leaves aside (under time the lowest energy when all alike ones have a figure, under
+// energy and edp the lowest time); then the lowest median value.
 std::size_t break_tie(const std::vector<Standing>& st, const CertifyOptions& o, std::string* rule) {
   std::vector<std::size_t> tied;
   for (std::size_t i = 0; i < st.size(); ++i)
-    if (st[i].tied) tied.push_back(i);
+    if (st[i].tied && st[i].ratio_median <= 1 + o.median_alike) tied.push_back(i);
+  if (tied.size() == 1) {
+    *rule = "ratio";
+    return tied.front();
+  }
   double lowest = st[tied.front()].spread;
   for (std::size_t i : tied) lowest = std::min(lowest, st[i].spread);
   std::vector<std::size_t> alike;

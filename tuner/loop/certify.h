@@ -23,10 +23,14 @@
 //   error rate 1 - confidence (Bonferroni), so stopping at the first separation does not
 //   make a certificate more likely than the confidence level says.
 // - At max_rounds, a finalist not separated from the fastest is tied with it. A tie is
-//   broken toward the lowest spread (relative MAD of its rounds); spreads within
-//   spread_alike of the lowest count as alike, and among those the other figure decides:
-//   under time, the lowest energy per launch when every one of them has a figure (else
-//   the lowest median); under energy or edp, the lowest median time.
+//   broken among the tied finalists whose paired median ratio to the fastest is within
+//   median_alike of 1 (one whose rounds were a few percent slower is tied only because its
+//   interval is wide: trading its expected loss for steadiness would cost the user time;
+//   on an H200 at its power cap such a pick was 3.3% slower in paired rounds), toward the
+//   lowest spread (relative MAD of its rounds); spreads within spread_alike of the lowest
+//   count as alike, and among those the other figure decides: under time, the lowest
+//   energy per launch when every one of them has a figure (else the lowest median); under
+//   energy or edp, the lowest median time.
 
 #include <cstddef>
 #include <optional>
@@ -44,6 +48,7 @@ struct CertifyOptions {
   int max_rounds = 16;  // the budget: at most this many rounds
   double confidence = 0.95;
   double spread_alike = 1.5;  // a relative MAD of ~10 rounds is itself uncertain by ~40%
+  double median_alike = 0.01;  // paired median ratios up to 1 + this count as the fastest's equal
   // The re-timing (tuner/loop/retime.h) starts a fresh measuring process after every this
   // many rounds (<= 0: one process), so that the rounds, their interval and their range
   // hold what differs between processes as well as between rounds.
@@ -91,7 +96,9 @@ struct Certification {
   std::size_t winner = 0;   // the fastest, or the tie rule's pick
   int rounds = 0;
   double test_level = 0;            // each paired interval's confidence after the Bonferroni split
-  std::string tie_rule;             // tie only: "spread", "energy", "time" or "median" decided it
+  // tie only: what decided it: "ratio" (the others' paired medians were more than median_alike
+  // slower), "spread", "energy", "time" or "median"
+  std::string tie_rule;
   std::vector<Standing> standings;  // in the order of the input
 };
 

@@ -155,6 +155,29 @@ TEST(Certify, ATieOfAlikeSpreadsGoesToTheLowerEnergyWhenKnownElseTheLowerMedian)
   EXPECT_EQ(plain.winner, plain.fastest);
 }
 
+// A steady finalist whose rounds run a few % slower than a noisy fastest is tied (the noise keeps
+// its interval over 1), but the spread does not buy it the win: its expected time is worse.
+TEST(Certify, ATiedFinalistWhosePairedMedianIsSlowerIsNotPickedForItsSteadiness) {
+  Noise noise(7);
+  const double truth_ms[] = {1.00, 1.03}, spread[] = {0.2, 0.003};
+  auto c = contest(
+      2, [&](std::size_t f, int, int) { return RoundSample{truth_ms[f] * (1 + spread[f] * noise.next())}; }, {});
+  ASSERT_EQ(c.verdict, Verdict::kTie);
+  ASSERT_TRUE(c.standings[1].tied);
+  EXPECT_GT(c.standings[1].ratio_median, 1.01) << c.standings[1].ratio_median;
+  EXPECT_LT(c.standings[1].spread * 1.5, c.standings[0].spread) << "the slower one is the steadier";
+  EXPECT_EQ(c.winner, 0u);
+  EXPECT_EQ(c.tie_rule, "ratio");
+  // Where its paired median is the fastest's within median_alike, steadiness decides as before.
+  CertifyOptions loose;
+  loose.median_alike = 0.10;
+  Noise again(7);
+  auto d = contest(
+      2, [&](std::size_t f, int, int) { return RoundSample{truth_ms[f] * (1 + spread[f] * again.next())}; }, loose);
+  EXPECT_EQ(d.winner, 1u);
+  EXPECT_EQ(d.tie_rule, "spread");
+}
+
 TEST(Certify, ATieKeepsOnlyTheFinalistsNotSeparatedFromTheFastest) {
   Noise noise(11);
   const double truth_ms[] = {1.00, 1.001, 1.30};
