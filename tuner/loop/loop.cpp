@@ -527,7 +527,8 @@ Status GenerationLoop::Runner::retime() {
                                         " is out of the re-timing: round " + std::to_string(round) +
                                         " came back without its " + objective_description(objective) +
                                         (e.telemetry_note.empty() ? "" : " (" + e.telemetry_note + ")"));
-        });
+        },
+        /*with_vendor=*/s_.vendor.has_value());
     add_measure(seconds_since(t0), false);
     if (s_.stop_requested() || report.stopped) {
       s_.log(LogLevel::kWarn, "re-timing abandoned (stop requested); best_config.json keeps the search's best");
@@ -542,9 +543,21 @@ Status GenerationLoop::Runner::retime() {
                                    "left unconfirmed");
       TS_RETURN_IF_ERROR(remove_best_config_entry(best_path_, entry_for(t, *finalists.front(), nullptr).key()));
     } else {
-      BestEntry entry = entry_for(t, winner->row, &winner->retimed);
+      // Beside the vendor measured in the same rounds where it was: the ratio of measurements
+      // seconds apart, not of the winner's end-of-run rounds to the start-of-run baseline.
+      const bool vendor_rounds = report.vendor && report.vendor->retimed;
+      BestEntry entry = entry_for(t, winner->row, &winner->retimed, vendor_rounds ? &*report.vendor->retimed : nullptr);
       for (const auto& rr : report.finalists) entry.retime.push_back(retime_finalist_json(rr, objective));
       entry.certification = certification_json(report, rounds);
+      if (vendor_rounds)
+        if (auto ratio = paired_vendor_ratio(winner->rounds, *report.vendor, rounds.confidence)) {
+          entry.vendor_ratio = ratio->median;
+          entry.vendor_median_ms = ratio->vendor_median_ms;
+          entry.certification["vendor"] = vendor_ratio_json(*ratio);
+        }
+      if (report.vendor && !report.vendor->note.empty())
+        s_.log(LogLevel::kWarn, "the vendor library failed in the re-timing (" + report.vendor->note +
+                                    "); the ratio to it compares with the run's first measurement");
       s_.log(LogLevel::kInfo, name + ": " + certification_line(report));
       json ev{{"event", "certification"}, {"session", s_.session}, {"template", name}};
       ev.update(entry.certification);

@@ -64,14 +64,15 @@ Status GenerationLoop::Runner::append(HistoryRow row, const Config* config) {
   return {};
 }
 
-BestEntry GenerationLoop::Runner::entry_for(const TargetState& t, const HistoryRow& row, const Evaluation* retimed) const {
+BestEntry GenerationLoop::Runner::entry_for(const TargetState& t, const HistoryRow& row, const Evaluation* retimed,
+                                            const Evaluation* vendor) const {
   BestEntryContext ctx;
   ctx.device = s_.evaluator->device();
   ctx.problem = s_.options.problem;
   ctx.run_id = s_.run_id;
   ctx.results_dir = s_.options.results_dir.string();
   ctx.vendor_library = s_.vendor_name;
-  ctx.vendor = s_.vendor;
+  ctx.vendor = vendor ? std::optional<Evaluation>(*vendor) : s_.vendor;
   ctx.objective = s_.options.objective;
   return make_best_entry(ctx, *t.target.tmpl, row, retimed);
 }

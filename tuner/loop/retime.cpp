@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "analysis/stats.h"
+
 namespace tilesmith {
 
 std::vector<const HistoryRow*> retime_finalists(const std::vector<HistoryRow>& rows,
@@ -53,8 +55,23 @@ RetimeReport retime(
     Evaluator& evaluator, const KernelTemplate& tmpl, const GemmProblem& problem,
     const std::vector<const HistoryRow*>& finalists, const CertifyOptions& options,
     const std::function<bool()>& stop,
-    const std::function<void(const RetimeResult&, const Evaluation&, int round)>& after_each) {
+    const std::function<void(const RetimeResult&, const Evaluation&, int round)>& after_each,
+    bool with_vendor) {
   RetimeReport report;
+  if (with_vendor) report.vendor.emplace();
+  std::vector<Evaluation> vendor_evaluations;
+  // One vendor measurement in this round; a failure ends the vendor's rounds.
+  auto measure_vendor = [&] {
+    if (!report.vendor || !report.vendor->note.empty()) return;
+    auto v = evaluator.vendor_baseline(problem);
+    if (v.ok() && v->ok() && v->timing.median_ms > 0) {
+      report.vendor->ms.push_back(v->timing.median_ms);
+      vendor_evaluations.push_back(*v);
+    } else {
+      report.vendor->note = v.ok() ? std::string(outcome_name(v->outcome)) + (v->message.empty() ? "" : ": " + v->message)
+                                   : v.status().message();
+    }
+  };
   std::vector<Contestant> cs;
   for (const HistoryRow* r : finalists) {
     auto config = config_from_json_text(r->config);
@@ -73,7 +90,9 @@ RetimeReport retime(
   std::optional<Certification> verdict;
   for (int round = 1; round <= options.max_rounds && in_count() > 0; ++round) {
     // Forward in odd rounds, backward in even ones: a drift within a round then favours
-    // no finalist over the rounds (docs/timing-and-tolerances.md).
+    // no finalist over the rounds (docs/timing-and-tolerances.md). The vendor goes first,
+    // then last, the same way.
+    if (round % 2 == 1) measure_vendor();
     for (std::size_t k = 0; k < cs.size(); ++k) {
       Contestant& c = cs[round % 2 == 1 ? k : cs.size() - 1 - k];
       if (c.out) continue;
@@ -95,6 +114,7 @@ RetimeReport retime(
       if (after_each) after_each(c.result, e, round);
     }
     if (report.stopped) break;
+    if (round % 2 == 0) measure_vendor();
     std::vector<std::size_t> in;
     auto samples = samples_of(cs, &in);
     if (samples.empty()) break;
@@ -137,7 +157,34 @@ RetimeReport retime(
   }
   for (auto& c : cs)
     if (!c.evaluations.empty()) report.finalists.push_back(std::move(c.result));
+  if (report.vendor && !vendor_evaluations.empty()) {
+    std::vector<double> t = report.vendor->ms;
+    std::sort(t.begin(), t.end());
+    const double median = (t[(t.size() - 1) / 2] + t[t.size() / 2]) / 2;
+    const Evaluation* nearest = &vendor_evaluations.front();
+    for (const auto& e : vendor_evaluations)
+      if (std::fabs(e.timing.median_ms - median) < std::fabs(nearest->timing.median_ms - median)) nearest = &e;
+    report.vendor->retimed = *nearest;
+  }
   return report;
+}
+
+std::optional<VendorRatio> paired_vendor_ratio(const std::vector<RoundSample>& winner, const VendorRounds& vendor,
+                                               double confidence) {
+  const std::size_t n = std::min(winner.size(), vendor.ms.size());
+  std::vector<double> ratios, v;
+  for (std::size_t i = 0; i < n; ++i)
+    if (winner[i].ms > 0) {
+      ratios.push_back(vendor.ms[i] / winner[i].ms);
+      v.push_back(vendor.ms[i]);
+    }
+  if (ratios.empty()) return std::nullopt;
+  VendorRatio r;
+  r.median = analysis::summarize(ratios).median;
+  r.interval = analysis::median_interval(ratios, confidence);
+  r.rounds = static_cast<int>(ratios.size());
+  r.vendor_median_ms = analysis::summarize(v).median;
+  return r;
 }
 
 const RetimeResult* retime_winner(const std::vector<RetimeResult>& results) {

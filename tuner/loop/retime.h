@@ -32,8 +32,31 @@ struct RetimeResult {
   bool winner = false;
 };
 
+// The vendor library measured in the same rounds as the finalists (retime()'s
+// with_vendor), so that the winner's ratio to it compares measurements seconds apart
+// rather than the winner's end-of-run rounds with the vendor's start-of-run figure (at a
+// power cap the GPU runs hotter and slower after minutes of tuning).
+struct VendorRounds {
+  std::vector<double> ms;             // its median per round, in round order
+  std::optional<Evaluation> retimed;  // the round nearest its median over the rounds
+  std::string note;                   // why it stopped being measured, if it did
+};
+
+// The winner's throughput over the vendor's, round by round (vendor_ms / winner_ms of the
+// same round): its median and, with enough rounds, the interval of that median at
+// `confidence` (analysis/median_interval.h).
+struct VendorRatio {
+  double median = 0;
+  std::optional<analysis::MedianInterval> interval;
+  int rounds = 0;
+  double vendor_median_ms = 0;
+};
+std::optional<VendorRatio> paired_vendor_ratio(const std::vector<RoundSample>& winner, const VendorRounds& vendor,
+                                               double confidence);
+
 struct RetimeReport {
   std::vector<RetimeResult> finalists;         // in the order given
+  std::optional<VendorRounds> vendor;          // with_vendor: the vendor's rounds
   std::optional<Certification> certification;  // over those that passed every round
   std::vector<std::size_t> contestants;        // finalists[] index of each standing
   bool stopped = false;                        // `stop` ended it before the verdict
@@ -58,11 +81,15 @@ RoundSample round_sample(const Evaluation& e);
 // is measured for options.min_rounds rounds (capped by max_rounds), so its interval is
 // known too. Stops early (stopped = true, returning what it has) when `stop` says so.
 // Marks the winner, if any finalist passed every round.
+// With `with_vendor`, the vendor library (Evaluator::vendor_baseline) is measured once per
+// round too, first in odd rounds and last in even ones; a vendor measurement that fails
+// ends its rounds (report.vendor keeps why) and leaves the finalists' contest as it is.
 RetimeReport retime(
     Evaluator& evaluator, const KernelTemplate& tmpl, const GemmProblem& problem,
     const std::vector<const HistoryRow*>& finalists, const CertifyOptions& options,
     const std::function<bool()>& stop,
-    const std::function<void(const RetimeResult&, const Evaluation&, int round)>& after_each);
+    const std::function<void(const RetimeResult&, const Evaluation&, int round)>& after_each,
+    bool with_vendor = false);
 
 // The winner of retime()'s results; nullptr when none passed.
 const RetimeResult* retime_winner(const std::vector<RetimeResult>& results);

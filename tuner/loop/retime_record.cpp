@@ -61,6 +61,13 @@ json retime_finalist_json(const RetimeResult& r, Objective objective) {
   return f;
 }
 
+json vendor_ratio_json(const VendorRatio& r) {
+  return json{{"ratio", r.median},
+              {"ratio_interval", pair_or_null(r.interval)},
+              {"rounds", r.rounds},
+              {"median_ms", r.vendor_median_ms}};
+}
+
 json certification_json(const RetimeReport& report, const CertifyOptions& options) {
   if (!report.certification) return nullptr;
   const Certification& c = *report.certification;

@@ -27,6 +27,11 @@ nlohmann::json retime_finalist_json(const RetimeResult& r, Objective objective =
 // no verdict (every finalist failed).
 nlohmann::json certification_json(const RetimeReport& report, const CertifyOptions& options);
 
+// The winner against the vendor library measured in the same rounds (certification's
+// "vendor"): ratio (vendor time / ours, the median over the rounds), ratio_interval,
+// rounds, median_ms (the vendor's over the rounds).
+nlohmann::json vendor_ratio_json(const VendorRatio& r);
+
 // "certified after 12 rounds: 0.5123 ms [0.5101, 0.5140] (95%), 1.021x faster than the
 // runner-up [1.012, 1.030]", "tie after 16 rounds with 1 other finalist, broken by spread:
 // ...", and so on.

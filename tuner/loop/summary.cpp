@@ -140,7 +140,10 @@ std::string format_run_summary(const LoopReport& report, const SummaryContext& c
              (w.certification.is_object() ? ", " + w.certification.value("verdict", std::string())
                                           : std::string()) +
              ")" +
-             (w.vendor_ratio ? ", " + fmt("%.3fx", *w.vendor_ratio) + " the vendor's throughput"
+             (w.vendor_ratio ? ", " + fmt("%.3fx", *w.vendor_ratio) + " the vendor's throughput" +
+                                   (w.certification.is_object() && w.certification.contains("vendor")
+                                        ? std::string(" (measured in the same rounds)")
+                                        : std::string())
                              : "") +
              "\n";
     }

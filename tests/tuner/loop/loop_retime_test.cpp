@@ -20,6 +20,7 @@ class ScriptedTimesEvaluator final : public Evaluator {
   }
   Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
     Evaluation e = inner_.evaluate(t, p, c);
+    calls_.push_back("kernel");
     if (e.ok()) e.timing.median_ms = time_(renewals_);
     return e;
   }
@@ -27,14 +28,27 @@ class ScriptedTimesEvaluator final : public Evaluator {
     ++renewals_;
     return true;
   }
-  Result<Evaluation> vendor_baseline(const GemmProblem& p) override { return inner_.vendor_baseline(p); }
+  Result<Evaluation> vendor_baseline(const GemmProblem& p) override {
+    calls_.push_back("vendor");
+    if (!vendor_ms_) return inner_.vendor_baseline(p);
+    Evaluation v;
+    v.outcome = Outcome::kOk;
+    v.timing.median_ms = vendor_ms_;
+    return v;
+  }
   std::string vendor_name() const override { return inner_.vendor_name(); }
   int renewals() const { return renewals_; }
+  // The vendor's time when set (0: the inner evaluator's).
+  void set_vendor_ms(double ms) { vendor_ms_ = ms; }
+  // "vendor" or "kernel", in call order.
+  const std::vector<std::string>& calls() const { return calls_; }
 
  private:
   Evaluator& inner_;
   std::function<double(int)> time_;
   int renewals_ = 0;
+  double vendor_ms_ = 0;
+  std::vector<std::string> calls_;
 };
 
 // Every config takes the same time, give or take 1%: whatever the search found, its
@@ -130,6 +144,55 @@ TEST(LoopRetime, FinalistsAreMeasuredInAlternatingRoundsUntilTheWinnerIsCertifie
   EXPECT_TRUE(std::any_of(obs.logs.begin(), obs.logs.end(), [](const std::string& l) {
     return l.find("synthetic: certified after") == 0;
   }));
+}
+
+// A GPU that runs 10% slower by the end of the run (a power cap after minutes of load): the
+// winner's ratio to the vendor comes from the vendor measured in the same rounds, first in
+// odd rounds and last in even ones, not from the run's first, cooler vendor measurement.
+TEST(LoopRetime, TheVendorIsMeasuredInTheSameRoundsAndTheRatioIsPaired) {
+  Fixture f;
+  const fs::path dir = fresh_dir("loop_retime_vendor");
+  auto hot = ScriptedTimesEvaluator(f.retimer, [rng = std::mt19937(9)](int) mutable {
+    return 0.99 * (1.0 + 0.002 * (double(rng()) / double(std::mt19937::max())));
+  });
+  hot.set_vendor_ms(1.10);
+  Observer obs;
+  auto proposer = make_offline_proposer("evolve");
+  ASSERT_TRUE(proposer.ok());
+  auto options = f.options(dir, 30);
+  options.retime_rounds.max_rounds = 8;
+  // The run's first vendor measurement, on the cool GPU (the synthetic recording has none).
+  Evaluation cool;
+  cool.outcome = Outcome::kOk;
+  cool.timing.median_ms = 1.0;
+  options.vendor_known = cool;
+  auto loop = GenerationLoop::open(f.replay, {{&f.tmpl, proposer->get()}}, options);
+  ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+  auto report = (*loop)->run(obs, nullptr, &hot);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  auto entries = read_best_config(dir / "best_config.json");
+  ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+  ASSERT_EQ(entries->size(), 1u);
+  const BestEntry& e = (*entries)[0];
+  const json& v = e.certification["vendor"];
+  ASSERT_TRUE(v.is_object()) << e.certification.dump();
+  const int rounds = e.certification["rounds"].get<int>();
+  EXPECT_EQ(v["rounds"].get<int>(), rounds);
+  EXPECT_DOUBLE_EQ(v["median_ms"].get<double>(), 1.10);
+  EXPECT_NEAR(v["ratio"].get<double>(), 1.10 / 0.991, 0.003);
+  ASSERT_TRUE(e.vendor_ratio);
+  EXPECT_DOUBLE_EQ(*e.vendor_ratio, v["ratio"].get<double>());
+  ASSERT_TRUE(e.vendor_median_ms);
+  EXPECT_DOUBLE_EQ(*e.vendor_median_ms, 1.10);
+  // One vendor measurement a round: first in odd rounds, last in even ones.
+  const auto& calls = hot.calls();
+  const std::size_t per_round = calls.size() / std::size_t(rounds);
+  ASSERT_EQ(calls.size(), per_round * std::size_t(rounds));
+  for (int r = 0; r < rounds; ++r) {
+    const std::size_t at = std::size_t(r) * per_round + (r % 2 == 0 ? 0 : per_round - 1);
+    EXPECT_EQ(calls[at], "vendor") << "round " << r + 1;
+  }
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "vendor"), rounds);
 }
 
 TEST(LoopRetime, FinalistsThatCannotBeToldApartAreATieRecordedAsOne) {

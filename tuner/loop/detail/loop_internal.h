@@ -156,7 +156,9 @@ class GenerationLoop::Runner {
 
   // --- best_config.json -----------------------------------------------------------
 
-  BestEntry entry_for(const TargetState& t, const HistoryRow& row, const Evaluation* retimed) const;
+  // `vendor`: the vendor's measurement to record beside it (default: the run's baseline).
+  BestEntry entry_for(const TargetState& t, const HistoryRow& row, const Evaluation* retimed,
+                      const Evaluation* vendor = nullptr) const;
 
   Status update_best(const HistoryRow& row);
 
