@@ -31,6 +31,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -488,9 +489,9 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
     """Tunes the shapes of `todo` in turn; with --gpus, one worker per GPU takes the next shape
     (largest first, so the long ones do not end the call alone), each autotune-loop seeing only
     its GPU (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES)."""
-    gpus = [g for g in (args.gpus or "").split(",") if g != ""]
+    gpus = gpu_list(args)
     if len(gpus) <= 1:
-        env = first_gpu_env(args)
+        env = gpu_env(gpus[0])
         for i, r in enumerate(todo):
             if not tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, loop_args, deadline,
                               changed, env, ""):
@@ -500,7 +501,7 @@ def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, de
     lock = threading.Lock()
 
     def worker(gpu):
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu)
+        env = gpu_env(gpu)
         while True:
             with lock:
                 if not queue:
@@ -595,12 +596,6 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     return True
 
 
-def first_gpu_env(args):
-    """The environment of a run on --gpus' first GPU (None: the inherited one)."""
-    first = [g for g in (args.gpus or "").split(",") if g != ""][:1]
-    return dict(os.environ, CUDA_VISIBLE_DEVICES=first[0], HIP_VISIBLE_DEVICES=first[0]) if first else None
-
-
 def bench_order(folders, shapes_dir, kept):
     """The folders in the order a bench pass measures them: those tuned after their latest
     measurement (or never measured) first, in the order given, then the others, the longest
@@ -618,45 +613,62 @@ def bench_order(folders, shapes_dir, kept):
     return stale + fresh
 
 
-def bench_batch(args, bin_dir, dev_dir, shapes_dir, folders, passthrough, timeout):
-    """One bench-best process over `folders`, its rows merged into bench-all.json at once (a
-    call cut off later keeps them). The merged document's path, or None when nothing came back."""
+def gpu_list(args):
+    """--gpus as a list of index strings; [None] (the inherited GPU) without it."""
+    return [g for g in (args.gpus or "").split(",") if g != ""] or [None]
+
+
+def gpu_env(gpu):
+    """The environment of a run that sees only `gpu` (None: the inherited one)."""
+    return None if gpu is None else dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, HIP_VISIBLE_DEVICES=gpu)
+
+
+def bench_batch(args, bin_dir, dev_dir, shapes_dir, folders, passthrough, timeout, gpu=None, lock=None):
+    """One bench-best process over `folders` on `gpu`, its rows merged into bench-all.json at
+    once (a call cut off later keeps them; `lock` serialises the merge of batches run side by
+    side). The merged document's path, or None when nothing came back."""
     cmd = [os.path.join(bin_dir, "bench-best"), "--fastest-only", "--json",
            "--read-floor-max-m", str(FLOOR_MAX_M)]
     for f in folders:
         cmd += ["--results", os.path.join(shapes_dir, f)]
     cmd += passthrough
-    log("== bench-best: %d shapes in one process" % len(folders))
+    log("== %sbench-best: %d shapes in one process" % ("" if gpu is None else "[gpu %s] " % gpu, len(folders)))
+    own = os.path.join(dev_dir, "bench.json" if gpu is None else "bench.gpu%s.json" % gpu)
     t0 = time.time()
-    with open(os.path.join(dev_dir, "bench.json"), "w") as out, open(os.path.join(dev_dir, "bench.err"), "a") as err:
+    with open(own, "w") as out, open(os.path.join(dev_dir, "bench.err"), "a") as err:
         try:
-            rc = subprocess.run(cmd, stdout=out, stderr=err, timeout=timeout, env=first_gpu_env(args)).returncode
+            rc = subprocess.run(cmd, stdout=out, stderr=err, timeout=timeout, env=gpu_env(gpu)).returncode
         except subprocess.TimeoutExpired:
             log("   bench-best stopped after %.0f s (time is up): these %d shapes keep their earlier figures"
                 % (time.time() - t0, len(folders)))
             return None
     log("   bench-best exit %d after %.0f s" % (rc, time.time() - t0))
-    try:
-        latest = read_json(os.path.join(dev_dir, "bench.json"))
-        kept = read_json(os.path.join(dev_dir, "bench-all.json"))
-    except ValueError as e:
-        log("== %s: the table keeps what it had (see bench.err)" % e)
-        return None
-    if latest is None or not latest.get("entries"):
-        log("== the bench pass measured nothing (see bench.err): the table keeps what it had")
-        return None
-    merged = merge_passes(kept, latest, time.strftime("%Y-%m-%d %H:%M"))
-    tmp = os.path.join(dev_dir, "bench-all.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(merged, f, indent=1)
-    os.replace(tmp, os.path.join(dev_dir, "bench-all.json"))
+    with (lock or threading.Lock()):
+        if own != os.path.join(dev_dir, "bench.json"):
+            shutil.copyfile(own, os.path.join(dev_dir, "bench.json"))
+            os.remove(own)
+        try:
+            latest = read_json(os.path.join(dev_dir, "bench.json"))
+            kept = read_json(os.path.join(dev_dir, "bench-all.json"))
+        except ValueError as e:
+            log("== %s: the table keeps what it had (see bench.err)" % e)
+            return None
+        if latest is None or not latest.get("entries"):
+            log("== the bench pass measured nothing (see bench.err): the table keeps what it had")
+            return None
+        merged = merge_passes(kept, latest, time.strftime("%Y-%m-%d %H:%M"))
+        tmp = os.path.join(dev_dir, "bench-all.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(merged, f, indent=1)
+        os.replace(tmp, os.path.join(dev_dir, "bench-all.json"))
     return os.path.join(dev_dir, "bench-all.json")
 
 
 def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough, deadline=None):
     """The bench pass: every tuned shape of `rows`, --bench-batch shapes per bench-best
-    process (each row's ours, vendor and floor from one process), until done or, with
-    --minutes, until the time left would not hold the next batch at the pace measured so far."""
+    process (each row's ours, vendor and floor from one process, so on one GPU), the batches
+    spread over --gpus, until done or, with --minutes, until the time left would not hold the
+    next batch at the pace measured so far."""
     folders = [r["folder"] for r in distinct(rows)
                if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))]
     if not folders:
@@ -669,25 +681,41 @@ def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough, deadline=None):
     todo = bench_order(folders, shapes_dir, kept)
     with open(os.path.join(dev_dir, "bench.err"), "w"):
         pass  # this pass's batches append to it
-    merged, pace = None, None  # pace: seconds per shape in the batches so far
-    while todo:
-        n = args.bench_batch
-        timeout = None
-        if deadline is not None:
-            left = deadline - time.time()
-            if pace is not None:
-                n = min(n, int(max(left - 30, 0) / pace))
-            if left < 60 or n < 1:
-                log("== time is up: %d shapes not measured this pass (%s); the next pass starts with them"
-                    % (len(todo), " ".join(todo)))
-                break
-            timeout = left
-        batch, todo = todo[:n], todo[n:]
-        t0 = time.time()
-        merged = bench_batch(args, bin_dir, dev_dir, shapes_dir, batch, passthrough, timeout) or merged
-        taken = (time.time() - t0) / len(batch)
-        pace = taken if pace is None else max(pace, taken)
-    return merged
+    lock = threading.Lock()
+    state = {"merged": None, "pace": None, "told": False}  # pace: seconds per shape so far
+
+    def worker(gpu):
+        while True:
+            with lock:
+                if not todo:
+                    return
+                n, timeout = args.bench_batch, None
+                if deadline is not None:
+                    left = deadline - time.time()
+                    if state["pace"] is not None:
+                        n = min(n, int(max(left - 30, 0) / state["pace"]))
+                    if left < 60 or n < 1:
+                        if not state["told"]:
+                            log("== time is up: %d shapes not measured this pass (%s); the next pass starts with "
+                                "them" % (len(todo), " ".join(todo)))
+                            state["told"] = True
+                        return
+                    timeout = left
+                batch = todo[:n]
+                del todo[:n]
+            t0 = time.time()
+            merged = bench_batch(args, bin_dir, dev_dir, shapes_dir, batch, passthrough, timeout, gpu, lock)
+            with lock:
+                state["merged"] = merged or state["merged"]
+                taken = (time.time() - t0) / len(batch)
+                state["pace"] = taken if state["pace"] is None else max(state["pace"], taken)
+
+    threads = [threading.Thread(target=worker, args=(g,)) for g in gpu_list(args)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return state["merged"]
 
 
 def main(argv):
@@ -720,7 +748,7 @@ def main(argv):
                          "budget without re-timing where it is already done); the old folder is kept beside it as "
                          "FOLDER.changed-DATE")
     ap.add_argument("--gpus", help="tune on these GPUs at once (e.g. 0,1,2,3): one autotune-loop per GPU, each "
-                    "taking the next shape, largest first; the bench pass runs on the first")
+                    "taking the next shape, largest first; the bench pass's batches likewise, each batch on one GPU")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
     ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
     ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")

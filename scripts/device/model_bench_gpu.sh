@@ -8,6 +8,7 @@
 #   scripts/device/model_bench_gpu.sh [model_bench.sh flags]
 #   e.g. scripts/device/model_bench_gpu.sh --m 1,16,128 --minutes 7 --tune-only
 #        scripts/device/model_bench_gpu.sh --bench-only --minutes 8
+#        scripts/device/model_bench_gpu.sh --gpus 0,1,2,3 --retune-changed --minutes 8.5   (a four-GPU host)
 # --minutes bounds the tuning and the bench pass (in batches of --bench-batch shapes, each kept
 # as it ends), so a call ends with its results packed before the machine's limit.
 set -uo pipefail

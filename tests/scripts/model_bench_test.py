@@ -350,6 +350,12 @@ class EndToEndOnReplay(unittest.TestCase):
             self.assertEqual(len(json.load(f)["entries"]), 2)
         with open(os.path.join(self.dir, "out", "replay", "bench.json")) as f:
             self.assertEqual(len(json.load(f)["entries"]), 1, "bench.json is the last batch alone")
+        # The batches spread over GPUs: each its own process on one GPU, all merged, nothing left over.
+        both = self.run_driver("--evals", "6", "--bench-only", "--bench-batch", "1", "--gpus", "0,1")
+        self.assertEqual(both.count("] bench-best: 1 shapes in one process"), 2, both)
+        self.assertIn("shapes: 3 distinct in 4 rows; 2 measured", both)
+        self.assertEqual([f for f in os.listdir(os.path.join(self.dir, "out", "replay")) if f.startswith("bench.gpu")],
+                         [])
         # Too little time for a batch: none starts, the table keeps what it had and says which wait.
         late = self.run_driver("--evals", "6", "--bench-only", "--minutes", "0.5")
         self.assertIn("time is up: 2 shapes not measured this pass", late)
