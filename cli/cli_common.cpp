@@ -105,10 +105,13 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
     n->required();
     k->required();
   }
-  app.add_option("--dtype", f.dtype, "element type of A and B (and of C unless --c-dtype); accumulation is fp32")
+  app.add_option("--dtype", f.dtype,
+                 "element type of A and B (and of C unless --c-dtype; bf16 for the FP8 types e4m3 and e5m2, "
+                 "which are input types only); accumulation is fp32")
       ->check(CLI::IsMember(dtype_names()))
       ->capture_default_str();
-  app.add_option("--c-dtype", f.c_dtype, "element type of C and the bias (default: --dtype), e.g. bf16 inputs with fp32 C")
+  app.add_option("--c-dtype", f.c_dtype,
+                 "element type of C and the bias (default: --dtype), e.g. bf16 inputs with fp32 C; not an FP8 type")
       ->check(CLI::IsMember(dtype_names()));
   app.add_option("--layout", f.layout, "A and B storage: N = row-major, T = column-major")
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
@@ -120,6 +123,15 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
       ->check(CLI::IsMember({"none", "bias_row", "bias_col", "relu", "leaky_relu", "gelu", "bias_gelu"}))
       ->capture_default_str();
   app.add_option("--leaky-slope", f.slope, "negative slope of leaky_relu")->check(any_number())->capture_default_str();
+  app.add_option("--scaling", f.scaling,
+                 "FP8 input scaling: per_tensor (--scale-a, --scale-b) or block (1x128 of A along K, 128x128 of B, "
+                 "generated with the inputs)")
+      ->check(CLI::IsMember({"none", "per_tensor", "block"}))
+      ->capture_default_str();
+  app.add_option("--scale-a", f.scale_a, "per-tensor scale of A: an element stored as q stands for q * scale")
+      ->check(any_number())
+      ->capture_default_str();
+  app.add_option("--scale-b", f.scale_b, "per-tensor scale of B")->check(any_number())->capture_default_str();
 }
 
 bool problem_given(const ProblemFlags& f) { return f.m > 0 && f.n > 0 && f.k > 0; }
@@ -130,7 +142,8 @@ Result<GemmProblem> to_problem(const ProblemFlags& f) {
   p.n = f.n;
   p.k = f.k;
   TS_ASSIGN_OR_RETURN(p.a_type, parse_dtype(f.dtype));
-  p.b_type = p.c_type = p.a_type;
+  p.b_type = p.a_type;
+  p.c_type = default_c_dtype(p.a_type);
   if (!f.c_dtype.empty()) {
     TS_ASSIGN_OR_RETURN(p.c_type, parse_dtype(f.c_dtype));
   }
@@ -140,6 +153,9 @@ Result<GemmProblem> to_problem(const ProblemFlags& f) {
   p.beta = f.beta;
   TS_ASSIGN_OR_RETURN(p.epilogue, parse_epilogue(f.epilogue));
   p.epilogue_slope = f.slope;
+  TS_ASSIGN_OR_RETURN(p.scaling, parse_scaling(f.scaling));
+  p.scale_a = f.scale_a;
+  p.scale_b = f.scale_b;
   TS_RETURN_IF_ERROR(p.validate());
   return p;
 }

@@ -25,6 +25,8 @@ struct ProblemFlags {
   double alpha = 1.0, beta = 0.0;
   std::string epilogue = "none";
   double slope = 0.01;
+  std::string scaling = "none";      // FP8 inputs only
+  double scale_a = 1.0, scale_b = 1.0;
 };
 
 // Parses the command line of `app`, the command `program` ("autotune-loop", "bench-best"),

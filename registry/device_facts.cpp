@@ -43,11 +43,23 @@ int half_matrix_flops_per_clock(const std::string& arch) {
   return 0;
 }
 
+namespace {
+// Whether the matrix units take FP8 (OCP e4m3/e5m2) at twice the half rate: Ada (sm_89),
+// Hopper (sm_90) and the CDNA3/4 parts.
+bool has_fp8_matrix_units(const std::string& arch) {
+  return arch.rfind("sm_89", 0) == 0 || arch.rfind("sm_90", 0) == 0 || arch.rfind("gfx94", 0) == 0 ||
+         arch.rfind("gfx95", 0) == 0;
+}
+}  // namespace
+
 double DeviceFacts::peak_flops(DType input) const {
-  if (input == DType::kF32) return fp32_peak_flops();
+  const int rate = dtype_info(input).matrix_rate;
+  if (rate == 0) return fp32_peak_flops();
   int per_clock = half_matrix_flops_per_clock(arch);
   if (per_clock == 0) return fp32_peak_flops();
-  return double(multiprocessors) * per_clock * double(clock_khz) * 1e3;
+  // Elsewhere FP8 inputs are converted and run at the half rate at best.
+  const double factor = rate >= 2 && has_fp8_matrix_units(arch) ? 2.0 : 1.0;
+  return double(multiprocessors) * per_clock * factor * double(clock_khz) * 1e3;
 }
 
 double DeviceFacts::fp32_peak_flops() const {

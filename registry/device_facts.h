@@ -37,7 +37,8 @@ struct DeviceFacts {
   double fp32_peak_flops() const;
   // The peak for a GEMM with inputs of this type: fp32_peak_flops() for fp32; the dense
   // matrix-unit peak (fp32 accumulation) for fp16/bf16 where the architecture is known,
-  // else fp32_peak_flops().
+  // twice that for e4m3/e5m2 where the matrix units take FP8 (sm_89, sm_90, gfx94x, gfx95x;
+  // the half peak on other known architectures), else fp32_peak_flops().
   double peak_flops(DType input) const;
   // From memory clock and bus width (DDR); a lead only: the evaluator measures bandwidth.
   double theoretical_bandwidth() const;

@@ -84,6 +84,19 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     for (const auto& list : {t.dtypes_, t.c_dtypes_})
       for (const std::string& d : list)
         if (!parse_dtype(d).ok()) return Status::parse_error(origin + ": " + parse_dtype(d).status().message());
+    for (const std::string& d : t.c_dtypes_)
+      if (!dtype_can_be_output(*parse_dtype(d)))
+        return Status::parse_error(origin + ": supports.c_dtypes lists " + d + ", an input type only (C must be " +
+                                   output_dtype_list() + ")");
+    if (t.c_dtypes_.empty())
+      for (const std::string& d : t.dtypes_)
+        if (!dtype_can_be_output(*parse_dtype(d)))
+          return Status::parse_error(origin + ": supports.dtypes lists " + d +
+                                     ", which cannot be C: list the C types in supports.c_dtypes");
+    // FP8 scaling modes; without the list a template takes unscaled problems only.
+    TS_ASSIGN_OR_RETURN(t.scalings_, string_list(sup, "scalings", {"none"}));
+    for (const std::string& s : t.scalings_)
+      if (!parse_scaling(s).ok()) return Status::parse_error(origin + ": " + parse_scaling(s).status().message());
     TS_ASSIGN_OR_RETURN(t.layouts_, string_list(sup, "layouts", {"NN", "NT", "TN", "TT"}));
     TS_ASSIGN_OR_RETURN(t.c_layouts_, string_list(sup, "c_layouts", {"row"}));
     TS_ASSIGN_OR_RETURN(t.epilogues_, string_list(sup, "epilogues", {"none"}));
@@ -169,7 +182,7 @@ double KernelTemplate::fastest_possible_ms(const GemmProblem& problem, const Dev
   // per lane (CDNA2/3's packed FP32, RDNA3's dual issue), which fp32_peak_flops leaves out.
   const bool amd = device.arch.rfind("gfx", 0) == 0;
   const double peak =
-      device.fp32_peak_flops() * (dtype_bytes(problem.a_type) == 2 ? 2.0 : 1.0) * (amd ? 2.0 : 1.0);
+      device.fp32_peak_flops() * (dtype_info(problem.a_type).matrix_rate > 0 ? 2.0 : 1.0) * (amd ? 2.0 : 1.0);
   if (!(peak > 0)) return 0;
   return problem.flops() / peak * 1e3;
 }
@@ -197,6 +210,9 @@ Status KernelTemplate::supports(const GemmProblem& p) const {
     return Status::invalid(name_ + " does not support epilogue " + epilogue_name(p.epilogue) +
                            " (supports " + join(epilogues_) + ")");
   if (p.beta != 0.0 && !supports_beta_) return Status::invalid(name_ + " does not support beta != 0");
+  if (!contains(scalings_, scaling_name(p.scaling)))
+    return Status::invalid(name_ + " does not support " + scaling_name(p.scaling) + " scaling (supports " +
+                           join(scalings_) + ")");
   return {};
 }
 

@@ -10,11 +10,13 @@
 //       int ldc, float alpha, float beta, float epilogue_slope)
 // and reads these macros, besides its parameters: TS_A_ROW_MAJOR, TS_B_ROW_MAJOR,
 // TS_C_ROW_MAJOR (0/1), TS_HAS_BETA (0/1), TS_EPILOGUE (0 none, 1 bias_row, 2 bias_col,
-// 3 relu, 4 leaky_relu, 5 gelu, 6 bias_gelu), TS_AB_DTYPE and TS_C_DTYPE (0 fp32, 1 fp16, 2 bf16; the
-// element types ts_ab_t and ts_c_t of kernels/ts_dtype.h), TS_WARP_SIZE, TS_VENDOR_NVIDIA
+// 3 relu, 4 leaky_relu, 5 gelu, 6 bias_gelu), TS_AB_DTYPE and TS_C_DTYPE (0 fp32, 1 fp16, 2 bf16,
+// and for TS_AB_DTYPE only 3 e4m3, 4 e5m2; the element types ts_ab_t and ts_c_t of
+// kernels/ts_dtype.h), TS_WARP_SIZE, TS_VENDOR_NVIDIA
 // or TS_VENDOR_AMD. A template may ask for tensor maps of its operands (registry/tensor_map.h),
 // passed after these parameters. A template lists the input types it serves in "supports.dtypes" and the
-// C types in "supports.c_dtypes" (without it, C has the input type).
+// C types in "supports.c_dtypes" (without it, C has the input type; a template taking an FP8 type
+// must list them), and the FP8 scalings in "supports.scalings" (without it, "none" only).
 //
 // Immutable after loading; const methods are thread-safe.
 
@@ -147,7 +149,7 @@ class KernelTemplate {
   std::shared_ptr<const KernelHeaders> headers_;
   Config defaults_;
   std::vector<Config> seeds_;
-  std::vector<std::string> dtypes_, c_dtypes_, layouts_, epilogues_, c_layouts_;
+  std::vector<std::string> dtypes_, c_dtypes_, layouts_, epilogues_, c_layouts_, scalings_;
   bool supports_beta_ = true;
   std::array<std::string, 3> grid_exprs_, block_exprs_;
   std::string shared_expr_ = "0", workspace_expr_ = "0";

@@ -25,6 +25,20 @@ bool epilogue_has_bias(Epilogue e);
 bool epilogue_bias_per_column(Epilogue e);
 Result<Epilogue> parse_epilogue(const std::string& s);
 
+// How FP8 inputs are scaled: a stored element q of A (or B) stands for q * its scale, an fp32
+// factor, so D = alpha * sum_k (a * sa)(b * sb) + beta * C.
+//   kNone: no scale (every input type).
+//   kPerTensor: one factor for all of A (GemmProblem::scale_a) and one for B (scale_b): the
+//     form cuBLASLt takes on Hopper.
+//   kBlock: one factor per 1 x kScaleBlock stretch of a row of A along K and one per
+//     kScaleBlock x kScaleBlock block of B, generated with the inputs
+//     (runtime/cpu_reference.h, ProblemData::scale_a / scale_b).
+// Scaling needs FP8 inputs. New kinds go at the end.
+enum class Scaling { kNone, kPerTensor, kBlock };
+constexpr std::int64_t kScaleBlock = 128;
+const char* scaling_name(Scaling s);  // "none", "per_tensor", "block"
+Result<Scaling> parse_scaling(const std::string& s);
+
 struct GemmProblem {
   std::int64_t m = 0, n = 0, k = 0;
   DType a_type = DType::kF32;    // element type of A and B
@@ -38,6 +52,11 @@ struct GemmProblem {
   double beta = 0.0;
   Epilogue epilogue = Epilogue::kNone;
   double epilogue_slope = 0.01;  // LeakyReLU only
+  // FP8 scaling. scale_a and scale_b are per-tensor factors (kPerTensor; 1 otherwise), used as
+  // fp32 values: positive, finite, normal.
+  Scaling scaling = Scaling::kNone;
+  double scale_a = 1.0;
+  double scale_b = 1.0;
 
   // "NN", "NT", "TN", "TT": N = A (or B) row-major as written, T = column-major
   // (i.e. stored transposed). C is described separately.
@@ -50,9 +69,11 @@ struct GemmProblem {
   // The fewest bytes a GEMM must move: A and B once, C written once (and read when beta != 0).
   double min_bytes() const;
   // "4096x4096x4096 fp32 NN" plus C's type where it differs ("C:fp32"), C's layout and
-  // non-default alpha/beta/epilogue.
+  // non-default alpha/beta/epilogue/scaling.
   std::string describe() const;
   // Stable key over every field that changes the answer or the kernel (for caches, best_config).
+  // The scaling fields are appended only where scaling is not kNone, so the keys of problems
+  // recorded before FP8 stay what they were.
   std::string key() const;
   Status validate() const;
 };
@@ -60,7 +81,13 @@ struct GemmProblem {
 // Sets a_layout/b_layout from "NN", "NT", "TN" or "TT".
 Status apply_layout_code(const std::string& code, GemmProblem& p);
 
+// The JSON form: "dtype", "c_dtype" (default: the input type, bf16 for FP8 inputs), ...,
+// and "scaling", "scale_a", "scale_b" only where scaling is not none, so files written before
+// FP8 read as unscaled problems and unscaled problems are written as before.
 void to_json(nlohmann::json& j, const GemmProblem& p);
 Result<GemmProblem> problem_from_json(const nlohmann::json& j);
+// The scaling fields of a key() ("scaling=per_tensor,scale_a=...,scale_b=..."), applied to p;
+// a key without them leaves p unscaled. For rows that keep the key but no scaling columns.
+Status apply_scaling_from_key(const std::string& key, GemmProblem& p);
 
 }  // namespace tilesmith

@@ -8,23 +8,16 @@
 #include <thread>
 
 #include "registry/dtype.h"
+#include "runtime/detail/splitmix.h"
+#include "runtime/scaled_inputs.h"
+#include "runtime/tolerance.h"
+
 #include <limits>
 
 namespace tilesmith {
 namespace {
 
-// splitmix64: fast, seedable, and good enough for test inputs.
-struct SplitMix {
-  std::uint64_t s;
-  std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [-1, 1), 24 random bits: exactly representable in fp32.
-  float uniform() { return float(std::int64_t(next() >> 40) - (1 << 23)) / float(1 << 23); }
-};
+using detail::SplitMix;
 
 // Seeded values of type t (rounded from the same fp32 draws for every type, so one seed
 // gives the same problem in each precision, up to rounding).
@@ -39,8 +32,12 @@ void fill(std::vector<float>& v, std::size_t n, std::uint64_t seed, DType t) {
 ProblemData make_problem_data(const GemmProblem& p, std::uint64_t seed) {
   ProblemData d;
   d.seed = seed;
-  fill(d.a, std::size_t(p.m) * p.k, seed * 4 + 1, p.a_type);
-  fill(d.b, std::size_t(p.k) * p.n, seed * 4 + 2, p.b_type);
+  ScaledOperand a = make_scaled_operand(p, Operand::kA, seed * 4 + 1);
+  ScaledOperand b = make_scaled_operand(p, Operand::kB, seed * 4 + 2);
+  d.a = std::move(a.values);
+  d.scale_a = std::move(a.scales);
+  d.b = std::move(b.values);
+  d.scale_b = std::move(b.scales);
   if (p.beta != 0.0) fill(d.c0, std::size_t(p.m) * p.n, seed * 4 + 3, p.c_type);
   if (epilogue_has_bias(p.epilogue))
     fill(d.bias, std::size_t(epilogue_bias_per_column(p.epilogue) ? p.n : p.m), seed * 4 + 4, p.c_type);
@@ -68,7 +65,9 @@ double apply_epilogue(const GemmProblem& p, const std::vector<float>& bias, doub
 
 Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
   const std::size_t mn = std::size_t(p.m) * p.n;
-  std::vector<double> a(d.a.begin(), d.a.end()), b(d.b.begin(), d.b.end());
+  // The values A and B stand for: stored times scale, exact in double (no scale: stored).
+  const std::vector<double> a = dequantize(p, Operand::kA, d.a, d.scale_a);
+  const std::vector<double> b = dequantize(p, Operand::kB, d.b, d.scale_b);
   std::vector<double> abs_a(a.size()), abs_b(b.size());
   for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
   for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
@@ -94,8 +93,7 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
   cblas_dgemm(order, ta, tb, int(p.m), int(p.n), int(p.k), std::fabs(p.alpha), abs_a.data(), int(p.lda()),
               abs_b.data(), int(p.ldb()), std::fabs(p.beta), magnitude.data(), int(p.ldc()));
 
-  const double u_acc = unit_roundoff(p.accumulate), u_out = unit_roundoff(p.c_type);
-  const double scale = 16.0 * u_acc * std::sqrt(double(p.k));
+  const ToleranceModel tol = tolerance_model(p);
   r.tolerance.resize(mn);
   double norm2 = 0;
   for (std::int64_t m = 0; m < p.m; ++m)
@@ -107,12 +105,12 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
       const double out = apply_epilogue(p, d.bias, pre, m, n);
       r.value[i] = out;
       // GELU's slope stays below 1.13, the others' below 1: the pre-epilogue bound carries over.
-      r.tolerance[i] = 1.13 * scale * mag + 8.0 * u_out * (std::fabs(out) + std::fabs(pre)) +
+      r.tolerance[i] = 1.13 * tol.magnitude * mag + tol.output * (std::fabs(out) + std::fabs(pre)) +
                        std::numeric_limits<double>::min();
       norm2 += out * out;
     }
   r.norm = std::sqrt(norm2);
-  r.norm_tolerance = 8.0 * u_acc * std::sqrt(double(p.k)) + 4.0 * u_out;
+  r.norm_tolerance = tol.norm;
   return r;
 }
 

@@ -1,14 +1,17 @@
 #pragma once
 // Inputs and the CPU reference for one GEMM problem. Inputs are seeded uniform random
 // values in [-1, 1) (never all zeros, so unwritten or skipped work shows), rounded to the
-// operand's type (A, B: a_type; C0 and bias: c_type); the reference is computed from those
-// rounded values in double precision with OpenBLAS, once per problem, together with a
-// per-element tolerance (see docs/timing-and-tolerances.md):
+// operand's type (A, B: a_type; C0 and bias: c_type); FP8 operands with scaling are drawn and
+// quantised as runtime/scaled_inputs.h says, with their scales. The reference is computed from
+// the values the inputs stand for (stored times scale, exact) in double precision with
+// OpenBLAS, once per problem, together with a per-element tolerance (runtime/tolerance.h,
+// docs/timing-and-tolerances.md):
 //   |C - ref| <= 16 * u_acc * sqrt(K) * (|alpha| (|A||B|) + |beta| |C0| + |bias|)
 //                + 8 * u_out * (|ref| + |pre-epilogue value|)
 // and a norm check ||C - ref||_F / ||ref||_F <= 8 * u_acc * sqrt(K) + 4 * u_out, where
-// u is the unit roundoff of the accumulator (u_acc) and output (u_out) types. A TF32
-// shortcut, a skipped tile or a wrong index fails; honest fp32 rounding passes.
+// u is the unit roundoff of the accumulator (u_acc) and output (u_out) types, plus the FP8
+// tensor cores' reduced-precision partial sums for FP8 inputs. A TF32 shortcut, a skipped
+// tile, a skipped K block, a wrong scale or a wrong index fails; honest rounding passes.
 
 #include <cstdint>
 #include <vector>
@@ -23,6 +26,9 @@ struct ProblemData {
   // Held as fp32 values that the element type represents exactly; encode_elements
   // (registry/dtype.h) gives the bytes a kernel reads.
   std::vector<float> a, b, c0, bias;  // c0: C before the GEMM (read when beta != 0)
+  // FP8 scales (runtime/scaled_inputs.h): empty without scaling, one factor per tensor, or
+  // the block grids (A: M x ceil(K/128), B: ceil(K/128) x ceil(N/128), row-major).
+  std::vector<float> scale_a, scale_b;
   std::uint64_t seed = 0;
 };
 

@@ -20,7 +20,6 @@
 
 namespace tilesmith {
 namespace {
-constexpr std::uint32_t kQuietNaN = 0x7fc00000u;  // fp32 quiet NaN: the output's poison
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
@@ -156,9 +155,7 @@ struct GpuEvaluator::State {
       device->copy_on_device(c.get(), c0.get(), c_bytes());
       return;
     }
-    const DTypeInfo& t = dtype_info(problem.c_type);
-    const std::uint32_t poison = t.bytes == 4 ? kQuietNaN : (std::uint32_t(t.nan_bits) << 16 | t.nan_bits);
-    device->fill_u32(c.get(), poison, (c_bytes() + 3) / 4);
+    device->fill_u32(c.get(), nan_fill_word(problem.c_type), (c_bytes() + 3) / 4);
   }
 
   // C as fp32 values, decoded from its element type.

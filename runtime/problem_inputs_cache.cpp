@@ -3,7 +3,8 @@
 namespace tilesmith {
 
 std::size_t ProblemInputs::bytes() const {
-  return (data.a.size() + data.b.size() + data.c0.size() + data.bias.size()) * sizeof(float) +
+  return (data.a.size() + data.b.size() + data.c0.size() + data.bias.size() + data.scale_a.size() +
+          data.scale_b.size()) * sizeof(float) +
          (reference.value.size() + reference.tolerance.size()) * sizeof(double);
 }
 

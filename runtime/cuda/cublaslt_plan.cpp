@@ -74,6 +74,10 @@ cudaDataType cuda_data_type(DType t) {
       return CUDA_R_16F;
     case DType::kBF16:
       return CUDA_R_16BF;
+    case DType::kE4M3:
+      return CUDA_R_8F_E4M3;
+    case DType::kE5M2:
+      return CUDA_R_8F_E5M2;
     case DType::kF32:
       break;
   }
@@ -100,6 +104,12 @@ std::string LtPlan::describe() const {
 }
 
 Result<LtPlan> plan_cublaslt(const GemmProblem& p) {
+  // Unimplemented, not invalid_argument: the caller falls back to cublasGemmEx on the latter,
+  // which has no FP8 either.
+  if (dtype_is_fp8(p.a_type))
+    return Status(StatusCode::kUnimplemented,
+                  std::string("no vendor baseline for ") + dtype_name(p.a_type) +
+                      " inputs yet: the cuBLASLt FP8 line (scale pointers, fp32 compute) is not written (issue 37)");
   if (p.a_type != p.b_type)
     return Status::invalid(std::string("cuBLASLt needs A and B of one type (") +
                            dtype_name(p.a_type) + " and " + dtype_name(p.b_type) + ")");

@@ -234,6 +234,8 @@ class CudaDevice final : public GpuDevice {
   }
 
   Status gemm_ex(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c) {
+    if (dtype_is_fp8(p.a_type))
+      return Status(StatusCode::kUnimplemented, std::string("cublasGemmEx takes no scaled ") + dtype_name(p.a_type) + " inputs");
     TS_RETURN_IF_ERROR(ensure_blas());
     const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
     const bool a_row = p.a_layout == Layout::kRowMajor, b_row = p.b_layout == Layout::kRowMajor;

@@ -9,6 +9,9 @@ CUtensorMapDataType tensor_map_type(DType t) {
   switch (t) {
     case DType::kF16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     case DType::kBF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    // TMA copies FP8 as bytes: it never converts, and no tensor-map type names FP8.
+    case DType::kE4M3:
+    case DType::kE5M2: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
     case DType::kF32: break;  // every type named: a new one is a compile error here, not fp32
   }
   return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;

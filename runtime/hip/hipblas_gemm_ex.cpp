@@ -13,6 +13,9 @@ int hipblas_datatype(DType t) {  // hipblasDatatype_t
       return 150;  // HIPBLAS_R_16F
     case DType::kBF16:
       return 168;  // HIPBLAS_R_16B
+    case DType::kE4M3:
+    case DType::kE5M2:
+      return -1;  // refused by plan_gemm_ex before any call
     case DType::kF32:
       break;
   }
@@ -24,6 +27,9 @@ int hip_data_type(DType t) {  // hipDataType
       return 2;  // HIP_R_16F
     case DType::kBF16:
       return 14;  // HIP_R_16BF
+    case DType::kE4M3:
+    case DType::kE5M2:
+      return -1;  // refused by plan_gemm_ex before any call
     case DType::kF32:
       break;
   }
@@ -54,6 +60,10 @@ int soname_major(const std::string& file) {
 }
 
 Result<GemmExArgs> plan_gemm_ex(const GemmProblem& p, GemmExAbi abi) {
+  // hipblasGemmEx has no scale arguments, and MI300's FP8 is the FNUZ variant, not these.
+  if (dtype_is_fp8(p.a_type))
+    return Status(StatusCode::kUnimplemented, std::string("hipblasGemmEx has no vendor baseline for ") +
+                                                   dtype_name(p.a_type) + " inputs (OCP FP8 with scales)");
   if (p.epilogue != Epilogue::kNone)
     return Status::invalid(
         std::string("the vendor library (hipBLAS, hipblasGemmEx) has no fused ") +

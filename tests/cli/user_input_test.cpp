@@ -265,7 +265,7 @@ TEST(CliInput, ConfigFilesAreHeldToTheRulesOfTheFlags) {
       "--candidates: 'lots' is not a whole number; give an integer from 1 to 1000 (FILE line 6)");
   add("range.toml", "hours = -1\n", "--hours: -1 is too small; give a number of 0 or more (FILE line 6)");
   add("flag.toml", "no-vendor = maybe\n", "--no-vendor: 'maybe' is not true or false (FILE line 6)");
-  add("member.toml", "dtype = fp64\n", "--dtype: fp64 not in {fp32,fp16,bf16} (FILE line 6)");
+  add("member.toml", "dtype = fp64\n", "--dtype: fp64 not in {fp32,fp16,bf16,e4m3,e5m2} (FILE line 6)");
   add("empty.toml", "candidates =\n", "'candidates' in FILE line 6 has no value; write candidates = VALUE");
   add("list.toml", "template = [\"gemm_tiled\",\n", "the list of 'template' in FILE line 6 is not closed with ]");
   add("config.toml", "config = \"other.toml\"\n",

@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
 #include "registry/dtype.h"
+#include "registry/fp8.h"
 
 namespace tilesmith {
 namespace {
@@ -84,6 +86,88 @@ TEST(DType, EncodeAndDecodeRoundTripStorage) {
     encode_elements(t, values, 5, bytes);
     decode_elements(t, bytes, 5, back);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(back[i], round_to(t, values[i])) << dtype_name(t) << " " << i;
+  }
+}
+
+// FP8 rows of the table: sizes, names, what may be C, and the codec the table holds is the
+// exact one of registry/fp8.h, for every one of the 256 patterns of each format.
+TEST(DType, Fp8RowsOfTheTable) {
+  EXPECT_EQ(dtype_bytes(DType::kE4M3), 1);
+  EXPECT_EQ(dtype_bytes(DType::kE5M2), 1);
+  EXPECT_EQ(dtype_info(DType::kE4M3).significand_bits, 4);
+  EXPECT_EQ(dtype_info(DType::kE5M2).significand_bits, 3);
+  EXPECT_EQ(dtype_info(DType::kE4M3).kernel_code, 3);
+  EXPECT_EQ(dtype_info(DType::kE5M2).kernel_code, 4);
+  EXPECT_EQ(dtype_info(DType::kE4M3).max_finite, 448.0f);
+  EXPECT_EQ(dtype_info(DType::kE5M2).max_finite, 57344.0f);
+  EXPECT_EQ(*parse_dtype("e4m3"), DType::kE4M3);
+  EXPECT_EQ(*parse_dtype("e5m2"), DType::kE5M2);
+  const std::vector<std::string> names = dtype_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "e4m3"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "e5m2"), names.end());
+  EXPECT_NE(parse_dtype("fp8").status().message().find("e4m3"), std::string::npos);
+  for (DType t : {DType::kE4M3, DType::kE5M2}) {
+    EXPECT_TRUE(dtype_is_fp8(t));
+    EXPECT_FALSE(dtype_can_be_output(t));
+    EXPECT_EQ(default_c_dtype(t), DType::kBF16);
+    EXPECT_TRUE(std::isnan(bits_to_float(t, dtype_info(t).nan_bits)));
+  }
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
+    EXPECT_FALSE(dtype_is_fp8(t));
+    EXPECT_TRUE(dtype_can_be_output(t));
+    EXPECT_EQ(default_c_dtype(t), t);
+  }
+  EXPECT_EQ(output_dtype_list(), "fp32, fp16 or bf16");
+}
+
+TEST(DType, EveryFp8PatternRoundTripsThroughTheTable) {
+  for (DType t : {DType::kE4M3, DType::kE5M2}) {
+    const Fp8Format f = t == DType::kE4M3 ? Fp8Format::kE4M3 : Fp8Format::kE5M2;
+    unsigned char bytes[256], again[256];
+    for (int b = 0; b < 256; ++b) bytes[b] = static_cast<unsigned char>(b);
+    float values[256];
+    decode_elements(t, bytes, 256, values);
+    encode_elements(t, values, 256, again);
+    for (int b = 0; b < 256; ++b) {
+      const float want = fp8_to_float(f, std::uint8_t(b));
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(values[b])) << dtype_name(t) << " " << b;
+        EXPECT_TRUE(std::isnan(bits_to_float(t, std::uint32_t(b)))) << dtype_name(t) << " " << b;
+        EXPECT_EQ(again[b], 0x7f) << dtype_name(t) << " NaN " << b;  // every NaN encodes as 0x7F
+        continue;
+      }
+      EXPECT_EQ(std::memcmp(&values[b], &want, 4), 0) << dtype_name(t) << " " << b;  // bit-exact, -0 too
+      EXPECT_EQ(bits_to_float(t, std::uint32_t(b)), values[b]) << dtype_name(t) << " " << b;
+      if (std::isinf(want)) {
+        // E5M2's infinities saturate on the way back: inputs are cast with saturation.
+        EXPECT_EQ(again[b], (b & 0x80) | 0x7b) << dtype_name(t) << " " << b;
+        continue;
+      }
+      EXPECT_EQ(again[b], b) << dtype_name(t) << " pattern " << b;
+      EXPECT_EQ(float_to_bits(t, values[b]), std::uint32_t(b));
+      EXPECT_EQ(round_to(t, values[b]), values[b]);
+    }
+  }
+}
+
+TEST(DType, Fp8EncodingSaturatesAndRoundsToNearestEven) {
+  EXPECT_EQ(round_to(DType::kE4M3, 1000.0f), 448.0f);
+  EXPECT_EQ(round_to(DType::kE4M3, -1e30f), -448.0f);
+  EXPECT_EQ(round_to(DType::kE5M2, 1e9f), 57344.0f);
+  EXPECT_EQ(round_to(DType::kE4M3, std::numeric_limits<float>::infinity()), 448.0f);
+  // 1 + 1/16 lies halfway between 1 and 1.125 (3 mantissa bits): even is 1.
+  EXPECT_EQ(round_to(DType::kE4M3, 1.0625f), 1.0f);
+  EXPECT_EQ(round_to(DType::kE4M3, 1.1875f), 1.25f);  // halfway between 1.125 and 1.25: even is 1.25
+  EXPECT_EQ(round_to(DType::kE5M2, 1.125f), 1.0f);    // 2 mantissa bits: halfway between 1 and 1.25
+}
+
+TEST(DType, NanFillWordIsNanInEveryLane) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kE4M3, DType::kE5M2}) {
+    const std::uint32_t w = nan_fill_word(t);
+    float lanes[4];
+    const int n = 4 / dtype_bytes(t);
+    decode_elements(t, &w, std::size_t(n), lanes);
+    for (int i = 0; i < n; ++i) EXPECT_TRUE(std::isnan(lanes[i])) << dtype_name(t) << " lane " << i;
   }
 }
 

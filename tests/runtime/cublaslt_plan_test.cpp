@@ -176,6 +176,20 @@ TEST(CublasLtPlan, TypesComputeAndReductions) {
   EXPECT_EQ(plan_cublaslt(odd).status().code(), StatusCode::kInvalidArgument);
 }
 
+// No FP8 vendor line yet: refused as unimplemented (not invalid_argument, which would send the
+// backend on to cublasGemmEx), with the reason. The type map itself knows the FP8 types.
+TEST(CublasLtPlan, Fp8IsRefusedWithAReason) {
+  GemmProblem p = problem("TN", Layout::kRowMajor, Epilogue::kNone, DType::kBF16, DType::kBF16);
+  p.a_type = p.b_type = DType::kE4M3;
+  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
+  auto plan = plan_cublaslt(p);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(plan.status().message().find("e4m3"), std::string::npos) << plan.status().message();
+  EXPECT_EQ(cuda_data_type(DType::kE4M3), CUDA_R_8F_E4M3);
+  EXPECT_EQ(cuda_data_type(DType::kE5M2), CUDA_R_8F_E5M2);
+}
+
 TEST(CublasLtPlan, Epilogues) {
   auto relu = plan_cublaslt(problem("NN", Layout::kRowMajor, Epilogue::kRelu));
   ASSERT_TRUE(relu.ok());

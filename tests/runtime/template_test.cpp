@@ -136,6 +136,60 @@ TEST(Templates, DataTypesAreDeclaredCheckedAndPassedToTheKernel) {
   EXPECT_NE(b.status().message().find("fp8"), std::string::npos) << b.status().message();
 }
 
+// FP8 problems: every embedded template refuses them through supports() with a reason; a template
+// may claim FP8 inputs only with its C types listed, never FP8 as C, and takes scaled problems
+// only where it lists the scaling.
+TEST(Templates, Fp8ProblemsAreRefusedWithAReasonUnlessClaimed) {
+  auto lib = TemplateLibrary::embedded();
+  ASSERT_TRUE(lib.ok()) << lib.status().to_string();
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  GemmProblem p = problem(256, 256, 256);
+  p.a_type = p.b_type = DType::kE4M3;
+  p.c_type = DType::kBF16;
+  p.scaling = Scaling::kPerTensor;
+  p.scale_a = p.scale_b = 0.5;
+  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
+  for (const KernelTemplate& t : lib->templates()) {
+    Status s = t.can_serve(p, dev);
+    ASSERT_FALSE(s.ok()) << t.name();
+    EXPECT_NE(s.message().find("e4m3"), std::string::npos) << s.message();
+  }
+
+  const std::string json = R"({"name": "t8", "supports": {"dtypes": ["e4m3", "e5m2"], "c_dtypes": ["bf16", "fp32"]},
+    "space": {"parameters": [{"name": "X", "values": [1], "default": 1}]},
+    "launch": {"grid": ["1", "1", "1"], "block": ["32", "1", "1"]}})";
+  auto t = KernelTemplate::from_text(json, "// source", "t8.json");
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  Status scaled = t->supports(p);
+  ASSERT_FALSE(scaled.ok());
+  EXPECT_NE(scaled.message().find("does not support per_tensor scaling (supports none)"), std::string::npos)
+      << scaled.message();
+  p.scaling = Scaling::kNone;
+  p.scale_a = p.scale_b = 1;
+  EXPECT_TRUE(t->supports(p).ok());
+  auto r = t->render(p, t->defaults(), dev);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_NE(std::find(r->options.begin(), r->options.end(), "-DTS_AB_DTYPE=3"), r->options.end());
+
+  std::string with_scalings = json;
+  with_scalings.replace(with_scalings.find(R"("c_dtypes")"), 0, R"("scalings": ["none", "block"], )");
+  auto tb = KernelTemplate::from_text(with_scalings, "// source", "t8.json");
+  ASSERT_TRUE(tb.ok()) << tb.status().to_string();
+  p.scaling = Scaling::kBlock;
+  EXPECT_TRUE(tb->supports(p).ok());
+
+  std::string c8 = json;
+  c8.replace(c8.find(R"("bf16")"), 6, R"("e4m3")");
+  auto b = KernelTemplate::from_text(c8, "// source", "bad.json");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("input type only"), std::string::npos) << b.status().message();
+  std::string no_c = json;
+  no_c.replace(no_c.find(R"(, "c_dtypes": ["bf16", "fp32"])"), 30, "");
+  auto n = KernelTemplate::from_text(no_c, "// source", "bad.json");
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("supports.c_dtypes"), std::string::npos) << n.status().message();
+}
+
 // A template's seeds are partial configs over its defaults; one that names an unknown parameter,
 // leaves a domain or is not a list of objects keeps the template from loading, naming the seed.
 // The built-in gemm_tma_half lists seeds, each a whole config of its space.

@@ -16,7 +16,7 @@ namespace {
 const std::set<std::string>& entry_fields() {
   static const std::set<std::string> fields{"name",     "count",  "m",     "n",    "k",        "dtype",
                                             "c_dtype",  "layout", "c_layout", "alpha", "beta", "epilogue",
-                                            "epilogue_slope", "accumulate"};
+                                            "epilogue_slope", "accumulate", "scaling", "scale_a", "scale_b"};
   return fields;
 }
 

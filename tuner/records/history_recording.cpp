@@ -21,6 +21,17 @@ Result<GemmProblem> problem_of_row(const HistoryRow& r) {
     } catch (const std::exception&) {
     }
   }
+  // history.csv has no scaling columns: an FP8 row's scaling is read back from its problem_key.
+  {
+    GemmProblem scaled;
+    if (Status s = apply_scaling_from_key(r.problem_key, scaled); !s.ok())
+      return Status::invalid("row " + std::to_string(r.row) + ": " + s.message());
+    if (scaled.scaling != Scaling::kNone) {
+      j["scaling"] = scaling_name(scaled.scaling);
+      j["scale_a"] = scaled.scale_a;
+      j["scale_b"] = scaled.scale_b;
+    }
+  }
   auto p = problem_from_json(j);
   if (!p.ok()) return Status::invalid("row " + std::to_string(r.row) + ": " + p.status().message());
   if (!r.problem_key.empty() && p->key() != r.problem_key)
