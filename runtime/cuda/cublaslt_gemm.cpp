@@ -213,7 +213,7 @@ Status LtGemm::run(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, 
         st != CUBLAS_STATUS_SUCCESS)
       return Status::internal("setting BIAS_POINTER: " + status_text(st));
   }
-  const float alpha = static_cast<float>(p.alpha), beta = static_cast<float>(p.beta);
+  const float alpha = static_cast<float>(p.alpha * e.plan.alpha_scale), beta = static_cast<float>(p.beta);
   const void* first = reinterpret_cast<const void*>(e.plan.swap_operands ? b : a);
   const void* second = reinterpret_cast<const void*>(e.plan.swap_operands ? a : b);
   void* cd = reinterpret_cast<void*>(c);

@@ -103,14 +103,36 @@ std::string LtPlan::describe() const {
   return s;
 }
 
+namespace {
+// Unimplemented, not invalid_argument: the caller falls back to cublasGemmEx on the latter,
+// which has no FP8.
+Status no_fp8_plan(const GemmProblem& p, const std::string& why) {
+  return Status(StatusCode::kUnimplemented, std::string("no cuBLASLt baseline for ") + dtype_name(p.a_type) + " x " +
+                                                dtype_name(p.b_type) + " " + scaling_name(p.scaling) + ": " + why);
+}
+
+// FP8's own rules on top of the general plan: the operand types cuBLASLt pairs, the scaling,
+// and the one orientation its FP8 kernels take.
+Status fit_fp8(const GemmProblem& p, LtPlan& plan) {
+  if (!dtype_is_fp8(p.b_type)) return no_fp8_plan(p, "both inputs must be FP8");
+  if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2)
+    return no_fp8_plan(p, "cuBLASLt pairs e5m2 only with e4m3");
+  if (p.scaling == Scaling::kBlock)
+    return no_fp8_plan(p, "block scaling (cuBLASLt's VEC128_32F / BLK128x128_32F scale modes) is not wired yet");
+  if (plan.trans_a != CUBLAS_OP_T || plan.trans_b != CUBLAS_OP_N || plan.d.order != CUBLASLT_ORDER_COL)
+    return no_fp8_plan(p, "its FP8 kernels take both operands K-major with D column-major in memory: layout NT "
+                          "(Y = X W^T), C in either layout, a bias only along the dimension D's rows run in; this is " +
+                              p.layout_code() + " with a " +
+                              (p.c_layout == Layout::kRowMajor ? "row" : "column") + "-major C" +
+                              (plan.has_bias ? " and a bias along the other dimension" : ""));
+  plan.alpha_scale = p.scaling == Scaling::kPerTensor ? double(float(p.scale_a)) * double(float(p.scale_b)) : 1.0;
+  return {};
+}
+}  // namespace
+
 Result<LtPlan> plan_cublaslt(const GemmProblem& p) {
-  // Unimplemented, not invalid_argument: the caller falls back to cublasGemmEx on the latter,
-  // which has no FP8 either.
-  if (dtype_is_fp8(p.a_type))
-    return Status(StatusCode::kUnimplemented,
-                  std::string("no vendor baseline for ") + dtype_name(p.a_type) +
-                      " inputs yet: the cuBLASLt FP8 line (scale pointers, fp32 compute) is not written (issue 37)");
-  if (p.a_type != p.b_type)
+  const bool fp8 = dtype_is_fp8(p.a_type) || dtype_is_fp8(p.b_type);
+  if (p.a_type != p.b_type && !fp8)
     return Status::invalid(std::string("cuBLASLt needs A and B of one type (") +
                            dtype_name(p.a_type) + " and " + dtype_name(p.b_type) + ")");
   if (p.accumulate != DType::kF32)
@@ -153,6 +175,7 @@ Result<LtPlan> plan_cublaslt(const GemmProblem& p) {
   // A split-K reduction in a half C's type (in place, or through the workspace in the
   // output type) would round partial sums to 16 bits: allow only fp32 partial sums.
   if (p.c_type != DType::kF32) plan.reduction_schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  if (fp8) TS_RETURN_IF_ERROR(fit_fp8(p, plan));
   return plan;
 }
 

@@ -43,6 +43,9 @@ struct LtPlan {
   bool has_bias = false;
   cudaDataType bias_type = CUDA_R_32F;  // C's type, as the bias buffer holds
   std::uint32_t reduction_schemes = CUBLASLT_REDUCTION_SCHEME_MASK;
+  // FP8 inputs with per-tensor scales: D = alpha * (sa A)(sb B) = (alpha sa sb) A B, so the
+  // scales ride on alpha (the run multiplies p.alpha by this) instead of scale pointers.
+  double alpha_scale = 1.0;
 
   // "D=C^T 4096x2048 col, A=B^T(op N) ..., epilogue BIAS": for messages and logs.
   std::string describe() const;
@@ -52,7 +55,11 @@ cudaDataType cuda_data_type(DType t);
 const char* compute_type_name(cublasComputeType_t c);  // "CUBLAS_COMPUTE_32F", ...
 
 // The plan for `p`, or invalid_argument where cuBLASLt has no fused form of the
-// problem's epilogue (leaky_relu) or the inputs differ in type.
+// problem's epilogue (leaky_relu) or the inputs differ in type. FP8 inputs (e4m3, e5m2; not
+// both e5m2) are planned where cuBLASLt's FP8 kernels take them: both operands K-major (its
+// A op T, its B op N, D column-major in memory: our NT, the framework's Y = X W^T, with C
+// in either layout) and unscaled or per-tensor scaled; anything else is unimplemented, with the
+// reason (block scaling's VEC128 / BLK128x128 modes are not wired yet).
 Result<LtPlan> plan_cublaslt(const GemmProblem& p);
 
 }  // namespace tilesmith::cuda

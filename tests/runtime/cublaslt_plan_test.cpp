@@ -178,16 +178,71 @@ TEST(CublasLtPlan, TypesComputeAndReductions) {
 
 // No FP8 vendor line yet: refused as unimplemented (not invalid_argument, which would send the
 // backend on to cublasGemmEx), with the reason. The type map itself knows the FP8 types.
-TEST(CublasLtPlan, Fp8IsRefusedWithAReason) {
-  GemmProblem p = problem("TN", Layout::kRowMajor, Epilogue::kNone, DType::kBF16, DType::kBF16);
-  p.a_type = p.b_type = DType::kE4M3;
-  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
-  auto plan = plan_cublaslt(p);
-  ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(plan.status().message().find("e4m3"), std::string::npos) << plan.status().message();
+// FP8 goes where cuBLASLt's FP8 kernels take it: both operands K-major (its A op T, its B op N)
+// and D column-major in memory, i.e. our NT (Y = X W^T) with C in either layout; per-tensor
+// scales ride on alpha. Everything else is unimplemented, named.
+TEST(CublasLtPlan, Fp8IsPlannedKMajorWithItsScalesOnAlphaAndRefusedElsewhereWithAReason) {
   EXPECT_EQ(cuda_data_type(DType::kE4M3), CUDA_R_8F_E4M3);
   EXPECT_EQ(cuda_data_type(DType::kE5M2), CUDA_R_8F_E5M2);
+  GemmProblem p = problem("NT", Layout::kRowMajor, Epilogue::kNone, DType::kBF16, DType::kBF16);
+  p.a_type = p.b_type = DType::kE4M3;
+  p.scaling = Scaling::kPerTensor;
+  p.scale_a = 0.5;
+  p.scale_b = 3.0;
+  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
+  auto plan = plan_cublaslt(p);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  EXPECT_TRUE(plan->swap_operands);
+  EXPECT_EQ(plan->trans_a, CUBLAS_OP_T);
+  EXPECT_EQ(plan->trans_b, CUBLAS_OP_N);
+  EXPECT_EQ(plan->a.type, CUDA_R_8F_E4M3);
+  EXPECT_EQ(plan->d.type, CUDA_R_16BF);
+  EXPECT_EQ(plan->d.order, CUBLASLT_ORDER_COL);
+  EXPECT_EQ(plan->compute, CUBLAS_COMPUTE_32F);
+  EXPECT_DOUBLE_EQ(plan->alpha_scale, 1.5);
+  // A column-major C is the same orientation without the swap; a bias along D's rows fits too.
+  GemmProblem col = p;
+  col.c_layout = Layout::kColMajor;
+  auto col_plan = plan_cublaslt(col);
+  ASSERT_TRUE(col_plan.ok()) << col_plan.status().to_string();
+  EXPECT_FALSE(col_plan->swap_operands);
+  EXPECT_EQ(col_plan->trans_a, CUBLAS_OP_T);
+  EXPECT_EQ(col_plan->a.type, CUDA_R_8F_E4M3);
+  GemmProblem biased = p;
+  biased.epilogue = Epilogue::kBiasCol;
+  ASSERT_TRUE(plan_cublaslt(biased).ok());
+  // Mixed FP8 inputs pair; unscaled FP8 keeps alpha.
+  GemmProblem mixed = p;
+  mixed.b_type = DType::kE5M2;
+  mixed.scaling = Scaling::kNone;
+  mixed.scale_a = mixed.scale_b = 1.0;
+  auto mixed_plan = plan_cublaslt(mixed);
+  ASSERT_TRUE(mixed_plan.ok()) << mixed_plan.status().to_string();
+  EXPECT_EQ(mixed_plan->b.type, CUDA_R_8F_E4M3) << "cuBLASLt's B is our A";
+  EXPECT_DOUBLE_EQ(mixed_plan->alpha_scale, 1.0);
+
+  auto refused = [](const GemmProblem& q, const char* why) {
+    auto r = plan_cublaslt(q);
+    ASSERT_FALSE(r.ok()) << q.describe();
+    EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented) << "not invalid_argument: no cublasGemmEx fallback";
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  };
+  for (const char* code : {"NN", "TN", "TT"}) {
+    GemmProblem other = p;
+    ASSERT_TRUE(apply_layout_code(code, other).ok());
+    refused(other, "K-major");
+  }
+  GemmProblem both_e5m2 = mixed;
+  both_e5m2.a_type = DType::kE5M2;
+  refused(both_e5m2, "pairs e5m2 only with e4m3");
+  GemmProblem block = p;
+  block.scaling = Scaling::kBlock;
+  block.scale_a = block.scale_b = 1.0;
+  ASSERT_TRUE(block.validate().ok()) << block.validate().message();
+  refused(block, "block scaling");
+  GemmProblem bias_row = p;
+  bias_row.epilogue = Epilogue::kBiasRow;
+  refused(bias_row, "bias along the other dimension");
 }
 
 TEST(CublasLtPlan, Epilogues) {

@@ -617,6 +617,35 @@ TEST_F(GpuEvaluatorTest, VendorBaselineInHalfPrecisionValidatesFusedAndPlain) {
       }
 }
 
+// cuBLASLt's FP8 line (sm_89 / sm_90): the framework layout NT, both C layouts, e4m3 x e4m3 and
+// e4m3 x e5m2, unscaled and per-tensor scaled (the scales on alpha), C in bf16, fp16 and fp32,
+// with and without a fused bias: each result validated against the exact FP8 reference.
+TEST_F(GpuEvaluatorTest, VendorBaselineInFp8ValidatesWithPerTensorScales) {
+  const std::string arch = evaluator_->device().arch;
+  if (arch != "sm_90" && arch != "sm_89") GTEST_SKIP() << "cuBLASLt FP8 needs sm_89 or sm_90, this is " << arch;
+  int i = 0;
+  for (DType b_type : {DType::kE4M3, DType::kE5M2})
+    for (Scaling scaling : {Scaling::kNone, Scaling::kPerTensor})
+      for (DType c_type : {DType::kBF16, DType::kF16, DType::kF32}) {
+        GemmProblem p = make(256 + 16 * (i % 3), 512, 1024, "NT");
+        p.a_type = DType::kE4M3;
+        p.b_type = b_type;
+        p.c_type = c_type;
+        p.c_layout = i % 2 ? Layout::kColMajor : Layout::kRowMajor;
+        p.scaling = scaling;
+        if (scaling == Scaling::kPerTensor) p.scale_a = 0.0625, p.scale_b = 3.0;
+        p.epilogue = i % 4 == 3 ? (p.c_layout == Layout::kRowMajor ? Epilogue::kBiasCol : Epilogue::kBiasRow)
+                                : Epilogue::kNone;
+        ++i;
+        ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+        auto v = evaluator_->vendor_baseline(p);
+        ASSERT_TRUE(v.ok()) << p.describe() << ": " << v.status().to_string();
+        EXPECT_EQ(v->outcome, Outcome::kOk) << p.describe() << ": " << v->message;
+        std::printf("vendor %s: %.2f TFLOP/s, relative error %.3g %s\n", p.describe().c_str(), v->tflops,
+                    v->accuracy.rel_error_norm, v->message.c_str());
+      }
+}
+
 TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {
   // 1024 threads each holding 16x16 accumulators cannot fit the register file.
   GemmProblem p = make(512, 512, 512);
