@@ -105,7 +105,7 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
     return r;
   }
   bool mismatch = false;
-  if (tmpl->source_hash() != e->template_hash) {
+  if (!tmpl->matches_source_hash(e->template_hash)) {
     mismatch = true;
     r.notes.push_back("template " + e->template_name + " changed since it was recorded (source hash " +
                       e->template_hash + " then, " + tmpl->source_hash() + " now)");

@@ -211,7 +211,7 @@ Status read_templates(const json& j, const fs::path& root, Package& pkg) {
     if (t.tmpl.name() != t.name)
       return Status::parse_error(where + " is named '" + t.name + "' but " + t.description_path + " describes '" +
                                  t.tmpl.name() + "'");
-    if (!t.source_hash.empty() && t.source_hash != t.tmpl.source_hash())
+    if (!t.source_hash.empty() && !t.tmpl.matches_source_hash(t.source_hash))
       pkg.notes.push_back("template " + t.name + ": the shipped files hash to " + t.tmpl.source_hash() +
                           ", tuned.json says " + t.source_hash + " (the package's files were changed after export)");
     pkg.templates.push_back(std::move(t));

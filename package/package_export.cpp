@@ -350,7 +350,7 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
       return Status::not_found("problem " + p.name + ": template " + w.template_name +
                                " is not among this build's templates (give --kernels-dir with the folder it was "
                                "tuned from)");
-    if (tmpl->source_hash() != w.template_hash)
+    if (!tmpl->matches_source_hash(w.template_hash))
       return Status::failed_precondition(
           "problem " + p.name + ": template " + w.template_name + " changed since it was tuned (source hash " +
           w.template_hash + " then, " + tmpl->source_hash() + " now), so the measured time would not belong to the "

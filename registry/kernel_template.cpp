@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -156,12 +157,58 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
   t.source_ = source;
   t.json_text_ = json_text;
   t.headers_ = std::move(headers);
-  Hasher h;
+  Hasher h, legacy;
   h.add_field(source).add_field(json_text);
-  if (t.headers_)
-    for (const auto& [name, text] : *t.headers_) h.add_field(name).add_field(text);
+  legacy.add_field(source).add_field(json_text);
+  if (t.headers_) {
+    for (const auto& [name, text] : *t.headers_) legacy.add_field(name).add_field(text);
+    for (const std::string& name : t.included_headers())
+      for (const auto& [n, text] : *t.headers_)
+        if (n == name) {
+          h.add_field(n).add_field(text);
+          break;
+        }
+    t.legacy_hash_ = legacy.hex().substr(0, 16);
+  }
   t.source_hash_ = h.hex().substr(0, 16);
   return t;
+}
+
+namespace {
+// The names in a text's `#include "NAME"` lines (angle-bracket includes are the compiler's).
+std::vector<std::string> quoted_includes(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while ((at = text.find("#include", at)) != std::string::npos) {
+    const std::size_t line_end = text.find('\n', at);
+    const std::string line = text.substr(at, line_end == std::string::npos ? std::string::npos : line_end - at);
+    at += 8;
+    const std::size_t open = line.find('"');
+    if (open == std::string::npos) continue;
+    const std::size_t close = line.find('"', open + 1);
+    if (close == std::string::npos) continue;
+    std::string name = line.substr(open + 1, close - open - 1);
+    if (const std::size_t slash = name.find_last_of('/'); slash != std::string::npos) name = name.substr(slash + 1);
+    out.push_back(name);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> KernelTemplate::included_headers() const {
+  std::set<std::string> seen;
+  if (!headers_) return {};
+  std::vector<std::string> todo = quoted_includes(source_);
+  while (!todo.empty()) {
+    const std::string name = todo.back();
+    todo.pop_back();
+    for (const auto& [n, text] : *headers_)
+      if (n == name && seen.insert(n).second) {
+        for (std::string inner : quoted_includes(text)) todo.push_back(std::move(inner));
+        break;
+      }
+  }
+  return {seen.begin(), seen.end()};
 }
 
 KernelTemplate KernelTemplate::recorded(const std::string& name, ParamSpace space,

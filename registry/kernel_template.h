@@ -90,8 +90,19 @@ class KernelTemplate {
   const std::string& description_json() const { return json_text_; }
   // The headers the source may include (may be null).
   const std::shared_ptr<const KernelHeaders>& headers() const { return headers_; }
-  // short_hash of the source, the JSON and the headers: changes whenever one changes.
+  // short_hash of the source, the JSON and the headers the source includes (directly or
+  // through another header, every `#include "NAME"` line counted whatever #if surrounds it):
+  // changes whenever one of them changes, and only then, so a new or edited header that a
+  // template does not include leaves its tuned folders current.
   const std::string& source_hash() const { return source_hash_; }
+  // Whether `recorded` (a results folder's, a package's) names this source: today's hash,
+  // or the hash over every header of the library that versions before the included-headers
+  // hash recorded (equal only while no header has changed since).
+  bool matches_source_hash(const std::string& recorded) const {
+    return recorded == source_hash_ || (!legacy_hash_.empty() && recorded == legacy_hash_);
+  }
+  // The headers the source includes, by name, sorted (empty without headers).
+  std::vector<std::string> included_headers() const;
   const std::string& entry() const { return entry_; }
   const ParamSpace& space() const { return space_; }
   // Parameter values that compile on their own (the template's defaults).
@@ -147,6 +158,7 @@ class KernelTemplate {
   std::string name_, description_, source_, json_text_, source_hash_, entry_, nvidia_arch_suffix_, math_;
   ParamSpace space_;
   std::shared_ptr<const KernelHeaders> headers_;
+  std::string legacy_hash_;  // the hash over every header (see matches_source_hash)
   Config defaults_;
   std::vector<Config> seeds_;
   std::vector<std::string> dtypes_, c_dtypes_, layouts_, epilogues_, c_layouts_, scalings_;

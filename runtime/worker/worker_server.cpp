@@ -54,7 +54,7 @@ class TemplateShelf {
     std::vector<std::string> other_hashes;
     auto consider = [&](const KernelTemplate& t) -> const KernelTemplate* {
       if (t.name() != ref.name) return nullptr;
-      if (t.source_hash() == ref.source_hash) return &t;
+      if (t.matches_source_hash(ref.source_hash)) return &t;
       other_hashes.push_back(t.source_hash());
       return nullptr;
     };

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "base/hash.h"
 #include "tests/problem_maker.h"
 #include "registry/template_library.h"
 #include "tests/test_paths.h"
@@ -193,6 +196,57 @@ TEST(Templates, Fp8ProblemsAreRefusedWithAReasonUnlessClaimed) {
 // A template's seeds are partial configs over its defaults; one that names an unknown parameter,
 // leaves a domain or is not a list of objects keeps the template from loading, naming the seed.
 // The built-in gemm_tma_half lists seeds, each a whole config of its space.
+// A template's source hash covers the headers it includes (through other headers too), not
+// the library's others: a new or edited header leaves the folders tuned with other
+// templates current. Hashes recorded by versions that hashed every header still match
+// while no header has changed.
+TEST(Templates, TheSourceHashCoversTheIncludedHeadersAndStillMatchesTheOlderAllHeadersHash) {
+  const std::string json = R"({"name": "t", "supports": {"dtypes": ["fp32"]},
+    "space": {"parameters": [{"name": "X", "values": [1], "default": 1}]},
+    "launch": {"grid": ["1", "1", "1"], "block": ["32", "1", "1"]}})";
+  const std::string source = "#include \"a.h\"\n#if X > 1\n#include \"dir/d.h\"\n#endif\n#include <cuda.h>\n";
+  auto headers = [](const std::string& c_text, const std::string& b_text) {
+    return std::make_shared<KernelHeaders>(KernelHeaders{{"a.h", "#pragma once\n#include \"b.h\"\n"},
+                                                          {"b.h", b_text},
+                                                          {"c.h", c_text},
+                                                          {"d.h", "// d\n"}});
+  };
+  auto t = KernelTemplate::from_text(json, source, "t.json", headers("// c\n", "// b\n"));
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_EQ(t->included_headers(), (std::vector<std::string>{"a.h", "b.h", "d.h"}));
+  // c.h is not included: editing it (or adding a header) keeps the hash; editing b.h does not.
+  auto other_c = KernelTemplate::from_text(json, source, "t.json", headers("// c, edited\n", "// b\n"));
+  ASSERT_TRUE(other_c.ok());
+  EXPECT_EQ(other_c->source_hash(), t->source_hash());
+  auto other_b = KernelTemplate::from_text(json, source, "t.json", headers("// c\n", "// b, edited\n"));
+  ASSERT_TRUE(other_b.ok());
+  EXPECT_NE(other_b->source_hash(), t->source_hash());
+  // The hash earlier versions recorded: the source, the JSON and every header in the library's order.
+  Hasher all;
+  all.add_field(source).add_field(json);
+  const auto library_headers = headers("// c\n", "// b\n");
+  for (const auto& [name, text] : *library_headers) all.add_field(name).add_field(text);
+  const std::string recorded = all.hex().substr(0, 16);
+  EXPECT_NE(recorded, t->source_hash());
+  EXPECT_TRUE(t->matches_source_hash(recorded));
+  EXPECT_TRUE(t->matches_source_hash(t->source_hash()));
+  EXPECT_FALSE(other_c->matches_source_hash(recorded)) << "c.h changed since: the old all-headers hash no longer holds";
+  EXPECT_FALSE(t->matches_source_hash("0123456789abcdef"));
+}
+
+// The built-in decode template does not include the Hopper headers: changing those leaves
+// its tuned folders current.
+TEST(Templates, TheBuiltInTemplatesHashOnlyWhatTheyInclude) {
+  auto lib = TemplateLibrary::embedded();
+  ASSERT_TRUE(lib.ok());
+  const auto stream = (*lib).find("gemm_stream")->included_headers();
+  EXPECT_NE(std::find(stream.begin(), stream.end(), "ts_dtype.h"), stream.end());
+  EXPECT_EQ(std::find(stream.begin(), stream.end(), "ts_tma.h"), stream.end());
+  const auto tma = (*lib).find("gemm_tma_half")->included_headers();
+  EXPECT_NE(std::find(tma.begin(), tma.end(), "ts_tma.h"), tma.end());
+  EXPECT_NE(std::find(tma.begin(), tma.end(), "ts_dtype.h"), tma.end()) << "through ts_gemm_common.h";
+}
+
 TEST(Templates, SeedsAreWholeConfigsAndBadOnesNameTheSeed) {
   const std::string head = R"({"name": "t", "space": {"parameters": [
       {"name": "X", "values": [1, 2, 4], "default": 1}, {"name": "Y", "values": [8, 16], "default": 8}]},

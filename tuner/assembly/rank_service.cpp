@@ -26,9 +26,9 @@ int serve_rank(const RunSettings& f, ScaleOut& scale_out) {
   RankTemplateFinder find = [&](const std::string& name,
                                 const std::string& hash) -> const KernelTemplate* {
     for (const auto& t : o->recorded_templates)
-      if (t.name() == name && t.source_hash() == hash) return &t;
+      if (t.name() == name && t.matches_source_hash(hash)) return &t;
     if (library)
-      if (const KernelTemplate* t = library->find(name); t && t->source_hash() == hash) return t;
+      if (const KernelTemplate* t = library->find(name); t && t->matches_source_hash(hash)) return t;
     return nullptr;
   };
   spdlog::info("serving rank 0 with {}", o->description);

@@ -202,7 +202,7 @@ Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>&
     const KernelTemplate* same_source = nullptr;
     for (const KernelTemplate* t : templates) {
       named = named || t->name() == r.template_name;
-      if (t->source_hash() == r.template_hash) same_source = t;
+      if (t->matches_source_hash(r.template_hash)) same_source = t;
     }
     if (!named && same_source)
       return Status::failed_precondition(
@@ -215,7 +215,7 @@ Status check_same_experiment(const fs::path& dir, const std::vector<HistoryRow>&
   }
   for (const auto& r : rows)
     for (const KernelTemplate* t : templates)
-      if (t->name() == r.template_name && r.template_hash != t->source_hash())
+      if (t->name() == r.template_name && !t->matches_source_hash(r.template_hash))
         return Status::failed_precondition(
             "template " + r.template_name + " changed since " + (dir / kHistoryFileName).string() +
             " was recorded (source hash " + r.template_hash + " then, " + t->source_hash() +
