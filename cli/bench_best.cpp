@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/stats.h"
 #include "cli/bench_best_inputs.h"
 #include "cli/bench_best_measure.h"
 #include "cli/bench_best_output.h"
@@ -121,6 +122,52 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   return ours.ok() ? kExitOk : kExitFailed;
 }
 
+// --vendor-only: the vendor library and the read floor on the flags' problem, the vendor
+// measured --rounds times more for its spread (a type or shape no template serves yet).
+int bench_vendor(const BenchBestOptions& o, OpenedEvaluator& opened) {
+  auto p = to_problem(o.problem);
+  if (!p.ok()) return bench_usage(p.status().message());
+  const GemmProblem& problem = *p;
+  Evaluator& ev = opened.primary();
+  auto first = ev.vendor_baseline(problem);
+  if (!first.ok() || !first->ok()) {
+    const std::string why = first.ok() ? std::string(outcome_name(first->outcome)) + ": " + first->message
+                                       : first.status().message();
+    std::cerr << "bench-best: no vendor figure for " << problem.describe() << ": " << why << "\n";
+    return kExitFailed;
+  }
+  std::vector<double> again;
+  for (int r = 0; r < o.rounds; ++r)
+    if (auto v = ev.vendor_baseline(problem); v.ok() && v->ok()) again.push_back(v->timing.median_ms);
+  const double bandwidth = opened.measured_bandwidth();
+  FloorCache floors(ev, o);
+  std::string floor_note;
+  std::optional<ReadFloor> floor = floors.get(problem, &floor_note);
+  std::optional<analysis::SampleSummary> rounds;
+  if (!again.empty()) rounds = analysis::summarize(again);
+  if (o.json) {
+    json j, dev, prob;
+    to_json(dev, ev.device());
+    to_json(prob, problem);
+    j = {{"device", dev},
+         {"measured_bandwidth_gbps", bandwidth > 0 ? json(bandwidth / 1e9) : json(nullptr)},
+         {"problem", prob},
+         {"vendor_name", ev.vendor_name()}};
+    to_json(j["vendor"], *first);
+    j["vendor_rounds_ms"] = again;
+    if (floor) to_json(j["read_floor"], *floor);
+    else j["read_floor_unavailable"] = floor_note;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_table(ev.device(), bandwidth, problem, {{ev.vendor_name().substr(0, 34), *first}}, std::nullopt);
+    if (rounds)
+      std::printf("rounds   %zu more: median %.4f ms, range [%.4f, %.4f]\n", again.size(), rounds->median, rounds->min,
+                  rounds->max);
+    std::printf("%s\n", floor_line(floor, floor_note, std::nullopt, *first).c_str());
+  }
+  return kExitOk;
+}
+
 int exit_code_for(const std::vector<EntryResult>& results, const BenchBestOptions& o, bool* drift) {
   bool failed = false, mismatch = false;
   *drift = false;
@@ -154,6 +201,8 @@ int bench_best(const BenchBestOptions& o) {
   if (from_file) {
     if (auto code = collect_files(o, &src.files, &src.missing)) return *code;
     if (auto code = read_entries(o, src.files, &entries, &entry_files, &problem_filter)) return *code;
+  } else if (o.vendor_only) {
+    if (auto p = to_problem(o.problem); !p.ok()) return bench_usage(p.status().message());
   } else {
     // Everything the flags can be wrong about is said before a GPU is opened.
     if (!replay && !problem_given(o.problem))
@@ -175,6 +224,7 @@ int bench_best(const BenchBestOptions& o) {
     std::cerr << "bench-best: " << opened.status().message() << (no_gpu ? without_gpu_hint(o, entries) : "") << "\n";
     return no_gpu ? kExitNoDevice : kExitUsage;
   }
+  if (o.vendor_only) return bench_vendor(o, *opened);
   if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
 
   Evaluator& ev = opened->primary();

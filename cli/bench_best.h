@@ -46,6 +46,7 @@ struct BenchBestOptions {
   std::uint64_t seed = 1;
   bool epilogue_cost = false;             // --config: also time the plain GEMM, ours and the vendor's
   bool no_vendor = false;
+  bool vendor_only = false;  // the flags' problem: the vendor library and the read floor, no config of ours
   int rounds = 8;  // ours and the vendor in this many alternating rounds (0: one measurement each)
   bool json = false;
   double drift_tolerance_pct = 10;

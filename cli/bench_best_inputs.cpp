@@ -43,9 +43,20 @@ std::vector<std::string> replay_files_of_run(const fs::path& results) {
 }  // namespace
 
 std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool replay) {
+  if (o.vendor_only) {
+    if (!o.config_json.empty() || from_file)
+      return bench_usage("--vendor-only measures the vendor library alone: no --config, --best-config or --results");
+    if (o.no_vendor) return bench_usage("--vendor-only and --no-vendor leave nothing to measure");
+    if (o.epilogue_cost || o.fastest_only || !o.template_name.empty())
+      return bench_usage("--vendor-only takes the problem flags, --rounds and --no-read-floor only");
+    if (!problem_given(o.problem))
+      return bench_usage("--vendor-only needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
+    return std::nullopt;
+  }
   if (!o.config_json.empty() && from_file) return bench_usage("give --config or --best-config/--results, not both");
   if (o.config_json.empty() && !from_file)
-    return bench_usage("give a config: --config '{...}' with the problem flags, or --best-config FILE, or --results DIR");
+    return bench_usage("give a config: --config '{...}' with the problem flags, or --best-config FILE, or --results DIR "
+                       "(or --vendor-only for the vendor library alone)");
   if (!o.config_json.empty() && o.fastest_only) return bench_usage("--fastest-only goes with --best-config/--results");
   if (o.epilogue_cost && o.config_json.empty()) return bench_usage("--epilogue-cost goes with --config");
   if (o.epilogue_cost && o.problem.epilogue == "none")

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
       "  bench-best --results r/qkv_m16 --results r/down_m16 --fastest-only --json   several folders, one process\n"
       "  bench-best --m 4096 --n 4096 --k 4096 --dtype fp16 --epilogue gelu --epilogue-cost --template gemm_tma_half "
       "--config '{...}'\n"
+      "  bench-best --vendor-only --m 4096 --n 4096 --k 4096 --dtype e4m3 --layout NT --scaling per_tensor "
+      "--scale-a 0.5 --scale-b 2   the vendor alone\n"
       "Measured in a worker process (tilesmith-worker; --in-process for debugging), the vendor library and each\n"
       "problem's read floor (the fastest way found to read its operands once) in the same process and timed the same\n"
       "way; '% of floor' = floor / kernel time (above 100%: the floor was beaten, so it is no floor: flagged).\n"
@@ -66,6 +68,10 @@ int main(int argc, char** argv) {
                "with --config and a fused --epilogue: also time the same config and the vendor library without it, "
                "in this process, and print what the epilogue costs each");
   app.add_flag("--no-vendor", o.no_vendor, "skip the vendor library");
+  app.add_flag("--vendor-only", o.vendor_only,
+               "no config of ours: the vendor library (and the read floor) on the problem the flags give (--m --n --k, "
+               "--dtype, ...), measured --rounds times more for its spread; e.g. a type no template serves yet (on replay: "
+               "the recording's vendor time)");
   app.add_option("--rounds", o.rounds,
                  "then measure ours and the vendor again in this many alternating rounds and give their ratio round "
                  "by round, with its 95% interval: a clock that moves between measurements does not bias it "

@@ -136,6 +136,50 @@ TEST(CliBenchBest, ManyFoldersAndAProblemSetInOneProcess) {
 // bench-best --rounds: ours and the vendor measured again alternately, the ratio given
 // round by round with its interval. A recording with a vendor time stands in for the GPU:
 // its kernel time is one number, so every round's ratio is the recorded one exactly.
+// --vendor-only: the vendor library alone on the flags' problem (a recording's vendor time
+// stands in for the GPU), its usage mistakes named before anything is opened.
+TEST(CliBenchBest, VendorOnlyMeasuresTheVendorAloneOnTheFlagsProblem) {
+  const fs::path dir = fresh_dir("bench_vendor_only");
+  const fs::path source = source_dir() / "data" / "recordings" / "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz";
+  auto text = replay::read_maybe_gzip(source);
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  auto cache = replay::parse_kernel_tuner_cache(*text, source.string());
+  ASSERT_TRUE(cache.ok()) << cache.status().to_string();
+  auto c = *cache;
+  c.vendor_median_ms = 0.0123;
+  c.vendor_name = "cuBLASLt (recorded)";
+  const fs::path rec = dir / "with_vendor.json";
+  std::ofstream(rec) << replay::kernel_tuner_cache_to_json_text(c);
+  const std::vector<std::string> problem{"--m", "128", "--n", "4096", "--k", "4096", "--dtype", "bf16", "--layout",
+                                         c.problem ? c.problem->layout_code() : std::string("NN")};
+  auto run = [&](std::vector<std::string> extra, bool with_problem = true) {
+    std::vector<std::string> argv{bench_best_exe().string(), "--backend", "replay", "--replay-file", rec.string(),
+                                  "--vendor-only"};
+    if (with_problem) argv.insert(argv.end(), problem.begin(), problem.end());
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir);
+  };
+  auto ok = run({"--rounds", "3"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("0.0123"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("rounds   3 more"), std::string::npos) << ok.out;
+  auto j = run({"--json", "--rounds", "2"});
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  const json doc = json::parse(j.out);
+  EXPECT_DOUBLE_EQ(doc["vendor"]["timing"]["median_ms"].get<double>(), 0.0123);
+  EXPECT_EQ(doc["vendor_rounds_ms"].size(), 2u);
+
+  auto no_problem = run({}, false);
+  EXPECT_EQ(no_problem.exit_code, 2);
+  EXPECT_NE(no_problem.err.find("--vendor-only needs the problem"), std::string::npos) << no_problem.err;
+  auto with_config = run({"--config", "{}"});
+  EXPECT_EQ(with_config.exit_code, 2);
+  EXPECT_NE(with_config.err.find("no --config"), std::string::npos) << with_config.err;
+  auto nothing = run({"--no-vendor"});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_NE(nothing.err.find("leave nothing to measure"), std::string::npos) << nothing.err;
+}
+
 TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
   const fs::path dir = fresh_dir("bench_paired");
   const fs::path source = source_dir() / "data" / "recordings" /
