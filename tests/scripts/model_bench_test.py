@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/model_bench.py without a GPU: the shape lists, a shape's folder (evaluations,
+"""scripts/model_bench.py and model_bench_table.py without a GPU: the shape lists, a shape's folder (evaluations,
 why its search ended), the warm-start choice, the table's arithmetic (ratios, % of peak
 and of the read floor, geomeans, the worst shape, the lowest % of floor, wins by >= 3%,
 duplicates counted once, untuned and failed shapes listed), and the driver end to end on
@@ -25,6 +25,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import model_bench as mb  # noqa: E402
+import model_bench_table as mt  # noqa: E402
 
 
 def evaluation(ms, flops, rel=0.0017):
@@ -133,7 +134,7 @@ class Table(unittest.TestCase):
         self.tuned = {r["folder"] for r in self.r[:7]}
 
     def test_rows(self):
-        table, s = mb.summarize(self.r, self.bench, self.tuned, {self.r[0]["folder"]: 150})
+        table, s = mt.summarize(self.r, self.bench, self.tuned, {self.r[0]["folder"]: 150})
         t = {x["set"] + "/" + x["name"]: x for x in table}
         q1 = t["m/qkv_m1_bf16"]
         self.assertEqual(q1["state"], "measured")
@@ -158,7 +159,7 @@ class Table(unittest.TestCase):
         self.assertEqual(s["failed"], [self.r[6]["folder"]])
 
     def test_summary_arithmetic(self):
-        _, s = mb.summarize(self.r, self.bench, self.tuned)
+        _, s = mt.summarize(self.r, self.bench, self.tuned)
         bf16 = s["large"]["bf16"]
         self.assertEqual(bf16["n"], 2)
         self.assertAlmostEqual(bf16["geomean"], math.sqrt((0.26 / 0.25) * (0.45 / 0.50)))
@@ -177,13 +178,13 @@ class Table(unittest.TestCase):
         self.assertEqual(s["compared"], 5)
 
     def test_won_counts_margins(self):
-        _, s = mb.summarize(self.r, self.bench, self.tuned)
+        _, s = mt.summarize(self.r, self.bench, self.tuned)
         ratios = [0.021 / 0.020, 0.019 / 0.025, 0.26 / 0.25, 0.45 / 0.50, 0.22 / 0.20]
         self.assertEqual(s["won"], sum(1 for x in ratios if x >= 1.03))
 
     def test_report_text(self):
-        table, s = mb.summarize(self.r, self.bench, self.tuned)
-        text = mb.format_report(table, s, "NVIDIA H200 (sm_90)")
+        table, s = mt.summarize(self.r, self.bench, self.tuned)
+        text = mt.format_report(table, s, "NVIDIA H200 (sm_90)")
         for part in ["model/layer", "cuBLASLt TF/s", "m/qkv_m1_bf16", "90.0%", "floor", "peak", "80.0%!",
                      "same shape as m/qkv_m1_bf16", "FAILED", "not tuned",
                      "M > 128, bf16: geomean ratio 0.967 over 2 shapes; worst m4096_n4096_k14336_bf16_NT at 0.900",
@@ -194,11 +195,11 @@ class Table(unittest.TestCase):
             self.assertIn(part, text)
 
     def test_report_counts_wins_against_the_whole_benchmark(self):
-        table, s = mb.summarize(self.r, self.bench, self.tuned)
-        text = mb.format_report(table, s, benchmark_shapes=84)
+        table, s = mt.summarize(self.r, self.bench, self.tuned)
+        text = mt.format_report(table, s, benchmark_shapes=84)
         self.assertIn("won by >= 3%: 3 of 5 shapes compared with cuBLASLt; 3 of the benchmark's 84 distinct shapes "
                       "(a third: 28)", text)
-        self.assertNotIn("benchmark's", mb.format_report(table, s))
+        self.assertNotIn("benchmark's", mt.format_report(table, s))
 
     def test_paired_rounds_give_the_ratio_and_its_interval(self):
         # bench-best --rounds: the rounds' ratio replaces the single pass's, and the
@@ -206,27 +207,27 @@ class Table(unittest.TestCase):
         bench = {"entries": [dict(e) for e in self.bench["entries"]]}
         bench["entries"][3]["paired"] = {"rounds": 8, "ratio": 1.04, "interval": [1.02, 1.06],
                                          "verdict": "ours faster"}
-        table, s = mb.summarize(self.r, bench, self.tuned)
+        table, s = mt.summarize(self.r, bench, self.tuned)
         paired = next(x for x in table if x["folder"] == self.r[3]["folder"])
         self.assertAlmostEqual(paired["ratio"], 1.04)
         self.assertAlmostEqual(paired["ratio_once"], 0.45 / 0.50)
         self.assertEqual(paired["ratio_interval"], [1.02, 1.06])
-        _, before = mb.summarize(self.r, self.bench, self.tuned)
+        _, before = mt.summarize(self.r, self.bench, self.tuned)
         self.assertEqual(s["won"], before["won"] + 1)
-        text = mb.format_report(table, s)
+        text = mt.format_report(table, s)
         self.assertIn("1.040 [1.020-1.060]", text)
         self.assertIn("with its 95% interval in brackets", text)
 
     def test_no_bench_yet(self):
-        table, s = mb.summarize(self.r, None, self.tuned)
+        table, s = mt.summarize(self.r, None, self.tuned)
         self.assertEqual({t["state"] for t in table}, {"not measured", "not tuned"})
         self.assertIsNone(s["small"])
         self.assertEqual(s["large"], {})
-        mb.format_report(table, s)
+        mt.format_report(table, s)
 
     def test_geomean(self):
-        self.assertAlmostEqual(mb.geomean([2.0, 8.0]), 4.0)
-        self.assertIsNone(mb.geomean([]))
+        self.assertAlmostEqual(mt.geomean([2.0, 8.0]), 4.0)
+        self.assertIsNone(mt.geomean([]))
 
 
 BIN = os.environ.get("TILESMITH_BIN", os.path.join(ROOT, "build", "cli"))
@@ -398,11 +399,11 @@ class EndToEndOnReplay(unittest.TestCase):
         def entry(folder, ms):
             return {"best_config": "/r/shapes/%s/best_config.json" % folder, "status": "ok",
                     "now": evaluation(ms, 1e9)}
-        first = mb.merge_passes(None, {"device": {"name": "G"}, "entries": [entry("a", 1.0), entry("b", 2.0)]},
+        first = mt.merge_passes(None, {"device": {"name": "G"}, "entries": [entry("a", 1.0), entry("b", 2.0)]},
                                 "2026-11-27 05:00")
-        second = mb.merge_passes(first, {"device": {"name": "G"}, "entries": [entry("b", 1.5), entry("c", 3.0)]},
+        second = mt.merge_passes(first, {"device": {"name": "G"}, "entries": [entry("b", 1.5), entry("c", 3.0)]},
                                  "2026-11-27 06:00")
-        got = {f: (e["now"]["timing"]["median_ms"], e["measured_at"]) for f, e in mb.measured_shapes(second).items()}
+        got = {f: (e["now"]["timing"]["median_ms"], e["measured_at"]) for f, e in mt.measured_shapes(second).items()}
         self.assertEqual(got, {"a": (1.0, "2026-11-27 05:00"), "b": (1.5, "2026-11-27 06:00"),
                                "c": (3.0, "2026-11-27 06:00")})
         self.assertEqual(second["latest_pass"], "2026-11-27 06:00")
@@ -411,8 +412,8 @@ class EndToEndOnReplay(unittest.TestCase):
                  "layout": "NT"} for n in ("a", "b")]
         for e in second["entries"]:
             e["vendor"] = evaluation(1.2, 1e9)
-        table, summary = mb.summarize(rows, second, {"a", "b"})
-        text = mb.format_report(table, summary, latest_pass=second["latest_pass"])
+        table, summary = mt.summarize(rows, second, {"a", "b"})
+        text = mt.format_report(table, summary, latest_pass=second["latest_pass"])
         self.assertIn("pass of 2026-11-27 05:00", text)
         self.assertEqual(text.count("pass of "), 1, text)
         self.assertIn("in 2 bench passes", text)
