@@ -38,6 +38,20 @@ struct Contestant {
   bool out = false;
 };
 
+// The evaluation whose value is nearest the median of all of theirs (a real measurement, with
+// its own spread, to stand for the rounds). `evaluations` is not empty.
+template <typename Value>
+const Evaluation& nearest_to_median(const std::vector<Evaluation>& evaluations, Value value) {
+  std::vector<double> t;
+  for (const auto& e : evaluations) t.push_back(value(e));
+  std::sort(t.begin(), t.end());
+  const double median = (t[(t.size() - 1) / 2] + t[t.size() / 2]) / 2;
+  const Evaluation* nearest = &evaluations.front();
+  for (const auto& e : evaluations)
+    if (std::fabs(value(e) - median) < std::fabs(value(*nearest) - median)) nearest = &e;
+  return *nearest;
+}
+
 std::vector<std::vector<RoundSample>> samples_of(const std::vector<Contestant>& cs,
                                                  std::vector<std::size_t>* in) {
   std::vector<std::vector<RoundSample>> s;
@@ -130,20 +144,12 @@ RetimeReport retime(
         evaluator.renew_process())
       ++report.processes;
   }
-  for (auto& c : cs) {
-    if (!c.out && !c.evaluations.empty()) {
-      // The round nearest the median of the objective over the rounds stands for the finalist.
-      auto value = [&](const Evaluation& e) { return objective_value(options.objective, e).value_or(0); };
-      std::vector<double> t;
-      for (const auto& e : c.evaluations) t.push_back(value(e));
-      std::sort(t.begin(), t.end());
-      const double median = t.empty() ? 0 : (t[(t.size() - 1) / 2] + t[t.size() / 2]) / 2;
-      const Evaluation* nearest = &c.evaluations.front();
-      for (const auto& e : c.evaluations)
-        if (std::fabs(value(e) - median) < std::fabs(value(*nearest) - median)) nearest = &e;
-      c.result.retimed = *nearest;
-    }
-  }
+  // The round nearest the median of the objective over the rounds stands for the finalist.
+  for (auto& c : cs)
+    if (!c.out && !c.evaluations.empty())
+      c.result.retimed = nearest_to_median(c.evaluations, [&](const Evaluation& e) {
+        return objective_value(options.objective, e).value_or(0);
+      });
   if (verdict) {
     // A verdict comes after a whole round, so every finalist has been evaluated at least
     // once and report.finalists below keeps cs's order and indices.
@@ -157,15 +163,9 @@ RetimeReport retime(
   }
   for (auto& c : cs)
     if (!c.evaluations.empty()) report.finalists.push_back(std::move(c.result));
-  if (report.vendor && !vendor_evaluations.empty()) {
-    std::vector<double> t = report.vendor->ms;
-    std::sort(t.begin(), t.end());
-    const double median = (t[(t.size() - 1) / 2] + t[t.size() / 2]) / 2;
-    const Evaluation* nearest = &vendor_evaluations.front();
-    for (const auto& e : vendor_evaluations)
-      if (std::fabs(e.timing.median_ms - median) < std::fabs(nearest->timing.median_ms - median)) nearest = &e;
-    report.vendor->retimed = *nearest;
-  }
+  if (report.vendor && !vendor_evaluations.empty())
+    report.vendor->retimed =
+        nearest_to_median(vendor_evaluations, [](const Evaluation& e) { return e.timing.median_ms; });
   return report;
 }
 
