@@ -56,7 +56,8 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     if (!tmpl) return bench_usage("no template named '" + name + "'");
     if (Status st = tmpl->supports(problem); !st.ok()) return bench_usage(st.message());
   }
-  auto c = config_from_json_text(o.config_json);
+  std::vector<std::string> filled;
+  auto c = config_over_defaults(*tmpl, o.config_json, &filled);
   if (!c.ok()) return bench_usage("--config: " + c.status().message());
   const Config config = *c;
 
@@ -101,6 +102,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
          {"vendor_name", ev.vendor_name()}};
     if (vendor) to_json(j["vendor"], *vendor);
     if (!vendor_note.empty()) j["vendor_unavailable"] = vendor_note;
+    if (!filled.empty()) j["defaults_filled"] = filled;
     j["ratio"] = ratio ? json(*ratio) : json(nullptr);
     j["paired"] = paired ? to_json(*paired) : json(nullptr);
     j["paired_steady"] = paired_steady ? to_json(*paired_steady) : json(nullptr);
@@ -112,6 +114,11 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("config   %s %s\n", tmpl->name().c_str(), config_to_json_text(config).c_str());
+    if (!filled.empty()) {
+      std::string names;
+      for (const auto& f : filled) names += " " + f;
+      std::printf("         defaults filled in:%s\n", names.c_str());
+    }
     print_table(ev.device(), bandwidth, problem, rows, ratio);
     std::printf("paired   %s\n", paired_text(paired, paired_note).c_str());
     if (paired_steady) std::printf("steady   back to back, %s\n", paired_text(paired_steady, "").c_str());

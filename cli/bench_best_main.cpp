@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   app.add_option("--template", o.template_name,
                  "template (with --config: default the only one that supports the problem; with --best-config: only "
                  "this template's entries)");
-  auto* cfg = app.add_option("--config", o.config_json, "config as a JSON object of integers (needs --m --n --k)");
+  auto* cfg = app.add_option("--config", o.config_json, "config as a JSON object of integers (needs --m --n --k); parameters it leaves out take the "
+                                                   "template's defaults");
   auto* best = app.add_option("--best-config", o.best_configs,
                               "reproduce the entries of this best_config.json (docs/best_config.md; repeatable); "
                               "--m/--n/--k then select a problem")

@@ -110,6 +110,9 @@ void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required) {
                  "which are input types only); accumulation is fp32")
       ->check(CLI::IsMember(dtype_names()))
       ->capture_default_str();
+  app.add_option("--b-dtype", f.b_dtype,
+                 "element type of B where it differs from A's (--dtype): FP8 only, e4m3 with e5m2 either way round")
+      ->check(CLI::IsMember(dtype_names()));
   app.add_option("--c-dtype", f.c_dtype,
                  "element type of C and the bias (default: --dtype), e.g. bf16 inputs with fp32 C; not an FP8 type")
       ->check(CLI::IsMember(dtype_names()));
@@ -143,6 +146,9 @@ Result<GemmProblem> to_problem(const ProblemFlags& f) {
   p.k = f.k;
   TS_ASSIGN_OR_RETURN(p.a_type, parse_dtype(f.dtype));
   p.b_type = p.a_type;
+  if (!f.b_dtype.empty()) {
+    TS_ASSIGN_OR_RETURN(p.b_type, parse_dtype(f.b_dtype));
+  }
   p.c_type = default_c_dtype(p.a_type);
   if (!f.c_dtype.empty()) {
     TS_ASSIGN_OR_RETURN(p.c_type, parse_dtype(f.c_dtype));
@@ -158,6 +164,17 @@ Result<GemmProblem> to_problem(const ProblemFlags& f) {
   p.scale_b = f.scale_b;
   TS_RETURN_IF_ERROR(p.validate());
   return p;
+}
+
+Result<Config> config_over_defaults(const KernelTemplate& t, const std::string& json_text,
+                                    std::vector<std::string>* filled) {
+  Config config = t.defaults();
+  if (json_text.empty()) return config;
+  TS_ASSIGN_OR_RETURN(Config given, config_from_json_text(json_text));
+  for (const auto& [name, value] : config)
+    if (!given.count(name) && filled) filled->push_back(name + "=" + std::to_string(value));
+  for (const auto& [name, value] : given) config[name] = value;
+  return config;
 }
 
 int list_devices(std::ostream& out, const ListDevicesOptions& options) {

@@ -20,6 +20,7 @@ struct ProblemFlags {
   std::int64_t m = 0, n = 0, k = 0;
   std::string dtype = "fp32";
   std::string c_dtype;  // empty: dtype
+  std::string b_dtype;  // empty: dtype
   std::string layout = "NN";
   std::string c_layout = "row";
   double alpha = 1.0, beta = 0.0;
@@ -38,10 +39,14 @@ struct ProblemFlags {
 // Nothing else happens on a bad command line: no file is read past the config, none written.
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const std::string& program);
 
-// --m --n --k (required when `required`), --dtype, --c-dtype, --layout, --c-layout, --alpha, --beta,
+// --m --n --k (required when `required`), --dtype, --b-dtype (FP8 mixes), --c-dtype, --layout, --c-layout, --alpha, --beta,
 // --epilogue, --leaky-slope.
 void add_problem_flags(CLI::App& app, ProblemFlags& f, bool required);
 Result<GemmProblem> to_problem(const ProblemFlags& f);
+// A --config's JSON text over the template's defaults: parameters it leaves out take the default
+// (each named in `filled` as NAME=VALUE); an unknown name stays in, so validation names it.
+Result<Config> config_over_defaults(const KernelTemplate& t, const std::string& json_text,
+                                    std::vector<std::string>* filled);
 // true when --m/--n/--k were all given.
 bool problem_given(const ProblemFlags& f);
 

@@ -58,15 +58,10 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
     if (!p.ok()) return fail(kExitUsage, p.status().message());
     // Parameters --config leaves out take the template's defaults (as bench-best and warm
     // starts fill them); an unknown name stays in, so validation names it.
-    Config config = tmpl->defaults();
     std::vector<std::string> filled;
-    if (!opts->config_json.empty()) {
-      auto c = config_from_json_text(opts->config_json);
-      if (!c.ok()) return fail(kExitUsage, "--config: " + c.status().message());
-      for (const auto& [name, value] : config)
-        if (!c->count(name)) filled.push_back(name + "=" + std::to_string(value));
-      for (const auto& [name, value] : *c) config[name] = value;
-    }
+    auto given = config_over_defaults(*tmpl, opts->config_json, &filled);
+    if (!given.ok()) return fail(kExitUsage, "--config: " + given.status().message());
+    const Config& config = *given;
     // The target's form is checked here; whether this compiler knows it, by the compiler.
     static const std::regex kArch("sm_[0-9]{2,3}[af]?|gfx[0-9a-f]{3,5}");
     if (!std::regex_match(opts->arch, kArch))

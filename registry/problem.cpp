@@ -138,7 +138,10 @@ Status GemmProblem::validate() const {
   if (m > kMaxDim || n > kMaxDim || k > kMaxDim)
     return Status::invalid("M, N and K must each fit in 32-bit signed integers");
   if (!std::isfinite(alpha) || !std::isfinite(beta)) return Status::invalid("alpha and beta must be finite");
-  if (a_type != b_type) return Status::invalid("A and B must have the same element type");
+  // FP8 pairs may mix (e4m3 activations with e5m2 gradients, as cuBLASLt takes them); other types may not.
+  if (a_type != b_type && !(dtype_is_fp8(a_type) && dtype_is_fp8(b_type)))
+    return Status::invalid(std::string("A and B must have the same element type (got ") + dtype_name(a_type) + " and " +
+                           dtype_name(b_type) + "; only the FP8 types e4m3 and e5m2 may be mixed)");
   // FP8 is an input type: nothing writes or accumulates in it.
   if (!dtype_can_be_output(c_type))
     return Status::invalid(std::string("C cannot be ") + dtype_name(c_type) + ": " + dtype_name(c_type) +
@@ -173,6 +176,7 @@ void to_json(nlohmann::json& j, const GemmProblem& p) {
                      {"beta", p.beta},
                      {"epilogue", epilogue_name(p.epilogue)}};
   if (p.epilogue == Epilogue::kLeakyRelu) j["epilogue_slope"] = p.epilogue_slope;
+  if (p.b_type != p.a_type) j["b_dtype"] = dtype_name(p.b_type);  // an FP8 mix
   if (p.scaling != Scaling::kNone) {
     j["scaling"] = scaling_name(p.scaling);
     j["scale_a"] = p.scale_a;
@@ -188,7 +192,7 @@ Result<GemmProblem> problem_from_json(const nlohmann::json& j) {
     p.n = j.at("n").get<std::int64_t>();
     p.k = j.at("k").get<std::int64_t>();
     TS_ASSIGN_OR_RETURN(p.a_type, parse_dtype(j.value("dtype", std::string("fp32"))));
-    p.b_type = p.a_type;
+    TS_ASSIGN_OR_RETURN(p.b_type, parse_dtype(j.value("b_dtype", std::string(dtype_name(p.a_type)))));
     TS_ASSIGN_OR_RETURN(p.c_type, parse_dtype(j.value("c_dtype", std::string(dtype_name(default_c_dtype(p.a_type))))));
     TS_ASSIGN_OR_RETURN(p.accumulate, parse_dtype(j.value("accumulate", std::string("fp32"))));
     TS_RETURN_IF_ERROR(apply_layout_code(j.value("layout", std::string("NN")), p));

@@ -3,6 +3,7 @@
 // stderr naming the input and what is allowed, and leaves nothing on disk. The checks
 // themselves (cli/flag_checks.h) are tested directly first.
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_common.h"
 #include "cli/flag_checks.h"
 #include "cli/run_flags.h"
 #include "tests/cli/history_reader.h"
@@ -33,6 +35,46 @@ std::string check(const CLI::Validator& v, const std::string& value) {
 }
 
 // ---------------------------------------------------------------- the checks
+
+// A --config (compile, bench-best) over the template's defaults: what it leaves out is filled in and
+// named; what it gives wins; bad JSON is an error naming it.
+TEST(ConfigFlag, LeftOutParametersTakeTheTemplatesDefaultsAndAreNamed) {
+  auto lib = TemplateLibrary::embedded();
+  ASSERT_TRUE(lib.ok());
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  std::vector<std::string> filled;
+  auto c = cli::config_over_defaults(t, R"({"BLOCK_N": 192, "STAGES": 5})", &filled);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->at("BLOCK_N"), 192);
+  EXPECT_EQ(c->at("STAGES"), 5);
+  EXPECT_EQ(c->size(), t.defaults().size());
+  EXPECT_EQ(filled.size(), t.defaults().size() - 2);
+  EXPECT_NE(std::find(filled.begin(), filled.end(), "BLOCK_M=128"), filled.end());
+  filled.clear();
+  auto whole = cli::config_over_defaults(t, "", &filled);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(*whole, t.defaults());
+  EXPECT_TRUE(filled.empty()) << "no --config: the defaults, nothing to name";
+  EXPECT_FALSE(cli::config_over_defaults(t, "{bad", nullptr).ok());
+}
+
+// --b-dtype: B of the other FP8 type; any other mix is refused naming the rule.
+TEST(ProblemFlags, BDtypeMixesFp8TypesOnly) {
+  cli::ProblemFlags f;
+  f.m = f.n = f.k = 64;
+  f.dtype = "e4m3";
+  f.b_dtype = "e5m2";
+  f.layout = "NT";
+  auto p = cli::to_problem(f);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->a_type, DType::kE4M3);
+  EXPECT_EQ(p->b_type, DType::kE5M2);
+  EXPECT_EQ(p->c_type, DType::kBF16);
+  f.dtype = "bf16";
+  auto bad = cli::to_problem(f);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("only the FP8 types"), std::string::npos) << bad.status().message();
+}
 
 TEST(FlagChecks, IntegersSayTheValueAndTheRangeInPlainNumbers) {
   const auto at_least_one = integer_at_least<std::int64_t>(1);

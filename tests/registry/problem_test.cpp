@@ -40,6 +40,29 @@ TEST(Problem, Fp8CIsRefusedNamingTheAllowedTypes) {
   EXPECT_EQ(def->c_type, DType::kBF16);
 }
 
+// e4m3 with e5m2 (either way round) is a problem, kept through JSON and the key; other mixes are not.
+TEST(Problem, Fp8TypesMayMixOthersMayNot) {
+  GemmProblem p = fp8();
+  p.b_type = DType::kE5M2;
+  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
+  nlohmann::json j = p;
+  EXPECT_EQ(j.at("b_dtype"), "e5m2");
+  auto back = problem_from_json(j);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->b_type, DType::kE5M2);
+  EXPECT_EQ(back->key(), p.key());
+  EXPECT_NE(p.key().find("a=e4m3,b=e5m2"), std::string::npos) << p.key();
+  nlohmann::json same = fp8();
+  EXPECT_FALSE(same.contains("b_dtype")) << "files of one input type stay as they were";
+  GemmProblem half = fp8();
+  half.b_type = DType::kBF16;
+  Status s = half.validate();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("only the FP8 types e4m3 and e5m2 may be mixed"), std::string::npos) << s.message();
+  half.a_type = DType::kF16;
+  EXPECT_FALSE(half.validate().ok());
+}
+
 TEST(Problem, ScalingNeedsFp8AndTheRightScales) {
   GemmProblem p = fp8();
   p.scaling = Scaling::kPerTensor;
