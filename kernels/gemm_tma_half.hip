@@ -18,7 +18,11 @@
 // A box is 64 rows of 128 bytes: for a K-major operand (A row-major, B column-major) 64 M/N
 // rows of one K slice, for an MN-major one 64 K rows of 64 M/N values; either way it lands
 // as one 8 KiB piece of the layouts ts_wgmma_half.h describes, so BLOCK_M / 64 boxes fill A's tile
-// and BLOCK_N / 64 B's. Reads outside the matrix are zero-filled by the TMA unit (and still
+// and BLOCK_N / 64 B's. BLOCK_N 160 and 224 (a K-major B only) take B in 32-row boxes of 4 KiB
+// instead, which stack the same way (rows 128 bytes apart, 8-row groups on 1 KiB boundaries): tile
+// widths that are not multiples of 64 let a shape's tile count fit the SMs (512 x 5120 is 108 tiles
+// of 128 x 192 on 132 SMs but 128 of 128 x 160; 4096 x 1280 is 1.7 waves of 128 x 192, 1.94 of
+// 128 x 160). Reads outside the matrix are zero-filled by the TMA unit (and still
 // count their bytes), so M, N and K need not be multiples of the tile; a leading dimension
 // whose byte stride is not a multiple of 16 cannot be described and is refused before
 // compiling (the JSON's constraints).
@@ -111,6 +115,8 @@
 #define ACC_N (BLOCK_N / 2)
 #define A_TILE_BYTES (BLOCK_M * BLOCK_K * 2)
 #define B_TILE_BYTES (BLOCK_N * BLOCK_K * 2)
+// Rows of B per box (the runtime's map has the same box: launch.tensor_maps in the JSON).
+#define B_BOX_ROWS (BLOCK_N % 64 == 0 ? 64 : 32)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
 #define A_K_MAJOR TS_A_ROW_MAJOR
 #define B_K_MAJOR (!TS_B_ROW_MAJOR)
@@ -135,7 +141,8 @@ static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row
 // same consumer in both blocks and the empty barriers' count (ROW_SHARES * 4 * CLUSTER_PEERS) holds.
 static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_K == 1),
               "ping-pong: two consumers taking turns over a persistent block's tiles, no split");
-static_assert(BLOCK_N % 64 == 0 && BLOCK_N <= 256, "BLOCK_N: 64, 128, 192 or 256");
+static_assert((BLOCK_N % 64 == 0 || (BLOCK_N % 32 == 0 && B_K_MAJOR)) && BLOCK_N <= 256,
+              "BLOCK_N: 64, 128, 192 or 256, or 160 or 224 with a K-major B");
 static_assert(STAGES >= 2, "at least two stages");
 // A pair with a single box to share (BLOCK_N 64 along M, BLOCK_M 64 along N) has rank 0 multicast
 // it and rank 1 load only its own operand: both blocks still expect the whole stage.
@@ -194,13 +201,13 @@ __device__ __forceinline__ void load_slice(unsigned stage, const TsTensorMap* ma
 #endif
   }
 #pragma unroll
-  for (int j = 0; j < BLOCK_N / 64; ++j) {
-    const int c0 = B_K_MAJOR ? k0 : block_n + 64 * j, c1 = B_K_MAJOR ? block_n + 64 * j : k0;
+  for (int j = 0; j < BLOCK_N / B_BOX_ROWS; ++j) {
+    const int c0 = B_K_MAJOR ? k0 : block_n + B_BOX_ROWS * j, c1 = B_K_MAJOR ? block_n + B_BOX_ROWS * j : k0;
+    const unsigned dst = stage + A_TILE_BYTES + j * (B_BOX_ROWS * 128u);
 #if CLUSTER_M > 1
-    if (j % CLUSTER_M == (int)rank)
-      tma_load_box_multicast(stage + A_TILE_BYTES + j * 8192u, map_b, c0, c1, full, (1u << CLUSTER_M) - 1);
+    if (j % CLUSTER_M == (int)rank) tma_load_box_multicast(dst, map_b, c0, c1, full, (1u << CLUSTER_M) - 1);
 #else
-    tma_load_box(stage + A_TILE_BYTES + j * 8192u, map_b, c0, c1, full);
+    tma_load_box(dst, map_b, c0, c1, full);
 #endif
   }
   (void)rank;

@@ -19,7 +19,7 @@
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
 
-// The first 32, 64, 96 or 128 operands of an asm statement as a register list: the
+// The first 32, 64, 80, 96, 112 or 128 operands of an asm statement as a register list: the
 // accumulators of a wgmma form (N / 2 a thread, written first), "{" TS_REGS_32 "}" for N = 64.
 #define TS_REGS_32 \
   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" \
@@ -32,6 +32,12 @@
   TS_REGS_64 \
   ",%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79" \
   ",%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95"
+#define TS_REGS_80 \
+  TS_REGS_64 \
+  ",%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79"
+#define TS_REGS_112 \
+  TS_REGS_96 \
+  ",%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111"
 #define TS_REGS_128 \
   TS_REGS_96 \
   ",%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111" \
@@ -88,8 +94,9 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
   "wgmma.mma_async.sync.aligned.m64n" #NN "k16.f32." TS_WGMMA_TYPE "." TS_WGMMA_TYPE " "                 \
   "{" REGS "}, "                                                                                       \
   "%" #DA ", %" #DB ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"
-// 32 accumulator registers as read-write asm operands.
-#define TS_F32(d, i) TS_F8(d, i), TS_F8(d, i + 8), TS_F8(d, i + 16), TS_F8(d, i + 24)
+// 16 and 32 accumulator registers as read-write asm operands.
+#define TS_F16(d, i) TS_F8(d, i), TS_F8(d, i + 8)
+#define TS_F32(d, i) TS_F16(d, i), TS_F16(d, i + 16)
 
 // d = (accumulate ? d : 0) + A B for a 64 x N x 16 step of 16-bit inputs, both operands from
 // shared memory (desc_a, desc_b); trans_a / trans_b: wgmma's transpose bits, 0 reads the
@@ -97,7 +104,8 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
 template <int N, int trans_a, int trans_b>
 __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                           int accumulate) {
-  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma_k16: N must be 64, 128, 192 or 256");
+  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 224 || N == 256,
+                "wgmma_k16: N must be 64, 128, 160, 192, 224 or 256");
   if constexpr (N == 64)
     asm volatile(TS_WGMMA_K16_ASM(64, TS_REGS_32, 32, 33, 34, 35, 36)
                  : TS_F32(d, 0)
@@ -106,9 +114,17 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
     asm volatile(TS_WGMMA_K16_ASM(128, TS_REGS_64, 64, 65, 66, 67, 68)
                  : TS_F32(d, 0), TS_F32(d, 32)
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 160)
+    asm volatile(TS_WGMMA_K16_ASM(160, TS_REGS_80, 80, 81, 82, 83, 84)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
   else if constexpr (N == 192)
     asm volatile(TS_WGMMA_K16_ASM(192, TS_REGS_96, 96, 97, 98, 99, 100)
                  : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 224)
+    asm volatile(TS_WGMMA_K16_ASM(224, TS_REGS_112, 112, 113, 114, 115, 116)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96)
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
   else
     asm volatile(TS_WGMMA_K16_ASM(256, TS_REGS_128, 128, 129, 130, 131, 132)

@@ -388,7 +388,8 @@ TEST(CliInput, EachSubcommandsHelpIsItsOwn) {
     EXPECT_FALSE(contains(r.out, "Examples:")) << sub << " repeats the run's examples:\n" << r.out;
     EXPECT_FALSE(contains(r.out, "--list-devices")) << sub << ":\n" << r.out;
     EXPECT_TRUE(contains(r.out, std::string("Example: autotune-loop ") + sub)) << sub << ":\n" << r.out;
-    EXPECT_LT(std::count(r.out.begin(), r.out.end(), '\n'), 40) << sub << ":\n" << r.out;
+    // Its own flags only: a third of the run's help (154 lines) at most.
+    EXPECT_LT(std::count(r.out.begin(), r.out.end(), '\n'), 50) << sub << ":\n" << r.out;
   }
   auto b = run_process({bench_best_exe().string(), "--help"}, dir);
   EXPECT_EQ(b.exit_code, 0);

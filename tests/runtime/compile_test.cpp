@@ -383,6 +383,57 @@ TEST(Compile, TmaPingPongConfigsCompileAndTheirRulesHold) {
   EXPECT_FALSE(t.space().validate(too_big, t.context(p, &dev)).ok());
 }
 
+// gemm_tma_half's tile widths that are not multiples of 64 (160, 224): B K-major only, loaded in
+// 32-row boxes (the runtime's map says so), every epilogue path compiles; a row-major B is refused.
+TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  const DeviceFacts dev = hopper_facts();
+  // 512 x 5120: 108 tiles of 128 x 192 on 132 SMs, 128 of 128 x 160.
+  GemmProblem p = bf16_problem(512, "NT");
+  p.n = 5120;
+  p.k = 5120;
+  ASSERT_TRUE(apply_layout_code("NT", p).ok());
+  for (int bn : {160, 224}) {
+    Config c = t.defaults();
+    c["BLOCK_N"] = bn;
+    c["STAGES"] = 4;
+    c["PERSISTENT"] = 1;
+    expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+    auto r = t.render(p, c, dev);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->tensor_maps.size(), 2u);
+    EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 32})) << bn;
+    EXPECT_EQ(r->tensor_maps[0].box, (std::array<std::uint32_t, 2>{64, 64})) << bn;
+    EXPECT_EQ(r->grid[0], 4u * ((5120 + bn - 1) / bn)) << "one block per tile: 128 or 92, fewer than the SMs";
+    // The other schedules: ping-pong on 64-row tiles (a consumer's whole tile), a pair along M
+    // multicasting B's odd number of boxes, the register epilogue, split-K.
+    Config pp = c;
+    pp["PINGPONG"] = 1;
+    pp["BLOCK_M"] = 64;
+    expect_valid_and_compiled(*nvrtc, t, p, pp, dev);
+    Config pair = c;
+    pair["CLUSTER_M"] = 2;
+    expect_valid_and_compiled(*nvrtc, t, p, pair, dev);
+    Config regs = c;
+    regs["EPILOGUE_SMEM"] = 0;
+    regs["PERSISTENT"] = 0;
+    regs["SPLIT_K"] = 2;
+    expect_valid_and_compiled(*nvrtc, t, p, regs, dev);
+    // B row-major (NN): its boxes are 64 columns wide, so the width must be a multiple of 64.
+    GemmProblem nn = p;
+    ASSERT_TRUE(apply_layout_code("NN", nn).ok());
+    EXPECT_FALSE(t.space().validate(c, t.context(nn, &dev)).ok()) << bn;
+  }
+  // The widths that were there keep their 64-row boxes.
+  Config wide = t.defaults();
+  wide["BLOCK_N"] = 192;
+  auto r = t.render(p, wide, dev);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 64}));
+}
+
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   CompileRequest req{"broken.hip", "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }\n", {},

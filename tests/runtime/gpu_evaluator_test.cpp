@@ -496,6 +496,58 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
     }
 }
 
+// gemm_tma_half's tile widths that are not multiples of 64 (BLOCK_N 160 and 224, B in 32-row boxes):
+// the cooperative, one-consumer, ping-pong and cluster-pair schedules, split-K and the register
+// epilogue, on shapes off the tiles (N not a multiple of 8: the partial last piece of a row, and the
+// last tile's columns past N read as TMA's zero fill), both layouts with a K-major B, C in every
+// type, alpha and the epilogues.
+TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Schedule {
+    int block_m, consumers, pingpong, persistent, cluster_m, split_k, epilogue_smem;
+  };
+  const Schedule schedules[] = {{128, 2, 0, 1, 1, 1, 1}, {128, 2, 0, 0, 1, 1, 0}, {64, 1, 0, 1, 1, 1, 1},
+                                {64, 2, 1, 1, 1, 1, 1},  {128, 2, 0, 1, 2, 1, 1}, {128, 2, 0, 0, 1, 2, 0}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
+                                Epilogue::kBiasRow};
+  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  const std::int64_t ms[] = {1000, 520, 776, 2056};
+  const std::int64_t ns[] = {997, 1004, 2120, 330};
+  int i = 0;
+  int checked = 0;
+  for (int block_n : {160, 224})
+    for (const Schedule& s : schedules)
+      for (const char* layout : {"NT", "TT"}) {
+        // One block per unit needs more units than SMs: the larger shapes there.
+        GemmProblem p = s.persistent ? make(ms[i % 4], ns[(i / 2) % 4], i % 3 ? 1032 : 200, layout)
+                                     : make(3080 - 8 * (i % 4), 2997 + 10 * (i % 3), i % 3 ? 1032 : 200, layout);
+        p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+        p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
+        p.alpha = i % 4 == 2 ? -1.5 : 1.0;
+        p.epilogue = epilogues[i % 5];
+        if (!s.epilogue_smem && i % 2) {  // the register epilogue also takes beta and a column-major C
+          p.beta = 0.5;
+          p.c_layout = Layout::kColMajor;
+        }
+        ++i;
+        Config c = config_with(t, {{"BLOCK_M", s.block_m},
+                                   {"BLOCK_N", block_n},
+                                   {"CONSUMERS", s.consumers},
+                                   {"PINGPONG", s.pingpong},
+                                   {"PERSISTENT", s.persistent},
+                                   {"CLUSTER_M", s.cluster_m},
+                                   {"SPLIT_K", s.split_k},
+                                   {"CONSUMER_REGS", s.consumers == 1 ? 240 : 232},
+                                   {"STAGES", 4},
+                                   {"EPILOGUE_SMEM", s.epilogue_smem}});
+        expect_valid_and_validated(t, p, c);
+        ++checked;
+      }
+  EXPECT_EQ(checked, 24);
+}
+
 // gemm_gemv on matrix-vector and skinny shapes: both walks of the large operand (r- and
 // k-contiguous, i.e. every layout with M or N small), every input type, C's layout, beta and
 // the epilogues, sizes off every tile and odd leading dimensions (narrow loads), several
