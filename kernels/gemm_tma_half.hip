@@ -355,7 +355,7 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
 #if TS_C_DTYPE == 0
       words[k] = __float_as_uint(v[k]);
 #else
-      words[k] = (unsigned)ts_c_from_float(v[2 * k]) | ((unsigned)ts_c_from_float(v[2 * k + 1]) << 16);
+      words[k] = ts_c_pack2(v[2 * k], v[2 * k + 1]);
 #endif
     }
     ts_c_t* out = C + (long long)gm * ldc + gn;

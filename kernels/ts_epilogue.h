@@ -108,9 +108,7 @@ __device__ __forceinline__ void ts_store_c_pair(ts_c_t* __restrict__ C, int m, i
   v0 += beta * ts_c_to_float((ts_c_t)(old & 0xffffu));
   v1 += beta * ts_c_to_float((ts_c_t)(old >> 16));
 #endif
-  const unsigned lo = ts_c_from_float(ts_epilogue(v0, m, n, bias, slope));
-  const unsigned hi = ts_c_from_float(ts_epilogue(v1, m, n + 1, bias, slope));
-  *reinterpret_cast<unsigned*>(p) = lo | (hi << 16);
+  *reinterpret_cast<unsigned*>(p) = ts_c_pack2(ts_epilogue(v0, m, n, bias, slope), ts_epilogue(v1, m, n + 1, bias, slope));
 #endif
   (void)beta;
 }
