@@ -168,7 +168,8 @@ class CudaGemmDevice final : public GemmDevice {
       return Status(StatusCode::kUnimplemented, "no tuned kernel serves " + p.describe() +
                                                     " and cuBLASLt is unavailable: " + s.lt_status.message());
     Status st = s.lt->run(p, reinterpret_cast<DevicePtr>(args.a), reinterpret_cast<DevicePtr>(args.b),
-                          reinterpret_cast<DevicePtr>(args.c), reinterpret_cast<DevicePtr>(args.bias), stream);
+                          reinterpret_cast<DevicePtr>(args.c), reinterpret_cast<DevicePtr>(args.bias),
+                          cuda::LtGemm::ScalePointers{}, stream);  // the library's calls carry no block scales
     if (st.code() == StatusCode::kInvalidArgument)
       return Status(StatusCode::kUnimplemented,
                     "no tuned kernel serves " + p.describe() + " and " + s.lt->version() + " cannot: " + st.message());

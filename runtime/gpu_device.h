@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "registry/device_facts.h"
 #include "registry/problem.h"
@@ -96,8 +97,16 @@ class GpuDevice {
   // problem's element types (registry/dtype.h); bias (C's type, M or N entries) is 0 when
   // the problem has none. Where the library fuses the problem's epilogue it is fused, so
   // fused is compared with fused; invalid_argument (saying so) where it cannot be, so the
-  // caller can time the plain GEMM instead; unavailable when there is no library.
-  virtual Status vendor_gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) = 0;
+  // caller can time the plain GEMM instead; unavailable when there is no library. A
+  // block-scaled FP8 problem (Scaling::kBlock) also hands over its scale grids as the host holds
+  // them (VendorBlockScales); the backend lays them out for its library and keeps the copy on the
+  // device while the grids stay the same.
+  struct VendorBlockScales {
+    const std::vector<float>* a = nullptr;  // M x ceil(K/128), row-major
+    const std::vector<float>* b = nullptr;  // ceil(K/128) x ceil(N/128), row-major
+  };
+  virtual Status vendor_gemm(const GemmProblem& problem, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias,
+                             const VendorBlockScales& scales) = 0;
   virtual std::string vendor_name() const = 0;
 
   // The device's clocks, power, temperature and energy counter (runtime/telemetry.h), or

@@ -138,6 +138,12 @@ struct GpuEvaluator::State {
     problem_key = p.key();
   }
 
+  // The problem's FP8 block-scale grids for the vendor library (none unless Scaling::kBlock).
+  GpuDevice::VendorBlockScales block_scales() const {
+    if (problem.scaling != Scaling::kBlock || !inputs) return {};
+    return {&inputs->data.scale_a, &inputs->data.scale_b};
+  }
+
   std::size_t c_bytes() const { return std::size_t(problem.m) * problem.n * dtype_bytes(problem.c_type); }
 
   // Zeroed before each candidate: kernels keep counters there (split-K) that they
@@ -509,12 +515,12 @@ Result<Evaluation> GpuEvaluator::vendor_baseline(const GemmProblem& problem) {
     // GEMM is timed, and the message says so.
     GemmProblem run = problem;
     DevicePtr bias = s.bias ? s.bias.get() : 0;
-    Status fused = s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), bias);
+    Status fused = s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), bias, s.block_scales());
     if (fused.code() == StatusCode::kInvalidArgument && problem.epilogue != Epilogue::kNone) {
       run.epilogue = Epilogue::kNone;
       bias = 0;
       s.reset_output();
-      TS_RETURN_IF_ERROR(s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), 0));
+      TS_RETURN_IF_ERROR(s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), 0, s.block_scales()));
       e.message = "plain GEMM timed, " + fused.message() + " (the epilogue was applied on the host for the check)";
     } else {
       TS_RETURN_IF_ERROR(fused);
@@ -538,7 +544,7 @@ Result<Evaluation> GpuEvaluator::vendor_baseline(const GemmProblem& problem) {
     Status st;
     e.timing = s.time_launches(
         [&] {
-          Status r = s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), bias);
+          Status r = s.device->vendor_gemm(run, s.a.get(), s.b.get(), s.c.get(), bias, s.block_scales());
           if (!r.ok()) st = r;
         },
         s.options.timing, &e.telemetry, &e.telemetry_note);

@@ -110,18 +110,18 @@ std::string LtGemm::version() const {
          std::to_string(v % 100);
 }
 
-LtGemm::Entry& LtGemm::entry_for(const GemmProblem& p, DevicePtr bias) {
+LtGemm::Entry& LtGemm::entry_for(const GemmProblem& p, DevicePtr bias, ScalePointers scales) {
   auto it = cache_.find(p.key());
   if (it != cache_.end()) return *it->second;
   auto e = std::make_unique<Entry>(api_);
   e->problem = p.describe();
   e->epilogue = p.epilogue;
   e->c_layout = p.c_layout;
-  e->status = build(*e, p, bias);
+  e->status = build(*e, p, bias, scales);
   return *cache_.emplace(p.key(), std::move(e)).first->second;
 }
 
-Status LtGemm::build(Entry& e, const GemmProblem& p, DevicePtr bias) {
+Status LtGemm::build(Entry& e, const GemmProblem& p, DevicePtr bias, ScalePointers scales) {
   TS_ASSIGN_OR_RETURN(e.plan, plan_cublaslt(p));
   const LtPlan& plan = e.plan;
   Calls call;
@@ -139,6 +139,18 @@ Status LtGemm::build(Entry& e, const GemmProblem& p, DevicePtr bias) {
          "setting BIAS_DATA_TYPE");
     call(set(api_, d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, reinterpret_cast<const void*>(bias)),
          "setting BIAS_POINTER");
+  }
+  if (plan.block_scaled) {
+    // Older libraries do not know the attribute or the mode: no block-scaled baseline there.
+    const std::int32_t a_mode = plan.a_scale_mode, b_mode = plan.b_scale_mode;
+    if (set(api_, d, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a_mode) != CUBLAS_STATUS_SUCCESS ||
+        set(api_, d, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b_mode) != CUBLAS_STATUS_SUCCESS)
+      return Status(StatusCode::kUnimplemented, version() + " has no block-scaled FP8 (the VEC128_32F / "
+                                                            "BLK128x128_32F scale modes came with cuBLASLt 12.9)");
+    call(set(api_, d, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, reinterpret_cast<const void*>(scales.a)),
+         "setting A_SCALE_POINTER");
+    call(set(api_, d, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, reinterpret_cast<const void*>(scales.b)),
+         "setting B_SCALE_POINTER");
   }
   auto make_layout = [&](LtObject<cublasLtMatrixLayout_t>& out, const LtMatrix& m,
                          const char* what) {
@@ -201,12 +213,24 @@ Status LtGemm::choose_algorithm(Entry& e) {
 }
 
 Status LtGemm::run(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias,
-                   CUstream stream) {
+                   ScalePointers scales, CUstream stream) {
   const bool wants_bias = epilogue_has_bias(p.epilogue);
   if (wants_bias && bias == 0)
     return Status::invalid(std::string(epilogue_name(p.epilogue)) + " without a bias buffer");
-  Entry& e = entry_for(p, bias);
+  if (p.scaling == Scaling::kBlock && (scales.a == 0 || scales.b == 0))
+    return Status::invalid("block-scaled " + p.describe() + " without its scale tensors");
+  Entry& e = entry_for(p, bias, scales);
   if (!e.status.ok()) return e.status;
+  if (e.plan.block_scaled) {  // the buffers may have moved since the entry was built
+    const void* sa = reinterpret_cast<const void*>(scales.a);
+    const void* sb = reinterpret_cast<const void*>(scales.b);
+    if (cublasStatus_t st = set(api_, e.desc.get(), CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, sa);
+        st != CUBLAS_STATUS_SUCCESS)
+      return Status::internal("setting A_SCALE_POINTER: " + status_text(st));
+    if (cublasStatus_t st = set(api_, e.desc.get(), CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, sb);
+        st != CUBLAS_STATUS_SUCCESS)
+      return Status::internal("setting B_SCALE_POINTER: " + status_text(st));
+  }
   if (e.plan.has_bias) {
     const void* ptr = reinterpret_cast<const void*>(bias);
     if (cublasStatus_t st = set(api_, e.desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, ptr);

@@ -28,11 +28,18 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
+  // Block-scaled FP8's scale tensors on the device, in cuBLASLt's A and B order and layouts
+  // (lt_block_scale_arrays); both 0 for every other problem.
+  struct ScalePointers {
+    DevicePtr a = 0, b = 0;
+  };
+
   // Enqueues C = epilogue(alpha*op(A)*op(B) + beta*C) on `stream` (C read when beta != 0;
   // bias: C's type, M or N entries, 0 when the problem has none). invalid_argument where
   // cuBLASLt cannot do the problem as asked (no fused form of its epilogue, no algorithm
-  // for its types or layouts); internal when cuBLASLt reports a failure.
-  Status run(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias,
+  // for its types or layouts); unimplemented where it has no form of it at all (FP8 outside
+  // NT, block scaling on a cuBLASLt before 12.9); internal when cuBLASLt reports a failure.
+  Status run(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias, ScalePointers scales,
              CUstream stream);
 
   // "cuBLASLt 13.1.0".
@@ -43,8 +50,8 @@ class LtGemm {
   LtGemm(const CublasLtApi& api, cublasLtHandle_t handle, DevicePtr workspace,
          std::size_t workspace_bytes);
   // The cached entry for p (built on first use); its status says why it cannot run.
-  Entry& entry_for(const GemmProblem& p, DevicePtr bias);
-  Status build(Entry& e, const GemmProblem& p, DevicePtr bias);
+  Entry& entry_for(const GemmProblem& p, DevicePtr bias, ScalePointers scales);
+  Status build(Entry& e, const GemmProblem& p, DevicePtr bias, ScalePointers scales);
   Status choose_algorithm(Entry& e);
 
   const CublasLtApi& api_;

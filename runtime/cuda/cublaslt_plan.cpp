@@ -1,5 +1,7 @@
 #include "runtime/cuda/cublaslt_plan.h"
 
+#include <utility>
+
 namespace tilesmith::cuda {
 namespace {
 
@@ -117,8 +119,6 @@ Status fit_fp8(const GemmProblem& p, LtPlan& plan) {
   if (!dtype_is_fp8(p.b_type)) return no_fp8_plan(p, "both inputs must be FP8");
   if (p.a_type == DType::kE5M2 && p.b_type == DType::kE5M2)
     return no_fp8_plan(p, "cuBLASLt pairs e5m2 only with e4m3");
-  if (p.scaling == Scaling::kBlock)
-    return no_fp8_plan(p, "block scaling (cuBLASLt's VEC128_32F / BLK128x128_32F scale modes) is not wired yet");
   if (plan.trans_a != CUBLAS_OP_T || plan.trans_b != CUBLAS_OP_N || plan.d.order != CUBLASLT_ORDER_COL)
     return no_fp8_plan(p, "its FP8 kernels take both operands K-major with D column-major in memory: layout NT "
                           "(Y = X W^T), C in either layout, a bias only along the dimension D's rows run in; this is " +
@@ -126,6 +126,17 @@ Status fit_fp8(const GemmProblem& p, LtPlan& plan) {
                               (p.c_layout == Layout::kRowMajor ? "row" : "column") + "-major C" +
                               (plan.has_bias ? " and a bias along the other dimension" : ""));
   plan.alpha_scale = p.scaling == Scaling::kPerTensor ? double(float(p.scale_a)) * double(float(p.scale_b)) : 1.0;
+  if (p.scaling == Scaling::kBlock) {
+    // Its 1 x 128 scale vectors are M floats per K block, read 16-byte aligned.
+    if (p.m % 4 != 0)
+      return no_fp8_plan(p, "block scaling needs M to be a multiple of 4 (the 1 x 128 scale vectors of A are read "
+                            "as rows of M floats); M is " + std::to_string(p.m));
+    plan.block_scaled = true;
+    const cublasLtMatmulMatrixScale_t ours_a = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+                                      ours_b = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;
+    plan.a_scale_mode = plan.swap_operands ? ours_b : ours_a;
+    plan.b_scale_mode = plan.swap_operands ? ours_a : ours_b;
+  }
   return {};
 }
 }  // namespace
@@ -177,6 +188,25 @@ Result<LtPlan> plan_cublaslt(const GemmProblem& p) {
   if (p.c_type != DType::kF32) plan.reduction_schemes = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   if (fp8) TS_RETURN_IF_ERROR(fit_fp8(p, plan));
   return plan;
+}
+
+Result<LtScaleArrays> lt_block_scale_arrays(const GemmProblem& p, const LtPlan& plan,
+                                            const std::vector<float>& scale_a, const std::vector<float>& scale_b) {
+  const std::int64_t kb = (p.k + kScaleBlock - 1) / kScaleBlock, nb = (p.n + kScaleBlock - 1) / kScaleBlock;
+  const std::int64_t kb4 = (kb + 3) / 4 * 4;
+  if (std::int64_t(scale_a.size()) != p.m * kb || std::int64_t(scale_b.size()) != kb * nb)
+    return Status::invalid("block scales of " + std::to_string(scale_a.size()) + " and " +
+                           std::to_string(scale_b.size()) + " values for " + p.describe() + ", which has " +
+                           std::to_string(p.m * kb) + " and " + std::to_string(kb * nb));
+  LtScaleArrays ours;
+  ours.a.resize(std::size_t(kb * p.m));
+  for (std::int64_t m = 0; m < p.m; ++m)
+    for (std::int64_t k = 0; k < kb; ++k) ours.a[std::size_t(k * p.m + m)] = scale_a[std::size_t(m * kb + k)];
+  ours.b.assign(std::size_t(nb * kb4), 1.0f);
+  for (std::int64_t k = 0; k < kb; ++k)
+    for (std::int64_t n = 0; n < nb; ++n) ours.b[std::size_t(n * kb4 + k)] = scale_b[std::size_t(k * nb + n)];
+  if (plan.swap_operands) std::swap(ours.a, ours.b);
+  return ours;
 }
 
 }  // namespace tilesmith::cuda

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "registry/problem.h"
@@ -46,6 +47,12 @@ struct LtPlan {
   // FP8 inputs with per-tensor scales: D = alpha * (sa A)(sb B) = (alpha sa sb) A B, so the
   // scales ride on alpha (the run multiplies p.alpha by this) instead of scale pointers.
   double alpha_scale = 1.0;
+  // FP8 block scaling (Scaling::kBlock): cuBLASLt's A and B take their scale tensors by pointer,
+  // our A's 1 x 128 vectors as VEC128_32F and our B's 128 x 128 blocks as BLK128x128_32F, swapped
+  // with the operands (lt_block_scale_arrays lays them out).
+  bool block_scaled = false;
+  cublasLtMatmulMatrixScale_t a_scale_mode = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
+  cublasLtMatmulMatrixScale_t b_scale_mode = CUBLASLT_MATMUL_MATRIX_SCALE_SCALAR_32F;
 
   // "D=C^T 4096x2048 col, A=B^T(op N) ..., epilogue BIAS": for messages and logs.
   std::string describe() const;
@@ -58,8 +65,23 @@ const char* compute_type_name(cublasComputeType_t c);  // "CUBLAS_COMPUTE_32F", 
 // problem's epilogue (leaky_relu) or the inputs differ in type. FP8 inputs (e4m3, e5m2; not
 // both e5m2) are planned where cuBLASLt's FP8 kernels take them: both operands K-major (its
 // A op T, its B op N, D column-major in memory: our NT, the framework's Y = X W^T, with C
-// in either layout) and unscaled or per-tensor scaled; anything else is unimplemented, with the
-// reason (block scaling's VEC128 / BLK128x128 modes are not wired yet).
+// in either layout), unscaled, per-tensor scaled (on alpha) or block scaled (cuBLASLt 12.9's
+// VEC128_32F / BLK128x128_32F modes, M a multiple of 4); anything else is unimplemented, with the
+// reason.
 Result<LtPlan> plan_cublaslt(const GemmProblem& p);
+
+// A block-scaled plan's scale tensors, in cuBLASLt's A and B order (swapped with the operands), made
+// from the problem's grids as ProblemData holds them (scale_a: M x ceil(K/128), scale_b:
+// ceil(K/128) x ceil(N/128), both row-major). cuBLASLt reads VEC128_32F as [k block][m] (M
+// contiguous) and BLK128x128_32F as [n block][k block] with the k blocks padded to a multiple of 4
+// (the padding is 1, never read). Sources: NVIDIA's cuBLASLt samples (Common/helpers.h) and the
+// frameworks that call it (PyTorch's scaled_mm); the cuBLAS documentation's "scaling factors
+// layouts" section was not at hand.
+struct LtScaleArrays {
+  std::vector<float> a, b;
+};
+// invalid_argument where the grids' sizes do not fit the problem.
+Result<LtScaleArrays> lt_block_scale_arrays(const GemmProblem& p, const LtPlan& plan,
+                                            const std::vector<float>& scale_a, const std::vector<float>& scale_b);
 
 }  // namespace tilesmith::cuda

@@ -91,6 +91,7 @@ class CudaDevice final : public GpuDevice {
   }
   ~CudaDevice() override {
     lt_.reset();
+    free_lt_scales();
     if (lt_workspace_) free(lt_workspace_);
     if (blas_) cublas_->cublasDestroy(blas_);
     api_.cuStreamDestroy(stream_);
@@ -169,9 +170,18 @@ class CudaDevice final : public GpuDevice {
 
   // cuBLASLt for every type, with the epilogue fused where it has one; cublasGemmEx for
   // the plain GEMM where cuBLASLt is missing or has no algorithm for it.
-  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
+  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias,
+                     const VendorBlockScales& scales) override {
     Status lt = ensure_lt();
-    if (lt.ok()) lt = lt_->run(p, a, b, c, bias, stream_);
+    LtGemm::ScalePointers lt_scales;
+    if (lt.ok() && p.scaling == Scaling::kBlock) {
+      auto placed = place_block_scales(p, scales);
+      if (placed.ok())
+        lt_scales = *placed;
+      else
+        lt = placed.status();
+    }
+    if (lt.ok()) lt = lt_->run(p, a, b, c, bias, lt_scales, stream_);
     if (lt.ok()) {
       used_ = lt_->version() + " (cublasLtMatmul, heuristic algo, " +
               compute_type_name(p.a_type == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F) + ")";
@@ -217,6 +227,33 @@ class CudaDevice final : public GpuDevice {
   // 32 MiB of workspace lets the heuristic pick split-K and stream-K kernels, as cuBLAS
   // itself reserves on Hopper; allocated once, on first use.
   static constexpr std::size_t kLtWorkspaceBytes = std::size_t(32) << 20;
+
+  // The block-scale grids in cuBLASLt's layouts on the device, uploaded once per problem and grids
+  // (a timing loop calls vendor_gemm for every launch).
+  Result<LtGemm::ScalePointers> place_block_scales(const GemmProblem& p, const VendorBlockScales& scales) {
+    if (!scales.a || !scales.b) return Status::invalid("block-scaled " + p.describe() + " without its scale grids");
+    const std::string key = p.key();
+    if (key != lt_scales_key_ || scales.a != lt_scales_from_[0] || scales.b != lt_scales_from_[1]) {
+      TS_ASSIGN_OR_RETURN(LtPlan plan, plan_cublaslt(p));
+      TS_ASSIGN_OR_RETURN(LtScaleArrays arrays, lt_block_scale_arrays(p, plan, *scales.a, *scales.b));
+      free_lt_scales();
+      for (int i = 0; i < 2; ++i) {
+        const std::vector<float>& host = i == 0 ? arrays.a : arrays.b;
+        lt_scales_[i] = alloc(host.size() * sizeof(float));
+        copy_to_device(lt_scales_[i], host.data(), host.size() * sizeof(float));
+      }
+      lt_scales_key_ = key;
+      lt_scales_from_[0] = scales.a;
+      lt_scales_from_[1] = scales.b;
+    }
+    return LtGemm::ScalePointers{lt_scales_[0], lt_scales_[1]};
+  }
+  void free_lt_scales() noexcept {
+    for (DevicePtr& d : lt_scales_)
+      if (d) free(d), d = 0;
+    lt_scales_key_.clear();
+    lt_scales_from_[0] = lt_scales_from_[1] = nullptr;
+  }
 
   Status ensure_lt() {
     if (lt_) return {};
@@ -296,6 +333,9 @@ class CudaDevice final : public GpuDevice {
   std::unique_ptr<LtGemm> lt_;
   Status lt_status_;             // why cuBLASLt is unavailable, once tried
   DevicePtr lt_workspace_ = 0;   // owned; freed after lt_
+  DevicePtr lt_scales_[2] = {0, 0};  // owned: place_block_scales's copies
+  std::string lt_scales_key_;
+  const std::vector<float>* lt_scales_from_[2] = {nullptr, nullptr};
   std::string used_;             // what the last vendor_gemm ran, for vendor_name()
 };
 

@@ -173,8 +173,12 @@ class HipDevice final : public GpuDevice {
 
   // hipblasSgemm for fp32, hipblasGemmEx (fp32 accumulation) for half inputs; hipBLAS
   // fuses no epilogue, so any epilogue is invalid_argument and the caller times the plain GEMM.
-  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias) override {
+  Status vendor_gemm(const GemmProblem& p, DevicePtr a, DevicePtr b, DevicePtr c, DevicePtr bias,
+                     const VendorBlockScales& scales) override {
     (void)bias;
+    (void)scales;
+    if (p.scaling == Scaling::kBlock)
+      return Status(StatusCode::kUnimplemented, "no hipBLAS baseline for block-scaled FP8");
     TS_RETURN_IF_ERROR(ensure_blas());
     const bool fp32 = p.a_type == DType::kF32 && p.b_type == DType::kF32 && p.c_type == DType::kF32;
     if (fp32 && p.epilogue == Epilogue::kNone) return sgemm(p, a, b, c);

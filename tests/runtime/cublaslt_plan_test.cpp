@@ -238,11 +238,62 @@ TEST(CublasLtPlan, Fp8IsPlannedKMajorWithItsScalesOnAlphaAndRefusedElsewhereWith
   GemmProblem block = p;
   block.scaling = Scaling::kBlock;
   block.scale_a = block.scale_b = 1.0;
+  block.m = 1022;
   ASSERT_TRUE(block.validate().ok()) << block.validate().message();
-  refused(block, "block scaling");
+  refused(block, "multiple of 4");
   GemmProblem bias_row = p;
   bias_row.epilogue = Epilogue::kBiasRow;
   refused(bias_row, "bias along the other dimension");
+}
+
+// Block scaling: our A's 1 x 128 vectors go to cuBLASLt as VEC128_32F and our B's 128 x 128 blocks as
+// BLK128x128_32F, swapped with the operands; the grids are laid out as cuBLASLt reads them.
+TEST(CublasLtPlan, BlockScalesFollowTheirOperandsAndAreLaidOutAsCublasLtReadsThem) {
+  GemmProblem p = problem("NT", Layout::kRowMajor, Epilogue::kNone, DType::kBF16, DType::kBF16);
+  p.a_type = p.b_type = DType::kE4M3;
+  p.scaling = Scaling::kBlock;
+  p.m = 8;
+  p.k = 300;  // 3 blocks of K, padded to 4 in B's layout
+  p.n = 260;  // 3 blocks of N
+  ASSERT_TRUE(apply_layout_code("NT", p).ok());
+  ASSERT_TRUE(p.validate().ok()) << p.validate().message();
+  auto swapped = plan_cublaslt(p);  // row-major C: cuBLASLt's A is our B
+  ASSERT_TRUE(swapped.ok()) << swapped.status().to_string();
+  EXPECT_TRUE(swapped->swap_operands);
+  EXPECT_TRUE(swapped->block_scaled);
+  EXPECT_EQ(swapped->a_scale_mode, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
+  EXPECT_EQ(swapped->b_scale_mode, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F);
+  EXPECT_DOUBLE_EQ(swapped->alpha_scale, 1.0) << "block scales are not folded into alpha";
+  GemmProblem col = p;
+  col.c_layout = Layout::kColMajor;
+  auto straight = plan_cublaslt(col);
+  ASSERT_TRUE(straight.ok()) << straight.status().to_string();
+  EXPECT_FALSE(straight->swap_operands);
+  EXPECT_EQ(straight->a_scale_mode, CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F);
+  EXPECT_EQ(straight->b_scale_mode, CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F);
+
+  // Our grids: A 8 x 3 (value 100 m + kb), B 3 x 3 (value 10 kb + nb), row-major.
+  std::vector<float> sa(8 * 3), sb(3 * 3);
+  for (int m = 0; m < 8; ++m)
+    for (int k = 0; k < 3; ++k) sa[m * 3 + k] = float(100 * m + k);
+  for (int k = 0; k < 3; ++k)
+    for (int n = 0; n < 3; ++n) sb[k * 3 + n] = float(10 * k + n);
+  auto arrays = lt_block_scale_arrays(col, *straight, sa, sb);
+  ASSERT_TRUE(arrays.ok()) << arrays.status().to_string();
+  ASSERT_EQ(arrays->a.size(), 3u * 8u) << "VEC128: one float per row of A per K block";
+  for (int m = 0; m < 8; ++m)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(arrays->a[k * 8 + m], 100.0f * m + k) << "M contiguous";
+  ASSERT_EQ(arrays->b.size(), 3u * 4u) << "BLK128x128: K blocks padded to 4 per N block";
+  for (int n = 0; n < 3; ++n) {
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(arrays->b[n * 4 + k], 10.0f * k + n) << "K blocks contiguous";
+    EXPECT_EQ(arrays->b[n * 4 + 3], 1.0f) << "the padding";
+  }
+  auto swapped_arrays = lt_block_scale_arrays(p, *swapped, sa, sb);
+  ASSERT_TRUE(swapped_arrays.ok());
+  EXPECT_EQ(swapped_arrays->a, arrays->b) << "cuBLASLt's A is our B: its scales go with it";
+  EXPECT_EQ(swapped_arrays->b, arrays->a);
+  sa.pop_back();
+  EXPECT_FALSE(lt_block_scale_arrays(col, *straight, sa, sb).ok()) << "grids that do not fit the problem";
 }
 
 TEST(CublasLtPlan, Epilogues) {
