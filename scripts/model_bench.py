@@ -223,8 +223,20 @@ def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay, env=None)
 
 
 def retune_from_nothing(folder):
-    log("== %s: its templates changed since it was tuned; moved aside to %s, tuning it again"
-        % (os.path.basename(folder), os.path.basename(move_aside(folder))))
+    """Moves a changed shape's folder aside; returns the folder it is now in, whose winners seed
+    the shape's new search (a kernel change seldom moves the best configs far: re-measuring them
+    first saves the retune most of its budget)."""
+    aside = move_aside(folder)
+    log("== %s: its templates changed since it was tuned; moved aside to %s, tuning it again, its old winners first"
+        % (os.path.basename(folder), os.path.basename(aside)))
+    return aside
+
+
+def with_old_winners(aside, warm):
+    """The warm-start list with a moved-aside folder's winners first (where it has any)."""
+    if aside and os.path.exists(os.path.join(aside, "best_config.json")):
+        return [aside] + [w for w in warm if w != aside]
+    return warm
 
 
 def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline, changed=frozenset()):
@@ -267,11 +279,12 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     --retune-changed asks). False when the time is up (nothing more should start)."""
     replay = "replay" in passthrough
     folder = os.path.join(shapes_dir, r["folder"])
+    aside = None
     if args.retune_changed and os.path.isdir(folder) and (
             r["folder"] in changed or
             (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay,
                                                                     env))):
-        retune_from_nothing(folder)
+        aside = retune_from_nothing(folder)
     done_before = count_evaluations(folder)
     if shape_done(folder, args.evals):
         return True
@@ -290,7 +303,7 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     else:
         tuned = [x for x in everything
                  if os.path.exists(os.path.join(shapes_dir, x["folder"], "best_config.json"))]
-        warm = [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)]
+        warm = with_old_winners(aside, [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)])
         if not args.no_warm_start:
             os.makedirs(shapes_dir, exist_ok=True)
             with open(warm_file, "w") as f:
@@ -325,8 +338,13 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
         log("   %s%s: exit %s after %.0f s, %d evaluations, %s" % (who, r["folder"], rc, time.time() - t0, now, how))
         if rc == 2 and refused_as_changed(output):
             if args.retune_changed and attempt == 1:
-                retune_from_nothing(folder)
+                aside = retune_from_nothing(folder)
                 done_before = 0
+                if not args.no_warm_start and os.path.exists(os.path.join(aside, "best_config.json")):
+                    cmd = cmd + ["--warm-start", aside]
+                    log("   %s%s: warm start from %s" % (who, r["folder"], os.path.basename(aside)))
+                    with open(warm_file, "w") as f:
+                        f.write("\n".join(with_old_winners(aside, warm)) + "\n")
                 continue
             log("   %s: not resumed: its templates changed since it was tuned, so its row describes the old "
                 "kernel (MISMATCH). --retune-changed moves such folders aside and tunes them again."
@@ -485,10 +503,10 @@ def main(argv):
     ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
                     help="autotune-loop's compiles at once (default: the cores less two, at most 12)")
     ap.add_argument("--retune-changed", action="store_true",
-                    help="tune again, from nothing, the shapes whose templates changed since they were tuned "
+                    help="tune again, in a new folder, the shapes whose templates changed since they were tuned "
                          "(MISMATCH in a bench pass, or a folder autotune-loop refuses to resume, asked at its own "
                          "budget without re-timing where it is already done); the old folder is kept beside it as "
-                         "FOLDER.changed-DATE")
+                         "FOLDER.changed-DATE, and its winners are the new search's first warm start")
     ap.add_argument("--gpus", help="tune on these GPUs at once (e.g. 0,1,2,3): one autotune-loop per GPU, each "
                     "taking the next shape, largest first; the bench pass's batches likewise, each batch on one GPU")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")

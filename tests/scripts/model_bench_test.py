@@ -320,6 +320,7 @@ class EndToEndOnReplay(unittest.TestCase):
         # On request: the old folder is kept aside, untouched, and the shape is tuned from nothing.
         out = self.run_driver("--evals", "10", "--tune-only", "--only", "decode_m128", "--retune-changed")
         self.assertIn("moved aside to m128_n4096_k4096_bf16_NN.changed-", out)
+        self.assertRegex(out, r"warm start from m128_n4096_k4096_bf16_NN\.changed-", "its old winners seed the retune")
         self.assertEqual(mb.count_evaluations(folder), 10)
         aside = [d for d in os.listdir(shapes) if d.startswith("m128_n4096_k4096_bf16_NN.changed-")]
         self.assertEqual(len(aside), 1)
@@ -429,6 +430,8 @@ class EndToEndOnReplay(unittest.TestCase):
         # Both shapes are at their budget and no bench pass has marked anything.
         out = self.run_driver("--evals", "6", "--tune-only", "--retune-changed")
         self.assertIn("m128_n4096_k4096_bf16_NN: its templates changed since it was tuned; moved aside", out)
+        self.assertRegex(out, r"m128_n4096_k4096_bf16_NN \(0 of 6 evaluations so far\), warm start from "
+                              r"m128_n4096_k4096_bf16_NN\.changed-")
         self.assertNotIn("m4096_n4096_k4096_bf16_NN: its templates changed", out)
         self.assertEqual(mb.count_evaluations(folder), 6)
         with open(os.path.join(other, "history.csv")) as f:
