@@ -104,7 +104,9 @@
 // GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
-#define BLOCK_K 64  // one 128-byte swizzle row of 16-bit values
+// One 128-byte swizzle row of K: 64 16-bit values or 128 FP8 ones. Every byte count below (stages,
+// boxes, descriptor steps) is the same for both; only the K a slice covers and the instruction differ.
+#define BLOCK_K (TS_AB_IS_FP8 ? 128 : 64)
 #define WARPGROUP_THREADS 128
 #define THREADS ((CONSUMERS + 1) * WARPGROUP_THREADS)
 // How many consumers share a tile's rows (1 with PINGPONG: each has whole tiles), and the first
@@ -113,8 +115,8 @@
 #define WG_FIRST_TILE(c) ((PINGPONG ? 0 : (c)) * WG_M_TILES)
 #define WG_M_TILES (BLOCK_M / (64 * ROW_SHARES))
 #define ACC_N (BLOCK_N / 2)
-#define A_TILE_BYTES (BLOCK_M * BLOCK_K * 2)
-#define B_TILE_BYTES (BLOCK_N * BLOCK_K * 2)
+#define A_TILE_BYTES (BLOCK_M * 128)
+#define B_TILE_BYTES (BLOCK_N * 128)
 // Rows of B per box (the runtime's map has the same box: launch.tensor_maps in the JSON).
 #define B_BOX_ROWS (BLOCK_N % 64 == 0 ? 64 : 32)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
@@ -144,6 +146,7 @@ static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 
 static_assert((BLOCK_N % 64 == 0 || (BLOCK_N % 32 == 0 && B_K_MAJOR)) && BLOCK_N <= 256,
               "BLOCK_N: 64, 128, 192 or 256, or 160 or 224 with a K-major B");
 static_assert(STAGES >= 2, "at least two stages");
+static_assert(!TS_AB_IS_FP8 || (A_K_MAJOR && B_K_MAJOR), "FP8: both operands K-major (layout NT)");
 // A pair with a single box to share (BLOCK_N 64 along M, BLOCK_M 64 along N) has rank 0 multicast
 // it and rank 1 load only its own operand: both blocks still expect the whole stage.
 static_assert(CLUSTER_M == 1 || (CLUSTER_M == 2 && SPLIT_K == 1), "clusters: pairs along M, without split-K");
@@ -481,6 +484,21 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
 #define TS_TMA_CLUSTER
 #endif
 
+#if TS_AB_IS_FP8
+// The FP8 multiply of one slice for this warpgroup into part (which it overwrites): 4 32-deep steps of
+// the slice's 128-byte rows, each over its WG_M_TILES tiles, descriptors advancing 32 bytes a step as
+// the 16-bit multiply_stage's do.
+__device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC_N], unsigned long long desc_a,
+                                                   unsigned long long desc_b) {
+#pragma unroll
+  for (int s = 0; s < 4; ++s)
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t)
+      wgmma_k32_fp8<BLOCK_N>(part[t], desc_a + (unsigned long long)(t * (8192 >> 4) + s * 2),
+                             desc_b + (unsigned long long)(s * 2), s > 0);
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(THREADS, 1) TS_TMA_CLUSTER
 gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorMap map_a,
               const __grid_constant__ TsTensorMap map_b) {
@@ -564,6 +582,9 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
   const unsigned long long desc_b0 = smem_descriptor(stages_addr + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
   Ring ring;
   float acc[WG_M_TILES][ACC_N];
+#if TS_AB_IS_FP8
+  float part[WG_M_TILES][ACC_N];  // one slice's products before their promotion into acc
+#endif
   int turn = 0;  // the block's units in order (PINGPONG: consumer c takes every other one)
   for (int unit = first_unit; unit < units; unit += unit_stride, ++turn) {
     const TsTile tile = unit_tile(unit, M, N, K, rank);
@@ -585,11 +606,24 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
       mbar_wait(full_addr + 8u * ring.stage, ring.phase);
       wgmma_fence();
       const unsigned long long off = (unsigned long long)(ring.stage * (STAGE_BYTES >> 4));
+#if TS_AB_IS_FP8
+      // The slice's products, summed by the tensor cores in their FP8 precision, are promoted into
+      // the fp32 accumulators once the slice is done (every 128 of K, what the tolerance assumes).
+      multiply_stage_fp8(part, desc_a0 + off, desc_b0 + off);
+      wgmma_commit();
+      wgmma_wait_all(part);
+      release_stage(empty_addr + 8u * ring.stage, lane);
+#pragma unroll
+      for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+        for (int i = 0; i < ACC_N; ++i) acc[t][i] += part[t][i];
+#else
       multiply_stage(acc, desc_a0 + off, desc_b0 + off);
       wgmma_commit();
       wgmma_wait<1>();  // the previous slice's group is done: its stage can be refilled
       if (held >= 0) release_stage(empty_addr + 8u * held, lane);
       held = ring.stage;
+#endif
       ring.next();
     }
 #if PINGPONG

@@ -15,6 +15,11 @@
 #define TS_DTYPE_F32 0
 #define TS_DTYPE_F16 1
 #define TS_DTYPE_BF16 2
+// The OCP FP8 input types (registry/fp8.h): carried as their 8 raw bits; only the tensor cores read
+// them (no conversion here), so a template that claims them needs no codec.
+#define TS_DTYPE_E4M3 3
+#define TS_DTYPE_E5M2 4
+#define TS_AB_IS_FP8 (TS_AB_DTYPE == TS_DTYPE_E4M3 || TS_AB_DTYPE == TS_DTYPE_E5M2)
 
 typedef unsigned short ts_bits16;
 
@@ -63,6 +68,8 @@ __device__ __forceinline__ ts_bits16 ts_float_to_f16(float f) {
 #define TS_STORAGE_T(code) ts_storage_of<code>::type
 template <int Code> struct ts_storage_of { typedef ts_bits16 type; };
 template <> struct ts_storage_of<TS_DTYPE_F32> { typedef float type; };
+template <> struct ts_storage_of<TS_DTYPE_E4M3> { typedef unsigned char type; };
+template <> struct ts_storage_of<TS_DTYPE_E5M2> { typedef unsigned char type; };
 
 template <int Code> __device__ __forceinline__ float ts_to_float(typename ts_storage_of<Code>::type x);
 template <> __device__ __forceinline__ float ts_to_float<TS_DTYPE_F32>(float x) { return x; }
@@ -77,7 +84,9 @@ template <> __device__ __forceinline__ ts_bits16 ts_from_float<TS_DTYPE_BF16>(fl
 // The problem's types: A and B elements (ts_ab_t), C and bias elements (ts_c_t).
 typedef TS_STORAGE_T(TS_AB_DTYPE) ts_ab_t;
 typedef TS_STORAGE_T(TS_C_DTYPE) ts_c_t;
+#if !TS_AB_IS_FP8  // FP8 inputs are read by the tensor cores only: no decoder here
 __device__ __forceinline__ float ts_ab_to_float(ts_ab_t x) { return ts_to_float<TS_AB_DTYPE>(x); }
+#endif
 __device__ __forceinline__ float ts_c_to_float(ts_c_t x) { return ts_to_float<TS_C_DTYPE>(x); }
 __device__ __forceinline__ ts_c_t ts_c_from_float(float x) { return ts_from_float<TS_C_DTYPE>(x); }
 // Two neighbouring 16-bit C values (TS_C_DTYPE fp16 or bf16) packed into one word, lo in the low

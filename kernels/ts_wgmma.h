@@ -132,6 +132,56 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
 }
 
+#if TS_AB_IS_FP8
+// The problem's FP8 input type as wgmma names it.
+#if TS_AB_DTYPE == TS_DTYPE_E4M3
+#define TS_WGMMA_FP8_TYPE "e4m3"
+#else
+#define TS_WGMMA_FP8_TYPE "e5m2"
+#endif
+// The text of wgmma_k32_fp8's asm for m64nNNk32: as TS_WGMMA_K16_ASM, without transpose bits (8-bit
+// inputs are read K-major only).
+#define TS_WGMMA_K32_FP8_ASM(NN, REGS, DA, DB, P)                                                        \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                                     \
+  "wgmma.mma_async.sync.aligned.m64n" #NN "k32.f32." TS_WGMMA_FP8_TYPE "." TS_WGMMA_FP8_TYPE " "         \
+  "{" REGS "}, "                                                                                       \
+  "%" #DA ", %" #DB ", p, 1, 1;\n}\n"
+
+// d = (accumulate ? d : 0) + A B for a 64 x N x 32 step of FP8 inputs, both operands K-major in
+// shared memory. The tensor cores sum FP8 products in less than fp32's precision: callers promote
+// the result into fp32 registers every 128 of K (gemm_tma_half).
+template <int N>
+__device__ __forceinline__ void wgmma_k32_fp8(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
+                                              int accumulate) {
+  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 224 || N == 256,
+                "wgmma_k32_fp8: N must be 64, 128, 160, 192, 224 or 256");
+  if constexpr (N == 64)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(64, TS_REGS_32, 32, 33, 34)
+                 : TS_F32(d, 0)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 128)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(128, TS_REGS_64, 64, 65, 66)
+                 : TS_F32(d, 0), TS_F32(d, 32)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 160)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(160, TS_REGS_80, 80, 81, 82)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 192)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(192, TS_REGS_96, 96, 97, 98)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 224)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(224, TS_REGS_112, 112, 113, 114)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else
+    asm volatile(TS_WGMMA_K32_FP8_ASM(256, TS_REGS_128, 128, 129, 130)
+                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F32(d, 96)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+#endif
+
 // d = (accumulate ? d : 0) + a B for a 64 x N x 8 step of TF32 inputs: a, the 64 x 8 fragment,
 // from registers (4 per thread), B (8 x N, K-major) from shared memory (desc).
 template <int N>

@@ -16,7 +16,9 @@
 // or TS_VENDOR_AMD. A template may ask for tensor maps of its operands (registry/tensor_map.h),
 // passed after these parameters. A template lists the input types it serves in "supports.dtypes" and the
 // C types in "supports.c_dtypes" (without it, C has the input type; a template taking an FP8 type
-// must list them), and the FP8 scalings in "supports.scalings" (without it, "none" only).
+// must list them), and the FP8 scalings in "supports.scalings" (without it, "none" only). With
+// per-tensor scales the kernel's alpha is the problem's alpha * scale_a * scale_b (the scales
+// factor out of the sum, as cuBLASLt takes them); block scaling has no kernel ABI yet.
 //
 // Immutable after loading; const methods are thread-safe.
 

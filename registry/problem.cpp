@@ -35,6 +35,10 @@ Result<Epilogue> parse_epilogue(const std::string& s) {
                          "' (expected none, bias_row, bias_col, relu, leaky_relu, gelu or bias_gelu)");
 }
 
+double per_tensor_alpha_scale(const GemmProblem& p) {
+  return p.scaling == Scaling::kPerTensor ? double(float(p.scale_a)) * double(float(p.scale_b)) : 1.0;
+}
+
 const char* scaling_name(Scaling s) {
   switch (s) {
     case Scaling::kNone: return "none";

@@ -78,6 +78,11 @@ struct GemmProblem {
   Status validate() const;
 };
 
+// The factor per-tensor FP8 scales put on alpha: scale_a * scale_b, each rounded to fp32 as the
+// library and the kernels take them (D = alpha sum (sa a)(sb b) = (alpha sa sb) sum a b); 1 for
+// every other scaling.
+double per_tensor_alpha_scale(const GemmProblem& p);
+
 // Sets a_layout/b_layout from "NN", "NT", "TN" or "TT".
 Status apply_layout_code(const std::string& code, GemmProblem& p);
 

@@ -445,7 +445,8 @@ Evaluation GpuEvaluator::evaluate_racing(const KernelTemplate& tmpl, const GemmP
     DevicePtr pbias = s.bias ? s.bias.get() : 0, pws = s.workspace ? s.workspace.get() : 0;
     int M = int(problem.m), N = int(problem.n), K = int(problem.k);
     int lda = int(problem.lda()), ldb = int(problem.ldb()), ldc = int(problem.ldc());
-    float alpha = float(problem.alpha), beta = float(problem.beta), slope = float(problem.epilogue_slope);
+    float alpha = float(problem.alpha * per_tensor_alpha_scale(problem)), beta = float(problem.beta),
+          slope = float(problem.epilogue_slope);
     std::vector<void*> args = {&pa, &pb, &pc, &pbias, &pws, &M, &N, &K, &lda, &ldb, &ldc, &alpha, &beta, &slope};
     // Tensor maps follow, by value (registry/tensor_map.h).
     struct alignas(64) MapBytes {

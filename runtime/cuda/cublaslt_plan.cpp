@@ -125,7 +125,7 @@ Status fit_fp8(const GemmProblem& p, LtPlan& plan) {
                               p.layout_code() + " with a " +
                               (p.c_layout == Layout::kRowMajor ? "row" : "column") + "-major C" +
                               (plan.has_bias ? " and a bias along the other dimension" : ""));
-  plan.alpha_scale = p.scaling == Scaling::kPerTensor ? double(float(p.scale_a)) * double(float(p.scale_b)) : 1.0;
+  plan.alpha_scale = per_tensor_alpha_scale(p);
   if (p.scaling == Scaling::kBlock) {
     // Its 1 x 128 scale vectors are M floats per K block, read 16-byte aligned.
     if (p.m % 4 != 0)

@@ -140,5 +140,22 @@ TEST(Problem, ScaledProblemsRoundTripThroughJsonAndTheKey) {
   EXPECT_DOUBLE_EQ(p.min_bytes() - none.min_bytes(), 4.0 * (64 * 2 + 2 * 1));
 }
 
+
+// Per-tensor scales factor out onto alpha as fp32 values (the kernels and cuBLASLt take them so);
+// every other scaling leaves alpha alone.
+TEST(Problem, PerTensorScalesRideOnAlphaAsFp32) {
+  GemmProblem p;
+  p.m = p.n = p.k = 64;
+  p.a_type = p.b_type = DType::kE4M3;
+  p.c_type = DType::kBF16;
+  EXPECT_EQ(per_tensor_alpha_scale(p), 1.0);
+  p.scaling = Scaling::kPerTensor;
+  p.scale_a = 0.1;
+  p.scale_b = 3.0;
+  EXPECT_EQ(per_tensor_alpha_scale(p), double(0.1f) * 3.0);
+  p.scaling = Scaling::kBlock;
+  EXPECT_EQ(per_tensor_alpha_scale(p), 1.0);
+}
+
 }  // namespace
 }  // namespace tilesmith

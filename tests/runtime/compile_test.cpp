@@ -223,6 +223,8 @@ TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
       if (arch_specific_elsewhere(t, dev) || tma_only_elsewhere(t, dev)) continue;
       for (const std::string& in : t.dtypes())
         for (const std::string& layout : t.layouts()) {
+          // 8-bit inputs are read K-major only (the wgmma forms for FP8): NT.
+          if (dtype_is_fp8(*parse_dtype(in)) && layout != "NT") continue;
           GemmProblem p = served(t, 512, dev);
           ASSERT_TRUE(apply_layout_code(layout, p).ok());
           p.a_type = p.b_type = *parse_dtype(in);
@@ -252,6 +254,13 @@ static GemmProblem bf16_problem(std::int64_t m, const char* layout) {
   p.a_type = p.b_type = p.c_type = DType::kBF16;
   EXPECT_TRUE(apply_layout_code(layout, p).ok());
   return p;
+}
+
+// t's defaults with the given parameters set.
+Config config_over(const KernelTemplate& t, std::initializer_list<std::pair<const char*, std::int64_t>> values) {
+  Config c = t.defaults();
+  for (auto [name, value] : values) c[name] = value;
+  return c;
 }
 
 // c is a valid config of t for p, and compiles under NVRTC without spilling.
@@ -432,6 +441,62 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
   auto r = t.render(p, wide, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 64}));
+}
+
+// gemm_tma_half on FP8 inputs (e4m3, e5m2): both operands K-major (NT), 128-element boxes (one
+// 128-byte row of K), accumulators and one slice's products within the register budget; every
+// schedule compiles; the other layouts, too large a tile, block scaling and mixed inputs are refused.
+TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  const DeviceFacts dev = hopper_facts();
+  GemmProblem p = bf16_problem(256, "NT");
+  p.n = 4096;
+  p.k = 4096;
+  p.a_type = p.b_type = DType::kE4M3;
+  p.c_type = DType::kBF16;
+  p.scaling = Scaling::kPerTensor;
+  p.scale_a = 0.5;
+  p.scale_b = 2.0;
+  ASSERT_TRUE(apply_layout_code("NT", p).ok());
+  ASSERT_TRUE(t.supports(p).ok()) << t.supports(p).message();
+  const std::vector<Config> configs = {
+      config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
+      config_over(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
+      config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+      config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2}}),
+      config_over(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
+                      {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}}),
+  };
+  for (DType type : {DType::kE4M3, DType::kE5M2})
+    for (const Config& c : configs) {
+      GemmProblem q = p;
+      q.a_type = q.b_type = type;
+      q.c_type = type == DType::kE4M3 ? DType::kBF16 : DType::kF32;
+      expect_valid_and_compiled(*nvrtc, t, q, c, dev);
+    }
+  auto r = t.render(p, configs[0], dev);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->tensor_maps[0].box, (std::array<std::uint32_t, 2>{128, 64})) << "a 128-byte row of K";
+  EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{128, 64}));
+  EXPECT_EQ(r->dynamic_shared_bytes, 5u * (128u + 128u) * 128u + 2u * 8192u + 1024u) << "same bytes as 16-bit";
+  // 128 x 256 would hold 128 accumulators and 128 products a thread.
+  EXPECT_FALSE(t.space().validate(config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}}),
+                                  t.context(p, &dev))
+                   .ok());
+  for (const char* code : {"NN", "TN", "TT"}) {
+    GemmProblem other = p;
+    ASSERT_TRUE(apply_layout_code(code, other).ok());
+    EXPECT_FALSE(t.space().validate(configs[0], t.context(other, &dev)).ok()) << code << ": FP8 is read K-major";
+  }
+  GemmProblem block = p;
+  block.scaling = Scaling::kBlock;
+  block.scale_a = block.scale_b = 1.0;
+  EXPECT_FALSE(t.supports(block).ok()) << "block scales have no kernel ABI yet";
+  GemmProblem mixed = p;
+  mixed.b_type = DType::kE5M2;
+  EXPECT_FALSE(t.supports(mixed).ok());
 }
 
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {

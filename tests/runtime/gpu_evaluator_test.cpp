@@ -703,6 +703,40 @@ TEST_F(GpuEvaluatorTest, VendorBaselineInFp8ValidatesUnscaledPerTensorAndBlockSc
       }
 }
 
+// gemm_tma_half on FP8 inputs (NT): each slice's FP8 products promoted into fp32, unscaled and
+// per-tensor scales (on alpha), e4m3 and e5m2, C in every type, the cooperative, ping-pong, cluster
+// and split schedules, shapes off the tiles (K not a multiple of the 128-deep slice) and epilogues.
+TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const Config configs[] = {
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PERSISTENT", 1}, {"GROUP_M", 4}}),
+  };
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
+  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  int i = 0;
+  for (const Config& c : configs)
+    for (DType type : {DType::kE4M3, DType::kE5M2})
+      for (Scaling scaling : {Scaling::kNone, Scaling::kPerTensor}) {
+        const bool split = c.at("SPLIT_K") > 1;
+        GemmProblem p = make(split ? 1000 : 520 + 8 * (i % 3), split ? 1032 : 776, i % 2 ? 1040 : 2000, "NT");
+        p.a_type = p.b_type = type;
+        p.c_type = c_types[i % 3];
+        p.scaling = scaling;
+        if (scaling == Scaling::kPerTensor) p.scale_a = 0.0625, p.scale_b = 3.0;
+        p.alpha = i % 4 == 1 ? -1.5 : 1.0;
+        p.epilogue = epilogues[i % 4];
+        ++i;
+        ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+        expect_valid_and_validated(t, p, c);
+      }
+}
+
 TEST_F(GpuEvaluatorTest, ResourceErrorsAreNamedNotCrashes) {
   // 1024 threads each holding 16x16 accumulators cannot fit the register file.
   GemmProblem p = make(512, 512, 512);
