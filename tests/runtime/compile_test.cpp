@@ -11,6 +11,7 @@
 #include "runtime/backend.h"
 #include "runtime/candidate_compiler.h"
 #include "runtime/compile_cache.h"
+#include "tests/template_config.h"
 
 namespace tilesmith {
 namespace {
@@ -256,13 +257,6 @@ static GemmProblem bf16_problem(std::int64_t m, const char* layout) {
   return p;
 }
 
-// t's defaults with the given parameters set.
-Config config_over(const KernelTemplate& t, std::initializer_list<std::pair<const char*, std::int64_t>> values) {
-  Config c = t.defaults();
-  for (auto [name, value] : values) c[name] = value;
-  return c;
-}
-
 // c is a valid config of t for p, and compiles under NVRTC without spilling.
 void expect_valid_and_compiled(Compiler& nvrtc, const KernelTemplate& t, const GemmProblem& p, const Config& c,
                                const DeviceFacts& dev) {
@@ -462,11 +456,11 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   ASSERT_TRUE(apply_layout_code("NT", p).ok());
   ASSERT_TRUE(t.supports(p).ok()) << t.supports(p).message();
   const std::vector<Config> configs = {
-      config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
-      config_over(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
-      config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
-      config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2}}),
-      config_over(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
+      testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
                       {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}}),
   };
   for (DType type : {DType::kE4M3, DType::kE5M2})
@@ -482,7 +476,7 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{128, 64}));
   EXPECT_EQ(r->dynamic_shared_bytes, 5u * (128u + 128u) * 128u + 2u * 8192u + 1024u) << "same bytes as 16-bit";
   // 128 x 256 would hold 128 accumulators and 128 products a thread.
-  EXPECT_FALSE(t.space().validate(config_over(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}}),
+  EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}}),
                                   t.context(p, &dev))
                    .ok());
   for (const char* code : {"NN", "TN", "TT"}) {

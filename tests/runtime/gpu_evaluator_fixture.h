@@ -15,8 +15,11 @@
 #include "runtime/backend.h"
 #include "runtime/gpu_evaluator.h"
 #include "tests/problem_maker.h"
+#include "tests/template_config.h"
 
 namespace tilesmith::gpu_test {
+
+using testing::config_with;  // t's defaults with the given parameters set
 
 class GpuEvaluatorTest : public ::testing::Test {
  protected:
@@ -103,13 +106,6 @@ class GpuEvaluatorTest : public ::testing::Test {
         check(p, c, evaluator_->evaluate(t, p, c));
       }
     }
-  }
-  // t's defaults with the given parameters set.
-  static Config config_with(const KernelTemplate& t,
-                            std::initializer_list<std::pair<const char*, std::int64_t>> values) {
-    Config c = t.defaults();
-    for (auto [name, value] : values) c[name] = value;
-    return c;
   }
   static const KernelTemplate& tiled() {
     static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();

@@ -1,0 +1,255 @@
+// gemm_tma_half's schedules on a real GPU (label gpu; skipped with the reason off sm_90): the
+// large tiles, ping-pong consumers, K clusters, the shared-memory epilogue at odd columns, the
+// tile widths that are not multiples of 64, and FP8 inputs. Every config must validate. (Its
+// every-type/layout/epilogue sweep runs with the other half-precision templates'.)
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "registry/template_library.h"
+#include "runtime/gpu_evaluator.h"
+#include "tests/runtime/gpu_evaluator_fixture.h"
+
+namespace tilesmith::gpu_test {
+namespace {
+
+// The configs meant for large shapes, persistent and not, one and two consumers, split-K, every
+// layout, with M, N and K off the tiles (the TMA unit's zero fill at every edge).
+TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, consumers, stages, persistent, split_k, regs, cluster, cluster_n = 1;
+  };
+  // The cluster pairs along M run on 520 rows (5 tiles of 128: the second block of the last pair
+  // lies below the matrix) and on 1000 (8 tiles), with B boxes split 2 + 2, 1 + 1 and 2 + 1; the
+  // pairs along N on 776 columns (7 tiles of 128, 5 of 192: the last pair's second block lies
+  // right of the matrix) and 1000, with A's boxes split 1 + 1 and 2 + 2; pairs with a single box to share
+  // (64-wide B along M, 64-row A along N), which the first block loads for both.
+  const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232, 1}, {128, 256, 2, 3, 0, 1, 232, 1},    {128, 128, 2, 6, 1, 1, 232, 1},
+                        {128, 192, 2, 4, 1, 1, 216, 1}, {64, 256, 1, 4, 1, 1, 240, 1},     {256, 128, 2, 4, 1, 1, 232, 1},
+                        {128, 128, 1, 5, 1, 2, 240, 1}, {64, 128, 1, 4, 0, 4, 232, 1},     {128, 256, 2, 4, 1, 1, 232, 2},
+                        {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2},     {128, 256, 2, 4, 1, 1, 232, 1, 2},
+                        {128, 128, 2, 5, 1, 1, 232, 1, 2}, {128, 192, 2, 4, 0, 1, 216, 1, 2}, {256, 128, 2, 4, 1, 1, 232, 1, 2},
+                        {64, 64, 1, 8, 1, 1, 240, 2},      {128, 64, 2, 6, 0, 1, 232, 2},     {64, 128, 1, 6, 1, 1, 240, 1, 2}};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      const GemmProblem p = off_tile_half_problem(i, layout);
+      ++i;
+      Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                 {"BLOCK_N", tile.block_n},
+                                 {"CONSUMERS", tile.consumers},
+                                 {"STAGES", tile.stages},
+                                 {"PERSISTENT", tile.persistent},
+                                 {"SPLIT_K", tile.split_k},
+                                 {"CONSUMER_REGS", tile.regs},
+                                 {"CLUSTER_M", tile.cluster},
+                                 {"CLUSTER_N", tile.cluster_n}});
+      // The shared-memory epilogue where it applies (split-K included), on three of every four; the
+      // register one elsewhere.
+      c["EPILOGUE_SMEM"] = p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 4 != 1;
+      Status valid = t.space().validate(c, t.context(p, &evaluator_->device()));
+      if (!valid.ok()) {
+        // Non-persistent only differs where there are more tiles than SMs.
+        EXPECT_NE(valid.message().find("PERSISTENT"), std::string::npos) << valid.message();
+        c["PERSISTENT"] = 1;
+      }
+      Evaluation e = evaluator_->evaluate(t, p, c);
+      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                         << outcome_name(e.outcome) << " " << e.message;
+    }
+}
+
+// gemm_tma_half's ping-pong consumers: both tiles that fit one consumer, on shapes off the tiles
+// with more tiles than two per SM (2056 x 2120: 289 tiles of 128 x 128, 297 of 64 x 256, so blocks
+// walk two or three and both consumers take turns, ending on either), every layout, C types,
+// column-major C and beta (the register epilogue), the shared-memory one.
+TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const std::pair<int, int> tiles[] = {{128, 128}, {64, 256}, {128, 128}};
+  int i = 0;
+  for (auto [bm, bn] : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      const GemmProblem p = varied_half_problem(i % 3 ? 2056 : 1800, i % 2 ? 2120 : 2200, i % 2 ? 1000 : 1032, layout, i);
+      ++i;
+      const Config c =
+          config_with(t, {{"BLOCK_M", bm},
+                          {"BLOCK_N", bn},
+                          {"PINGPONG", 1},
+                          {"STAGES", i > 8 ? 6 : 4},
+                          {"EPILOGUE_SMEM", p.c_layout == Layout::kRowMajor && p.beta == 0 && i % 3 != 1}});
+      expect_valid_and_validated(t, p, c);
+    }
+}
+
+// gemm_tma_half's K clusters on decode shapes: M of 16 (72 for 128-row tiles), 100, 128 and 200 (a 64- or 128-row
+// tile mostly or partly below the matrix), N off the tiles, K whose last shares are short or
+// empty (1032 over 8 blocks), every layout, C in fp32 or the input type, row- and
+// column-major, beta, the epilogues.
+TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, consumers, stages, cluster_k;
+  };
+  const Tile tiles[] = {{64, 256, 1, 4, 8}, {128, 256, 2, 4, 4}, {64, 128, 1, 6, 2}, {128, 128, 2, 3, 8}, {64, 64, 1, 5, 4}};
+  const std::int64_t ms[] = {16, 100, 128, 200};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kGelu,
+                                Epilogue::kBiasGelu};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      // A 128-row tile needs more than 64 rows (the template's rule): 72 instead of 16.
+      const std::int64_t m = tile.block_m == 128 && ms[i % 4] == 16 ? 72 : ms[i % 4];
+      GemmProblem p = varied_half_problem(m, i % 3 ? 776 : 4096, i % 2 ? 1032 : 2048, layout, i);
+      p.epilogue = epilogues[i % 4];
+      ++i;
+      const Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                       {"BLOCK_N", tile.block_n},
+                                       {"CONSUMERS", tile.consumers},
+                                       {"STAGES", tile.stages},
+                                       {"PERSISTENT", 0},
+                                       {"EPILOGUE_SMEM", 0},
+                                       {"CLUSTER_K", tile.cluster_k},
+                                       {"GROUP_M", 1}});
+      expect_valid_and_validated(t, p, c);
+    }
+}
+
+// gemm_tma_half's shared-memory epilogue where C's rows are not 16-byte aligned and the last
+// 16-byte piece of a row is partial: N odd or 4 off a multiple of 8 (A row-major and B column-major,
+// or both column-major, keep the operands' strides TMA's), C in every type, each epilogue, the
+// cooperative, ping-pong and one-consumer schedules, ping-pong in 2x1 and 1x2 clusters, a 2x1 pair of 64 x 64
+// tiles, and
+// split-K summed through the workspace.
+TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, consumers, pingpong, split_k = 1, cluster_m = 1, cluster_n = 1;
+  };
+  const Tile tiles[] = {{128, 256, 2, 0},    {128, 128, 2, 1},          {64, 256, 1, 0},
+                        {128, 192, 2, 0},    {128, 256, 2, 0, 2},       {64, 256, 1, 0, 4},
+                        {128, 128, 2, 1, 1, 2, 1}, {128, 128, 2, 1, 1, 1, 2}, {64, 64, 1, 0, 1, 2, 1}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
+                                Epilogue::kBiasRow};
+  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  const std::int64_t ns[] = {997, 1004, 1001, 1030};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NT", "TT"}) {
+      // The split-K rows on 2056 rows: more units than SMs, so blocks walk several, splits of one tile among them.
+      GemmProblem p = make(tile.split_k > 1 ? 2056 : i % 2 ? 1000 : 776, ns[i % 4], i % 3 ? 1000 : 1032, layout);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
+      p.alpha = i % 4 == 2 ? -1.5 : 1.0;
+      p.epilogue = epilogues[i % 5];
+      ++i;
+      const Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                       {"BLOCK_N", tile.block_n},
+                                       {"CONSUMERS", tile.consumers},
+                                       {"PINGPONG", tile.pingpong},
+                                       {"SPLIT_K", tile.split_k},
+                                       {"CLUSTER_M", tile.cluster_m},
+                                       {"CLUSTER_N", tile.cluster_n},
+                                       {"STAGES", 4},
+                                       {"EPILOGUE_SMEM", 1}});
+      expect_valid_and_validated(t, p, c);
+    }
+}
+
+// gemm_tma_half's tile widths that are not multiples of 64 (BLOCK_N 160 and 224, B in 32-row boxes):
+// the cooperative, one-consumer, ping-pong and cluster-pair schedules, split-K and the register
+// epilogue, on shapes off the tiles (N not a multiple of 8: the partial last piece of a row, and the
+// last tile's columns past N read as TMA's zero fill), both layouts with a K-major B, C in every
+// type, alpha and the epilogues.
+TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  struct Schedule {
+    int block_m, consumers, pingpong, persistent, cluster_m, split_k, epilogue_smem;
+  };
+  const Schedule schedules[] = {{128, 2, 0, 1, 1, 1, 1}, {128, 2, 0, 0, 1, 1, 0}, {64, 1, 0, 1, 1, 1, 1},
+                                {64, 2, 1, 1, 1, 1, 1},  {128, 2, 0, 1, 2, 1, 1}, {128, 2, 0, 0, 1, 2, 0}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
+                                Epilogue::kBiasRow};
+  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  const std::int64_t ms[] = {1000, 520, 776, 2056};
+  const std::int64_t ns[] = {997, 1004, 2120, 330};
+  int i = 0;
+  int checked = 0;
+  for (int block_n : {160, 224})
+    for (const Schedule& s : schedules)
+      for (const char* layout : {"NT", "TT"}) {
+        // One block per unit needs more units than SMs: the larger shapes there.
+        GemmProblem p = s.persistent ? make(ms[i % 4], ns[(i / 2) % 4], i % 3 ? 1032 : 200, layout)
+                                     : make(3080 - 8 * (i % 4), 2997 + 10 * (i % 3), i % 3 ? 1032 : 200, layout);
+        p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+        p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
+        p.alpha = i % 4 == 2 ? -1.5 : 1.0;
+        p.epilogue = epilogues[i % 5];
+        if (!s.epilogue_smem && i % 2) {  // the register epilogue also takes beta and a column-major C
+          p.beta = 0.5;
+          p.c_layout = Layout::kColMajor;
+        }
+        ++i;
+        Config c = config_with(t, {{"BLOCK_M", s.block_m},
+                                   {"BLOCK_N", block_n},
+                                   {"CONSUMERS", s.consumers},
+                                   {"PINGPONG", s.pingpong},
+                                   {"PERSISTENT", s.persistent},
+                                   {"CLUSTER_M", s.cluster_m},
+                                   {"SPLIT_K", s.split_k},
+                                   {"CONSUMER_REGS", s.consumers == 1 ? 240 : 232},
+                                   {"STAGES", 4},
+                                   {"EPILOGUE_SMEM", s.epilogue_smem}});
+        expect_valid_and_validated(t, p, c);
+        ++checked;
+      }
+  EXPECT_EQ(checked, 24);
+}
+
+// gemm_tma_half on FP8 inputs (NT): each slice's FP8 products promoted into fp32, unscaled and
+// per-tensor scales (on alpha), e4m3 and e5m2, C in every type, the cooperative, ping-pong, cluster
+// and split schedules, shapes off the tiles (K not a multiple of the 128-deep slice) and epilogues.
+TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const Config configs[] = {
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PERSISTENT", 1}, {"GROUP_M", 4}}),
+  };
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
+  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  int i = 0;
+  for (const Config& c : configs)
+    for (DType type : {DType::kE4M3, DType::kE5M2})
+      for (Scaling scaling : {Scaling::kNone, Scaling::kPerTensor}) {
+        const bool split = c.at("SPLIT_K") > 1;
+        GemmProblem p = make(split ? 1000 : 520 + 8 * (i % 3), split ? 1032 : 776, i % 2 ? 1040 : 2000, "NT");
+        p.a_type = p.b_type = type;
+        p.c_type = c_types[i % 3];
+        p.scaling = scaling;
+        if (scaling == Scaling::kPerTensor) p.scale_a = 0.0625, p.scale_b = 3.0;
+        p.alpha = i % 4 == 1 ? -1.5 : 1.0;
+        p.epilogue = epilogues[i % 4];
+        ++i;
+        ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+        expect_valid_and_validated(t, p, c);
+      }
+}
+
+}  // namespace
+}  // namespace tilesmith::gpu_test
