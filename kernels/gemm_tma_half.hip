@@ -485,17 +485,17 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
 #endif
 
 #if TS_AB_IS_FP8
-// The FP8 multiply of one slice for this warpgroup into part (which it overwrites): 4 32-deep steps of
-// the slice's 128-byte rows, each over its WG_M_TILES tiles, descriptors advancing 32 bytes a step as
-// the 16-bit multiply_stage's do.
+// The FP8 multiply of one slice for this warpgroup into part (which it overwrites unless
+// accumulate): 4 32-deep steps of the slice's 128-byte rows, each over its WG_M_TILES tiles,
+// descriptors advancing 32 bytes a step as the 16-bit multiply_stage's do.
 __device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC_N], unsigned long long desc_a,
-                                                   unsigned long long desc_b) {
+                                                   unsigned long long desc_b, int accumulate) {
 #pragma unroll
   for (int s = 0; s < 4; ++s)
 #pragma unroll
     for (int t = 0; t < WG_M_TILES; ++t)
       wgmma_k32_fp8<BLOCK_N>(part[t], desc_a + (unsigned long long)(t * (8192 >> 4) + s * 2),
-                             desc_b + (unsigned long long)(s * 2), s > 0);
+                             desc_b + (unsigned long long)(s * 2), accumulate | (s > 0));
 }
 #endif
 
@@ -602,21 +602,35 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
 #pragma unroll
       for (int i = 0; i < ACC_N; ++i) acc[t][i] = 0.0f;
     int held = -1;  // the stage whose wgmma group is still in flight
+#if TS_AB_IS_FP8
+    int in_part = 0;  // slices summed in part since its last promotion
+#endif
     for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
       mbar_wait(full_addr + 8u * ring.stage, ring.phase);
       wgmma_fence();
       const unsigned long long off = (unsigned long long)(ring.stage * (STAGE_BYTES >> 4));
 #if TS_AB_IS_FP8
-      // The slice's products, summed by the tensor cores in their FP8 precision, are promoted into
-      // the fp32 accumulators once the slice is done (every 128 of K, what the tolerance assumes).
-      multiply_stage_fp8(part, desc_a0 + off, desc_b0 + off);
+      // The products of PROMOTE_SLICES slices, summed by the tensor cores in their FP8 precision,
+      // are promoted into the fp32 accumulators once those slices are done (at least every 256
+      // of K, what the tolerance assumes). Between promotions the groups overlap as the 16-bit
+      // loop's do: the wait lets the latest group run while the previous stage is released.
+      multiply_stage_fp8(part, desc_a0 + off, desc_b0 + off, in_part > 0);
       wgmma_commit();
-      wgmma_wait_all(part);
-      release_stage(empty_addr + 8u * ring.stage, lane);
+      if (++in_part == PROMOTE_SLICES || k0 + BLOCK_K >= tile.k_end) {
+        wgmma_wait_all(part);
+        if (held >= 0) release_stage(empty_addr + 8u * held, lane);
+        release_stage(empty_addr + 8u * ring.stage, lane);
+        held = -1;
+        in_part = 0;
 #pragma unroll
-      for (int t = 0; t < WG_M_TILES; ++t)
+        for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
-        for (int i = 0; i < ACC_N; ++i) acc[t][i] += part[t][i];
+          for (int i = 0; i < ACC_N; ++i) acc[t][i] += part[t][i];
+      } else {
+        wgmma_wait<1>();
+        if (held >= 0) release_stage(empty_addr + 8u * held, lane);
+        held = ring.stage;
+      }
 #else
       multiply_stage(acc, desc_a0 + off, desc_b0 + off);
       wgmma_commit();

@@ -11,6 +11,11 @@
 #ifndef TS_C_DTYPE
 #define TS_C_DTYPE 0
 #endif
+// B's type where it differs from A's: e4m3 with e5m2 (a template that says "mixed_fp8"). Both
+// are stored in 8 bits, so ts_ab_t holds either; only the tensor cores tell them apart.
+#ifndef TS_B_DTYPE
+#define TS_B_DTYPE TS_AB_DTYPE
+#endif
 
 #define TS_DTYPE_F32 0
 #define TS_DTYPE_F16 1

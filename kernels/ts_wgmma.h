@@ -133,17 +133,22 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
 }
 
 #if TS_AB_IS_FP8
-// The problem's FP8 input type as wgmma names it.
+// The problem's FP8 input types as wgmma names them (A's, then B's: they may differ).
 #if TS_AB_DTYPE == TS_DTYPE_E4M3
-#define TS_WGMMA_FP8_TYPE "e4m3"
+#define TS_WGMMA_FP8_TYPE_A "e4m3"
 #else
-#define TS_WGMMA_FP8_TYPE "e5m2"
+#define TS_WGMMA_FP8_TYPE_A "e5m2"
+#endif
+#if TS_B_DTYPE == TS_DTYPE_E4M3
+#define TS_WGMMA_FP8_TYPE_B "e4m3"
+#else
+#define TS_WGMMA_FP8_TYPE_B "e5m2"
 #endif
 // The text of wgmma_k32_fp8's asm for m64nNNk32: as TS_WGMMA_K16_ASM, without transpose bits (8-bit
 // inputs are read K-major only).
 #define TS_WGMMA_K32_FP8_ASM(NN, REGS, DA, DB, P)                                                        \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                                     \
-  "wgmma.mma_async.sync.aligned.m64n" #NN "k32.f32." TS_WGMMA_FP8_TYPE "." TS_WGMMA_FP8_TYPE " "         \
+  "wgmma.mma_async.sync.aligned.m64n" #NN "k32.f32." TS_WGMMA_FP8_TYPE_A "." TS_WGMMA_FP8_TYPE_B " "         \
   "{" REGS "}, "                                                                                       \
   "%" #DA ", %" #DB ", p, 1, 1;\n}\n"
 

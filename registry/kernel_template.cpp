@@ -102,6 +102,8 @@ Result<KernelTemplate> KernelTemplate::from_text(const std::string& json_text, c
     TS_ASSIGN_OR_RETURN(t.c_layouts_, string_list(sup, "c_layouts", {"row"}));
     TS_ASSIGN_OR_RETURN(t.epilogues_, string_list(sup, "epilogues", {"none"}));
     t.supports_beta_ = sup.value("beta", true);
+    // A and B of different FP8 types (e4m3 with e5m2): the kernel reads TS_B_DTYPE for B.
+    t.mixed_fp8_ = sup.value("mixed_fp8", false);
 
     // Parameter defaults live beside the domains in the file; the space itself only
     // needs domains, so they are taken out here.
@@ -240,7 +242,7 @@ Status KernelTemplate::supports(const GemmProblem& p) const {
   if (!contains(dtypes_, dtype_name(p.a_type)))
     return Status::invalid(name_ + " does not support data type " + dtype_name(p.a_type) +
                            " (supports " + join(dtypes_) + ")");
-  if (p.b_type != p.a_type)
+  if (p.b_type != p.a_type && !(mixed_fp8_ && dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type)))
     return Status::invalid(name_ + " needs A and B of one type (A is " + dtype_name(p.a_type) + ", B " +
                            dtype_name(p.b_type) + ")");
   if (p.accumulate != DType::kF32) return Status::invalid(name_ + " accumulates in fp32 only");
@@ -360,6 +362,8 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
   flag("TS_HAS_BETA", problem.beta != 0.0);
   flag("TS_EPILOGUE", static_cast<int>(problem.epilogue));
   flag("TS_AB_DTYPE", dtype_info(problem.a_type).kernel_code);
+  // Only where B differs (mixed FP8), so every other kernel's options, and cache keys, stay as they were.
+  if (problem.b_type != problem.a_type) flag("TS_B_DTYPE", dtype_info(problem.b_type).kernel_code);
   flag("TS_C_DTYPE", dtype_info(problem.c_type).kernel_code);
   flag("TS_WARP_SIZE", device.warp_size);
   flag(device.backend == "hip" ? "TS_VENDOR_AMD" : "TS_VENDOR_NVIDIA", 1);

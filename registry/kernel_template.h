@@ -165,6 +165,7 @@ class KernelTemplate {
   std::vector<Config> seeds_;
   std::vector<std::string> dtypes_, c_dtypes_, layouts_, epilogues_, c_layouts_, scalings_;
   bool supports_beta_ = true;
+  bool mixed_fp8_ = false;
   std::array<std::string, 3> grid_exprs_, block_exprs_;
   std::string shared_expr_ = "0", workspace_expr_ = "0";
   std::vector<TensorMapDecl> tensor_maps_;

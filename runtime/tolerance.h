@@ -20,7 +20,7 @@ namespace tilesmith {
 // least every kFp8PromotionK elements of K. The tolerance takes 13 bits, one fewer, and a
 // truncation (not rounding) at every instruction.
 constexpr int kFp8MmaK = 32;
-constexpr int kFp8PromotionK = 128;
+constexpr int kFp8PromotionK = 256;
 constexpr int kFp8MmaSignificandBits = 13;
 
 struct ToleranceModel {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "registry/template_library.h"
@@ -462,6 +465,9 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
       testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2}}),
       testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
                       {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}}),
+      // Two slices a promotion, and the widest tiles that hold 96 accumulators and 96 products.
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 192}, {"STAGES", 4}, {"PROMOTE_SLICES", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 192}, {"STAGES", 6}, {"PINGPONG", 1}, {"PROMOTE_SLICES", 2}}),
   };
   for (DType type : {DType::kE4M3, DType::kE5M2})
     for (const Config& c : configs) {
@@ -476,6 +482,9 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{128, 64}));
   EXPECT_EQ(r->dynamic_shared_bytes, 5u * (128u + 128u) * 128u + 2u * 8192u + 1024u) << "same bytes as 16-bit";
   // 128 x 256 would hold 128 accumulators and 128 products a thread.
+  EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 224}, {"STAGES", 4}}),
+                                  t.context(p, &dev))
+                   .ok());
   EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}}),
                                   t.context(p, &dev))
                    .ok());
@@ -488,9 +497,28 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   block.scaling = Scaling::kBlock;
   block.scale_a = block.scale_b = 1.0;
   EXPECT_FALSE(t.supports(block).ok()) << "block scales have no kernel ABI yet";
+  // e4m3 with e5m2 either way round: B's type reaches the kernel only where it differs.
+  EXPECT_EQ(std::count(r->options.begin(), r->options.end(), std::string("-DTS_B_DTYPE=4")), 0);
+  for (DType a : {DType::kE4M3, DType::kE5M2}) {
+    GemmProblem mixed = p;
+    mixed.a_type = a;
+    mixed.b_type = a == DType::kE4M3 ? DType::kE5M2 : DType::kE4M3;
+    ASSERT_TRUE(t.supports(mixed).ok()) << t.supports(mixed).message();
+    expect_valid_and_compiled(*nvrtc, t, mixed, configs[0], dev);
+    auto m = t.render(mixed, configs[0], dev);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(std::count(m->options.begin(), m->options.end(),
+                         "-DTS_B_DTYPE=" + std::to_string(dtype_info(mixed.b_type).kernel_code)),
+              1);
+  }
+  // A template without "mixed_fp8" keeps one type: the one with the flag's JSON, less the flag.
   GemmProblem mixed = p;
   mixed.b_type = DType::kE5M2;
-  EXPECT_FALSE(t.supports(mixed).ok());
+  nlohmann::json j = nlohmann::json::parse(t.description_json());
+  j["supports"].erase("mixed_fp8");
+  auto plain = KernelTemplate::from_text(j.dump(), t.source(), "test", t.headers());
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_FALSE(plain->supports(mixed).ok());
 }
 
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {

@@ -1,7 +1,7 @@
 // FP8 problems on the CPU: the inputs and their scales (runtime/scaled_inputs.h), the reference
 // against a direct double-precision sum written out here, and the derived tolerance
 // (runtime/tolerance.h): a kernel that accumulates as Hopper's FP8 tensor cores do (13-bit
-// truncated partial sums, promoted to fp32 every 128 of K) passes; a wrong scale or a skipped
+// truncated partial sums, promoted to fp32 every 256 of K) passes; a wrong scale or a skipped
 // K block fails.
 
 #include <gtest/gtest.h>
@@ -63,10 +63,11 @@ float truncate_to(float x, int bits) {
 }
 
 // What an FP8 kernel computes, with choices a wrong kernel makes: the tensor core's partial sum
-// of each 128 stretch of K, truncated to 13 bits after every 32 products, promoted into fp32,
-// scaled in fp32 (per stretch for block scaling, once at the end per tensor); then alpha and
-// beta in fp32, rounded to C's type. `skip_block` leaves one K block out; `a_scale_factor`
-// multiplies A's scales (a wrong scale).
+// of each stretch of K (kFp8PromotionK, the most the tolerance allows; 128, the scale block, for
+// block scaling), truncated to 13 bits after every 32 products, promoted into fp32, scaled in
+// fp32 (per stretch for block scaling, once at the end per tensor); then alpha and beta in fp32,
+// rounded to C's type. `skip_block` leaves one 128-block of K out; `a_scale_factor` multiplies
+// A's scales (a wrong scale).
 struct KernelModel {
   std::int64_t skip_block = -1;
   float a_scale_factor = 1;
@@ -74,15 +75,16 @@ struct KernelModel {
 };
 
 std::vector<float> fp8_kernel(const GemmProblem& p, const ProblemData& d, const KernelModel& km = {}) {
+  const std::int64_t stretch = p.scaling == Scaling::kBlock ? 128 : kFp8PromotionK;
   std::vector<float> c(std::size_t(p.m) * p.n);
   for (std::int64_t m = 0; m < p.m; ++m)
     for (std::int64_t n = 0; n < p.n; ++n) {
       float acc = 0;
-      for (std::int64_t k0 = 0; k0 < p.k; k0 += kFp8PromotionK) {
-        if (k0 / kFp8PromotionK == km.skip_block) continue;
+      for (std::int64_t k0 = 0; k0 < p.k; k0 += stretch) {
         float partial = 0;
-        const std::int64_t k1 = std::min(p.k, k0 + kFp8PromotionK);
+        const std::int64_t k1 = std::min(p.k, k0 + stretch);
         for (std::int64_t s = k0; s < k1; s += kFp8MmaK) {
+          if (s / 128 == km.skip_block) continue;
           double sum = partial;  // the instruction adds its exact products to the partial sum
           for (std::int64_t k = s; k < std::min(k1, s + kFp8MmaK); ++k)
             sum += stored(d.a, p.a_layout, m, k, p.m, p.k) * stored(d.b, p.b_layout, k, n, p.k, p.n);
@@ -241,9 +243,9 @@ TEST(Fp8Reference, ToleranceAddsTheTensorCorePartialSumsOnlyForFp8) {
   f8.a_type = f8.b_type = DType::kE4M3;
   const ToleranceModel a = tolerance_model(bf), b = tolerance_model(f8);
   EXPECT_EQ(a.output, b.output);
-  // 4 instructions of k32 between promotions, 2^-13 each: factor 2 on the element, 4 on the norm.
-  EXPECT_DOUBLE_EQ(b.magnitude - a.magnitude, 2.0 * 4 * std::ldexp(1.0, -13));
-  EXPECT_DOUBLE_EQ(b.norm - a.norm, 4.0 * 4 * std::ldexp(1.0, -13));
+  // 8 instructions of k32 between promotions, 2^-13 each: factor 2 on the element, 4 on the norm.
+  EXPECT_DOUBLE_EQ(b.magnitude - a.magnitude, 2.0 * 8 * std::ldexp(1.0, -13));
+  EXPECT_DOUBLE_EQ(b.norm - a.norm, 4.0 * 8 * std::ldexp(1.0, -13));
   // A short K has fewer instructions per stretch.
   f8.k = 40;
   bf.k = 40;
