@@ -39,8 +39,13 @@ import time
 
 from model_bench_table import FLOOR_MAX_M, device_line, format_report, measured_shapes, merge_passes, read_json, summarize
 
-DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json"]
+DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json",
+                "llama3_fp8_nt.json"]
 HALF_TEMPLATES = ["gemm_hmma", "gemm_decode", "gemm_wgmma_half", "gemm_tma_half"]
+FP8_TYPES = ("e4m3", "e5m2")
+FP8_TEMPLATES = ["gemm_tma_half"]  # the templates that claim FP8 inputs
+# What an FP8 entry may add to its shape (the problem's own flags); anything else is refused.
+FP8_KEYS = ("b_dtype", "c_dtype", "scaling", "scale_a", "scale_b")
 GEMV_MAX_M = 16  # gemm_gemv joins the search at M <= 16
 STREAM_MAX_M = 16  # gemm_stream (W straight into mma fragments) at M <= 16
 ENDED = ("plateau", "every valid configuration", "produced nothing new", "converged")
@@ -49,8 +54,14 @@ ENDED = ("plateau", "every valid configuration", "produced nothing new", "conver
 # ---------------------------------------------------------------- the shape list
 
 def shape_folder(p):
-    """The folder of a distinct problem: m16_n6144_k4096_bf16_NT."""
-    return "m%d_n%d_k%d_%s_%s" % (p["m"], p["n"], p["k"], p.get("dtype", "fp32"), p.get("layout", "NN"))
+    """The folder of a distinct problem: m16_n6144_k4096_bf16_NT; an FP8 problem adds B's type
+    where it differs, C's type and its scaling: m16_n6144_k4096_e4m3_NT_c_bf16_per_tensor."""
+    name = "m%d_n%d_k%d_%s_%s" % (p["m"], p["n"], p["k"], p.get("dtype", "fp32"), p.get("layout", "NN"))
+    if p.get("dtype") in FP8_TYPES:
+        if p.get("b_dtype", p["dtype"]) != p["dtype"]:
+            name += "_b_" + p["b_dtype"]
+        name += "_c_%s_%s" % (p.get("c_dtype", "bf16"), p.get("scaling", "none"))
+    return name
 
 
 def load_sets(paths):
@@ -62,13 +73,16 @@ def load_sets(paths):
             doc = json.load(f)
         set_name = doc.get("name") or os.path.splitext(os.path.basename(path))[0]
         for e in doc["problems"]:
-            for key in ("c_dtype", "c_layout", "alpha", "beta", "epilogue"):
-                if key in e:
-                    raise SystemExit("model_bench: %s: entry %s has %s; the benchmark runs plain GEMMs"
-                                     % (path, e.get("name"), key))
+            fp8 = e.get("dtype") in FP8_TYPES
+            for key in ("c_dtype", "c_layout", "alpha", "beta", "epilogue", "b_dtype", "scaling", "scale_a", "scale_b"):
+                if key in e and not (fp8 and key in FP8_KEYS):
+                    raise SystemExit("model_bench: %s: entry %s has %s; the benchmark runs plain GEMMs (an FP8 "
+                                     "entry may give %s)" % (path, e.get("name"), key, ", ".join(FP8_KEYS)))
             row = {"set": set_name, "name": e.get("name") or shape_folder(e), "m": int(e["m"]), "n": int(e["n"]),
                    "k": int(e["k"]), "dtype": e.get("dtype", "fp32"), "layout": e.get("layout", "NN"),
                    "count": int(e.get("count", 1))}
+            if fp8:
+                row.update({key: e[key] for key in FP8_KEYS if key in e})
             row["folder"] = shape_folder(row)
             rows.append(row)
     return rows
@@ -99,9 +113,11 @@ def distinct(rows):
     return out
 
 
-def templates_for(m, override=None):
+def templates_for(m, override=None, dtype=None):
     if override:
         return override
+    if dtype in FP8_TYPES:
+        return FP8_TEMPLATES
     return HALF_TEMPLATES + (["gemm_stream"] if m <= STREAM_MAX_M else []) + (["gemm_gemv"] if m <= GEMV_MAX_M else [])
 
 
@@ -207,8 +223,11 @@ def loop_command(args, bin_dir, r, folder, max_evals, replay):
     cmd = [os.path.join(bin_dir, "autotune-loop"), "--m", str(r["m"]), "--n", str(r["n"]), "--k", str(r["k"]),
            "--dtype", r["dtype"], "--layout", r["layout"], "--max-evals", str(max_evals),
            "--results", folder, "--progress", "none", "-q"]
+    for key in FP8_KEYS:  # an FP8 problem's types and scales, as the flags of the same names
+        if key in r:
+            cmd += ["--" + key.replace("_", "-"), str(r[key])]
     if not replay:
-        for t in templates_for(r["m"], args.templates):
+        for t in templates_for(r["m"], args.templates, r["dtype"]):
             cmd += ["--template", t]
     return cmd
 
@@ -485,7 +504,7 @@ def main(argv):
     ap.add_argument("--evals", type=int, default=150, help="evaluations per shape (default 150)")
     ap.add_argument("--sets", nargs="+", help="problem-set files (default: the four model files in data/problems)")
     ap.add_argument("--only", help="regular expression on set/name or the shape folder (e.g. 'llama3_8b', '_m16_')")
-    ap.add_argument("--dtype", choices=["bf16", "fp16"])
+    ap.add_argument("--dtype", choices=["bf16", "fp16", "e4m3"], help="only the shapes of this input type")
     ap.add_argument("--m", help="comma-separated M values to keep (e.g. 1,16,128)")
     ap.add_argument("--minutes", type=float, help="stop starting or continuing tuning after this many minutes "
                     "(each autotune-loop gets --hours for what is left; the next call resumes), and end the "

@@ -60,11 +60,17 @@ class ShapeLists(unittest.TestCase):
     def test_shipped_sets_have_the_promised_shapes(self):
         sets = [os.path.join(ROOT, "data", "problems", s) for s in mb.DEFAULT_SETS]
         rows = mb.load_sets(sets)
-        self.assertEqual(len(rows), 96)
-        self.assertEqual(len(mb.distinct(rows)), 92)  # Mixtral's M = 1 and 128 experts are Llama-3-8B shapes
+        self.assertEqual(len(rows), 120)
+        self.assertEqual(len(mb.distinct(rows)), 116)  # Mixtral's M = 1 and 128 experts are Llama-3-8B shapes
         self.assertEqual({r["layout"] for r in rows}, {"NT"})
         self.assertEqual({r["set"] for r in rows},
-                         {"llama3_8b_nt", "llama3_70b_tp8_nt", "mixtral_8x7b_experts_nt", "qwen2_5_32b_nt"})
+                         {"llama3_8b_nt", "llama3_70b_tp8_nt", "mixtral_8x7b_experts_nt", "qwen2_5_32b_nt",
+                          "llama3_fp8_nt"})
+        fp8 = mb.select(rows, dtype="e4m3")
+        self.assertEqual(len(fp8), 24)
+        self.assertEqual({r["m"] for r in fp8}, {16, 128, 4096})
+        self.assertTrue(all(r["scaling"] == "per_tensor" and r["c_dtype"] == "bf16" for r in fp8))
+        self.assertEqual(mb.shape_folder(fp8[0]), "m16_n6144_k4096_e4m3_NT_c_bf16_per_tensor")
         self.assertTrue(all(r["m"] >= 512 for r in rows if r["dtype"] == "fp16"))
         self.assertEqual(mb.shape_folder(rows[0]), "m1_n6144_k4096_bf16_NT")
         small = mb.select(rows, ms={1, 16, 128})
@@ -72,6 +78,37 @@ class ShapeLists(unittest.TestCase):
         self.assertEqual(len(mb.select(rows, only="llama3_8b")), 28)
         self.assertEqual(len(mb.select(rows, only="_m16_", dtype="bf16")), 12)
         self.assertEqual(len(mb.select(rows, dtype="fp16")), 26)
+
+    def test_an_fp8_shape_is_tuned_as_its_problem_by_the_templates_that_claim_fp8(self):
+        r = {"m": 16, "n": 4096, "k": 4096, "dtype": "e4m3", "layout": "NT", "c_dtype": "bf16",
+             "scaling": "per_tensor", "scale_a": 0.5, "scale_b": 0.25, "b_dtype": "e5m2"}
+        r["folder"] = mb.shape_folder(r)
+        self.assertEqual(r["folder"], "m16_n4096_k4096_e4m3_NT_b_e5m2_c_bf16_per_tensor")
+
+        class Args:
+            templates = None
+        cmd = mb.loop_command(Args(), "bin", r, "f", 150, False)
+        flags = {a: cmd[i + 1] for i, a in enumerate(cmd[:-1]) if a.startswith("--")}
+        self.assertEqual((flags["--c-dtype"], flags["--scaling"], flags["--scale-a"], flags["--scale-b"],
+                          flags["--b-dtype"]), ("bf16", "per_tensor", "0.5", "0.25", "e5m2"))
+        self.assertEqual([cmd[i + 1] for i, a in enumerate(cmd) if a == "--template"], mb.FP8_TEMPLATES)
+        plain = dict(r, dtype="bf16")
+        for key in mb.FP8_KEYS:
+            del plain[key]
+        self.assertNotIn("--scaling", mb.loop_command(Args(), "bin", plain, "f", 150, False))
+
+    def test_an_entry_with_flags_the_benchmark_does_not_run_is_refused_by_name(self):
+        d = tempfile.mkdtemp(prefix="model_bench_test_")
+        try:
+            path = os.path.join(d, "s.json")
+            for bad in ({"dtype": "bf16", "scaling": "per_tensor"}, {"dtype": "e4m3", "epilogue": "gelu"}):
+                with open(path, "w") as f:
+                    json.dump({"problems": [dict({"name": "x", "m": 1, "n": 2, "k": 3}, **bad)]}, f)
+                with self.assertRaises(SystemExit) as e:
+                    mb.load_sets([path])
+                self.assertIn("entry x has", str(e.exception))
+        finally:
+            shutil.rmtree(d)
 
     def test_templates_add_gemv_for_skinny_shapes(self):
         self.assertIn("gemm_gemv", mb.templates_for(16))
