@@ -30,9 +30,13 @@
 //
 // Edges: rows of W past N and rows of X past M are clamped to the last row (their results lie
 // outside C and are not stored); in the last chunk of K the 16-byte pieces past K are zeros (K
-// is a multiple of 8, so a piece lies wholly inside or outside). Needs 16-byte rows (K, LDA and
-// LDB multiples of 8 elements), which the template's constraints require. NVIDIA sm_80+ (mma.sync)
+// fills whole pieces, so a piece lies wholly inside or outside). Needs 16-byte rows (K, LDA and
+// LDB multiples of 16 bytes), which the template's constraints require. NVIDIA sm_80+ (mma.sync)
 // or AMD CDNA (MFMA); the other layouts are served by gemm_decode.
+//
+// FP8 (e4m3, e5m2, mixed; NVIDIA sm_89+): the same bytes in the same registers, a 16-byte piece
+// holding 16 values of K instead of 8 (every "8t" above is 16t and a step is 64 deep), on
+// m16n8k32 (ts_mma_sm80.h), each step's two products promoted into the fp32 accumulators.
 #ifndef BLOCK_M
 #define BLOCK_M 16
 #endif
@@ -76,7 +80,8 @@ typedef TsMma16x8Acc Acc;
 #endif
 #define M_TILES (BLOCK_M / TS_MMA_N)
 #define THREADS (WARPS_N * WARPS_K * TS_WARP_SIZE)
-#define STEP_K 32                  // K per step: 16 bytes of K per lane, four lanes per row
+#define PIECE_K (16 / (int)sizeof(ts_ab_t))  // K in a lane's 16-byte piece: 8 (16-bit), 16 (FP8)
+#define STEP_K (4 * PIECE_K)       // K per step: 16 bytes of K per lane, four lanes per row
 #define CHUNK_K (STEP_K * UNROLL)  // K per warp per chunk
 #define ROWS_N (16 * WARPS_N)      // rows of W (columns of C) per block
 #define TILE_FLOATS (ROWS_N * BLOCK_M)  // one block's partial tile: M_TILES x 4 floats a lane
@@ -131,6 +136,21 @@ __device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[
   mfma_16x16x16(acc, __builtin_bit_cast(ts_mfma_in, w0), __builtin_bit_cast(ts_mfma_in, x0));
   mfma_16x16x16(acc, __builtin_bit_cast(ts_mfma_in, w1), __builtin_bit_cast(ts_mfma_in, x1));
 }
+#elif TS_AB_IS_FP8
+// One 64-deep step of FP8 on one 8-row tile of X: the same words as the 16-bit step below, each
+// holding four values (half s: actual k + 16t + 8s + 0..3 and + 4..7, as the instruction's k
+// 4t.. and 16 + 4t..). The instruction's A is W, the GEMM's B (TS_B_DTYPE), its B is X. The two
+// k32 products are summed in the tensor cores' precision and promoted into acc every step, every
+// 64 of K (the tolerance allows 256).
+__device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[W_PIECES], const uint4& x) {
+  float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const unsigned a0[4] = {w[0].x, w[1].x, w[0].y, w[1].y};
+  mma16832_fp8<TS_B_DTYPE, TS_AB_DTYPE>(part, a0, x.x, x.y);
+  const unsigned a1[4] = {w[0].z, w[1].z, w[0].w, w[1].w};
+  mma16832_fp8<TS_B_DTYPE, TS_AB_DTYPE>(part, a1, x.z, x.w);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) acc[i] += part[i];
+}
 #else
 // One 32-deep step on one 8-row tile of X: half s uses words s*2, s*2+1 of each 16-byte piece
 // (actual k + 8t + 4s + 0..3), in the instruction's fragment order (rows g, g + 8; k 2t.., 2t+8..).
@@ -154,7 +174,7 @@ __device__ __forceinline__ void ts_stream_load_chunk(TsStreamChunk& c, const ts_
                                                      bool full, ts_u64 policy) {
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
-    const bool inside = full || k + u * STEP_K < k_end;  // K is a multiple of 8: a piece is wholly in or out
+    const bool inside = full || k + u * STEP_K < k_end;  // K fills whole pieces: a piece is wholly in or out
 #pragma unroll
     for (int p = 0; p < W_PIECES; ++p)
       c.w[u][p] = inside ? ts_stream_load_w(w_rows[p] + k + u * STEP_K, policy) : make_uint4(0u, 0u, 0u, 0u);
@@ -196,9 +216,9 @@ gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   const int wn = warp % WARPS_N, wk = warp / WARPS_N;
   // The lane's rows of W and X and its offset along K in a step (see the top of the file).
 #if defined(TS_VENDOR_AMD)
-  const int w_row[W_PIECES] = {lane % 16}, x_row = lane % 16, k_off = 8 * (lane / 16);
+  const int w_row[W_PIECES] = {lane % 16}, x_row = lane % 16, k_off = PIECE_K * (lane / 16);
 #else
-  const int w_row[W_PIECES] = {lane / 4, lane / 4 + 8}, x_row = lane / 4, k_off = 8 * (lane % 4);
+  const int w_row[W_PIECES] = {lane / 4, lane / 4 + 8}, x_row = lane / 4, k_off = PIECE_K * (lane % 4);
 #endif
   // The row tiles of X for one slice of W are neighbours in launch order (the second reads W from L2).
   const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tile = blockIdx.x, split = blockIdx.y;

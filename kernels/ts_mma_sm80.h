@@ -1,7 +1,8 @@
 // mma.sync (NVIDIA sm_80+, also on Hopper): the warp-level tensor-core instruction. A 16 x 8
 // tile of fp32 accumulators per warp, 4 per thread, from A (16 x k, row) and B (k x 8, col)
 // fragments in registers: m16n8k16 with fp16/bf16 inputs (gemm_hmma, gemm_decode; the type is
-// the problem's TS_AB_DTYPE) and m16n8k8 with TF32 inputs (gemm_mma's 3xTF32). NVIDIA only.
+// the problem's TS_AB_DTYPE), m16n8k8 with TF32 inputs (gemm_mma's 3xTF32) and m16n8k32 with FP8
+// inputs (gemm_stream). NVIDIA only.
 #pragma once
 #if !defined(TS_VENDOR_AMD)
 #include "ts_dtype.h"
@@ -38,7 +39,7 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], 
 // d = a*b, starting from zero.
 __device__ __forceinline__ void mma_tf32_first(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%10,%10,%10};\n"
+      "{%0,%1,%2,%3};\n"
       : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
 }
@@ -50,4 +51,31 @@ struct TsMma16x8Acc {
   __device__ __forceinline__ static int row(int lane, int mt, int i) { return mt * 16 + lane / 4 + (i / 2) * 8; }
   __device__ __forceinline__ static int col(int lane, int nt, int i) { return nt * 8 + (lane % 4) * 2 + i % 2; }
 };
+
+// d += a*b on a 16x8x32 tile of FP8 values (sm_89+): the same registers as m16n8k16's, each holding
+// four 8-bit values where m16n8k16's hold two 16-bit ones, so a fragment's bytes lie where a
+// 16-bit fragment's do. TA, TB: the instruction's A and B types (TS_DTYPE_E4M3 or TS_DTYPE_E5M2).
+// The tensor cores sum FP8 products in less than fp32's precision (docs/timing-and-tolerances.md):
+// a caller sums a few of them in a d of their own and adds that into its fp32 accumulators (the
+// promotion).
+#define TS_MMA_FP8_ASM(TA, TB)                                                                              \
+  "mma.sync.aligned.m16n8k32.row.col.f32." TA "." TB ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "        \
+  "{%0,%1,%2,%3};\n"
+template <int TA, int TB>
+__device__ __forceinline__ void mma16832_fp8(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  static_assert((TA == TS_DTYPE_E4M3 || TA == TS_DTYPE_E5M2) && (TB == TS_DTYPE_E4M3 || TB == TS_DTYPE_E5M2),
+                "mma16832_fp8: e4m3 or e5m2");
+#define TS_MMA_FP8_OPERANDS                                                      \
+  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                               \
+  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+  if constexpr (TA == TS_DTYPE_E4M3 && TB == TS_DTYPE_E4M3)
+    asm volatile(TS_MMA_FP8_ASM("e4m3", "e4m3") TS_MMA_FP8_OPERANDS;
+  else if constexpr (TA == TS_DTYPE_E4M3)
+    asm volatile(TS_MMA_FP8_ASM("e4m3", "e5m2") TS_MMA_FP8_OPERANDS;
+  else if constexpr (TB == TS_DTYPE_E4M3)
+    asm volatile(TS_MMA_FP8_ASM("e5m2", "e4m3") TS_MMA_FP8_OPERANDS;
+  else
+    asm volatile(TS_MMA_FP8_ASM("e5m2", "e5m2") TS_MMA_FP8_OPERANDS;
+#undef TS_MMA_FP8_OPERANDS
+}
 #endif  // !TS_VENDOR_AMD

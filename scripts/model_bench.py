@@ -43,7 +43,7 @@ DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_exp
                 "llama3_fp8_nt.json"]
 HALF_TEMPLATES = ["gemm_hmma", "gemm_decode", "gemm_wgmma_half", "gemm_tma_half"]
 FP8_TYPES = ("e4m3", "e5m2")
-FP8_TEMPLATES = ["gemm_tma_half"]  # the templates that claim FP8 inputs
+FP8_TEMPLATES = ["gemm_tma_half"]  # the templates that claim FP8 inputs (and gemm_stream at M <= 16)
 # What an FP8 entry may add to its shape (the problem's own flags); anything else is refused.
 FP8_KEYS = ("b_dtype", "c_dtype", "scaling", "scale_a", "scale_b")
 GEMV_MAX_M = 16  # gemm_gemv joins the search at M <= 16
@@ -117,7 +117,7 @@ def templates_for(m, override=None, dtype=None):
     if override:
         return override
     if dtype in FP8_TYPES:
-        return FP8_TEMPLATES
+        return FP8_TEMPLATES + (["gemm_stream"] if m <= STREAM_MAX_M else [])
     return HALF_TEMPLATES + (["gemm_stream"] if m <= STREAM_MAX_M else []) + (["gemm_gemv"] if m <= GEMV_MAX_M else [])
 
 

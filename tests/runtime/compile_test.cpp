@@ -227,9 +227,12 @@ TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
       if (arch_specific_elsewhere(t, dev) || tma_only_elsewhere(t, dev)) continue;
       for (const std::string& in : t.dtypes())
         for (const std::string& layout : t.layouts()) {
-          // 8-bit inputs are read K-major only (the wgmma forms for FP8): NT.
-          if (dtype_is_fp8(*parse_dtype(in)) && layout != "NT") continue;
+          // 8-bit inputs are read K-major only (the wgmma forms for FP8): NT; FP8 matrix
+          // instructions need sm_89+ (and are NVIDIA's OCP formats only).
+          const bool fp8 = dtype_is_fp8(*parse_dtype(in));
+          if (fp8 && (layout != "NT" || std::string(arch) != "sm_90")) continue;
           GemmProblem p = served(t, 512, dev);
+          if (fp8) p.k = 4096;  // whole 64-deep steps for every K warp of gemm_stream's defaults
           ASSERT_TRUE(apply_layout_code(layout, p).ok());
           p.a_type = p.b_type = *parse_dtype(in);
           p.c_type = c_types.empty() ? p.a_type : *parse_dtype(c_types[i++ % c_types.size()]);
@@ -519,6 +522,42 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   auto plain = KernelTemplate::from_text(j.dump(), t.source(), "test", t.headers());
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_FALSE(plain->supports(mixed).ok());
+}
+
+// gemm_stream takes FP8 on NVIDIA sm_89+ (m16n8k32 over the 16-bit fragments' bytes): every type
+// pair compiles without spills for sm_90 and sm_89; older NVIDIA GPUs and AMD refuse it by rule.
+TEST(Compile, StreamServesFp8OnSm89AndUp) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_stream");
+  GemmProblem p = bf16_problem(16, "NT");
+  p.n = 4096;
+  p.k = 4096;
+  p.c_type = DType::kBF16;
+  p.scaling = Scaling::kPerTensor;
+  p.scale_a = 0.5;
+  p.scale_b = 2.0;
+  for (DType a : {DType::kE4M3, DType::kE5M2})
+    for (DType b : {DType::kE4M3, DType::kE5M2}) {
+      GemmProblem q = p;
+      q.a_type = a;
+      q.b_type = b;
+      ASSERT_TRUE(t.supports(q).ok()) << t.supports(q).message();
+      for (const char* arch : {"sm_90", "sm_89"}) {
+        const DeviceFacts dev = nominal_facts_for_arch(arch);
+        expect_valid_and_compiled(*nvrtc, t, q, t.defaults(), dev);
+        expect_valid_and_compiled(
+            *nvrtc, t, q,
+            testing::config_with(t, {{"BLOCK_M", 8}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 4}}), dev);
+      }
+    }
+  GemmProblem q = p;
+  q.a_type = q.b_type = DType::kE4M3;
+  const DeviceFacts ampere = nominal_facts_for_arch("sm_80"), hopper = hopper_facts();
+  EXPECT_FALSE(t.space().validate(t.defaults(), t.context(q, &ampere)).ok()) << "FP8 mma needs sm_89";
+  EXPECT_TRUE(t.space().validate(t.defaults(), t.context(q, &hopper)).ok());
+  q.k = 4104;  // 4104 bytes: not whole 16-byte rows in FP8 (4104 16-bit values would be)
+  EXPECT_FALSE(t.space().validate(t.defaults(), t.context(q, &hopper)).ok());
 }
 
 TEST(Compile, ErrorsAreResultsWithTheLogVerbatim) {

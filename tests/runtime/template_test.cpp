@@ -139,8 +139,8 @@ TEST(Templates, DataTypesAreDeclaredCheckedAndPassedToTheKernel) {
   EXPECT_NE(b.status().message().find("fp8"), std::string::npos) << b.status().message();
 }
 
-// FP8 problems: every embedded template but gemm_tma_half refuses them through supports() with a
-// reason, and gemm_tma_half serves them only K-major (NT) on sm_90; a template may claim FP8 inputs
+// FP8 problems: every embedded template but gemm_tma_half and gemm_stream refuses them through
+// supports() with a reason, and those two serve them only K-major (NT) on sm_90 (not sm_80); a template may claim FP8 inputs
 // only with its C types listed, never FP8 as C, and takes scaled problems only where it lists the
 // scaling.
 TEST(Templates, Fp8ProblemsAreRefusedWithAReasonUnlessClaimed) {
@@ -158,9 +158,11 @@ TEST(Templates, Fp8ProblemsAreRefusedWithAReasonUnlessClaimed) {
   for (const KernelTemplate& t : lib->templates()) {
     Status s = t.can_serve(p, dev);
     ASSERT_FALSE(s.ok()) << t.name();
-    if (t.name() == "gemm_tma_half") {
-      EXPECT_TRUE(t.can_serve(nt, dev).ok()) << t.can_serve(nt, dev).message();
-      EXPECT_FALSE(t.can_serve(nt, nominal_facts_for_arch("sm_80")).ok()) << "Hopper only";
+    if (t.name() == "gemm_tma_half" || t.name() == "gemm_stream") {
+      GemmProblem served = nt;
+      if (t.name() == "gemm_stream") served.m = 16;  // decode shapes only
+      EXPECT_TRUE(t.can_serve(served, dev).ok()) << t.can_serve(served, dev).message();
+      EXPECT_FALSE(t.can_serve(served, nominal_facts_for_arch("sm_80")).ok()) << "sm_89+ only";
       continue;
     }
     EXPECT_NE(s.message().find("e4m3"), std::string::npos) << s.message();

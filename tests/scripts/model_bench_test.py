@@ -91,7 +91,8 @@ class ShapeLists(unittest.TestCase):
         flags = {a: cmd[i + 1] for i, a in enumerate(cmd[:-1]) if a.startswith("--")}
         self.assertEqual((flags["--c-dtype"], flags["--scaling"], flags["--scale-a"], flags["--scale-b"],
                           flags["--b-dtype"]), ("bf16", "per_tensor", "0.5", "0.25", "e5m2"))
-        self.assertEqual([cmd[i + 1] for i, a in enumerate(cmd) if a == "--template"], mb.FP8_TEMPLATES)
+        self.assertEqual([cmd[i + 1] for i, a in enumerate(cmd) if a == "--template"], ["gemm_tma_half", "gemm_stream"])
+        self.assertEqual(mb.templates_for(128, None, "e4m3"), ["gemm_tma_half"])
         plain = dict(r, dtype="bf16")
         for key in mb.FP8_KEYS:
             del plain[key]
