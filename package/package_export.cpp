@@ -318,6 +318,22 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
   TS_ASSIGN_OR_RETURN(report.problems, collect_export_problems(o, &unfinished));
   for (const auto& u : unfinished)
     report.notes.push_back("left out (the library runs the vendor for it): " + u);
+  // The library's C API has no FP8 types (ts_dtype: fp32, fp16, bf16), so no program could ask
+  // for an FP8 problem: such winners stay in the results folder and out of the package.
+  std::vector<std::string> fp8;
+  std::erase_if(report.problems, [&](const ExportProblem& p) {
+    if (!dtype_is_fp8(p.winner.problem.a_type)) return false;
+    fp8.push_back(p.name);
+    return true;
+  });
+  for (const auto& name : fp8)
+    report.notes.push_back("left out: " + name + " is an FP8 problem, which libtilesmith_gemm's API cannot express "
+                           "yet (ts_dtype has fp32, fp16 and bf16); its results stay in the results folder");
+  if (report.problems.empty())
+    return Status::failed_precondition(
+        "nothing to export: every problem in " + o.results_dir.string() + " is FP8 (" + fp8.front() +
+        (fp8.size() > 1 ? ", ..." : "") + "), and libtilesmith_gemm's API has no FP8 types yet (ts_dtype has fp32, "
+        "fp16 and bf16); use the tuned configs through bench-best --results or best_config.json");
 
   const BestEntry& first = report.problems.front().winner;
   for (const auto& p : report.problems)

@@ -312,6 +312,26 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
   ASSERT_TRUE(write_best_config(results / "best_config.json", {replay}).ok());
   expect_refused("replay backend");
 
+  // FP8 winners: the library's API has no FP8 types, so alone they are refused with the reason.
+  GemmProblem f8 = p;
+  f8.a_type = f8.b_type = DType::kE4M3;
+  f8.c_type = DType::kBF16;
+  ASSERT_TRUE(apply_layout_code("NT", f8).ok());
+  BestEntry fp8 = entry("gemm_tma_half", f8, 0.01);
+  ASSERT_TRUE(write_best_config(results / "best_config.json", {fp8}).ok());
+  expect_refused("libtilesmith_gemm's API has no FP8 types");
+  // Beside a problem the library can run, they are left out and named.
+  ASSERT_TRUE(write_best_config(results / "best_config.json", {fp8, entry("gemm_hmma", p, 0.01)}).ok());
+  {
+    auto mixed = export_package({results, dir_ / "pkg", "", false}, *lib_, *c);
+    ASSERT_TRUE(mixed.ok()) << mixed.status().message();
+    ASSERT_EQ(mixed->problems.size(), 1u);
+    EXPECT_EQ(mixed->problems[0].winner.problem.a_type, DType::kBF16);
+    EXPECT_TRUE(std::any_of(mixed->notes.begin(), mixed->notes.end(),
+                            [](const std::string& n) { return n.find("is an FP8 problem") != std::string::npos; }));
+    fs::remove_all(dir_ / "pkg");
+  }
+
   BestEntry a = entry("gemm_hmma", p, 0.01), b = entry("gemm_hmma", p, 0.02, "sm_80");
   ASSERT_TRUE(write_best_config(results / "best_config.json", {a, b}).ok());
   expect_refused("several devices");
