@@ -273,6 +273,7 @@ SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* de
                    {"DTYPE_BYTES", double(dtype_bytes(p.a_type))},
                    {"C_DTYPE_BYTES", double(dtype_bytes(p.c_type))},
                    {"HAS_BETA", p.beta != 0.0 ? 1.0 : 0.0},
+                   {"HAS_EPILOGUE", p.epilogue != Epilogue::kNone ? 1.0 : 0.0},
                    {"WARP_SIZE", double(device ? device->warp_size : 32)},
                    {"LDA", double(p.lda())},
                    {"LDB", double(p.ldb())},

@@ -488,6 +488,17 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 224}, {"STAGES", 4}}),
                                   t.context(p, &dev))
                    .ok());
+  // 96 accumulators with two slices a promotion leave no registers for a fused bias (it spilled).
+  GemmProblem fused = p;
+  fused.epilogue = Epilogue::kBiasGelu;
+  const Config wide_p2 = testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 192}, {"STAGES", 4}, {"PROMOTE_SLICES", 2}});
+  EXPECT_TRUE(t.space().validate(wide_p2, t.context(p, &dev)).ok());
+  EXPECT_FALSE(t.space().validate(wide_p2, t.context(fused, &dev)).ok());
+  expect_valid_and_compiled(*nvrtc, t, fused,
+                            testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PROMOTE_SLICES", 2}}),
+                            dev);
+  expect_valid_and_compiled(*nvrtc, t, fused,
+                            testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 192}, {"STAGES", 4}}), dev);
   EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}}),
                                   t.context(p, &dev))
                    .ok());
