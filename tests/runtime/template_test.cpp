@@ -139,6 +139,30 @@ TEST(Templates, DataTypesAreDeclaredCheckedAndPassedToTheKernel) {
   EXPECT_NE(b.status().message().find("fp8"), std::string::npos) << b.status().message();
 }
 
+// gemm_tma_half's seeds with two slices a promotion are FP8's measured winners: valid for FP8 at
+// M = 16 and 4096 (the plain GEMM), never for 16-bit inputs, so they cost a bf16 search nothing.
+TEST(Templates, TmaHalfFp8SeedsServeFp8Only) {
+  auto lib = TemplateLibrary::embedded();
+  ASSERT_TRUE(lib.ok()) << lib.status().to_string();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  DeviceFacts dev = nominal_facts_for_arch("sm_90");
+  dev.multiprocessors = 132;
+  auto valid_fp8_seeds = [&](const GemmProblem& p) {
+    int n = 0;
+    for (const Config& s : t.seeds()) n += s.at("PROMOTE_SLICES") == 2 && t.space().validate(s, t.context(p, &dev)).ok();
+    return n;
+  };
+  for (std::int64_t m : {16, 4096}) {
+    GemmProblem p = problem(m, 4096, 4096);
+    ASSERT_TRUE(apply_layout_code("NT", p).ok());
+    p.a_type = p.b_type = DType::kBF16;
+    p.c_type = DType::kBF16;
+    EXPECT_EQ(valid_fp8_seeds(p), 0) << m;
+    p.a_type = p.b_type = DType::kE4M3;
+    EXPECT_GE(valid_fp8_seeds(p), 1) << m;
+  }
+}
+
 // FP8 problems: every embedded template but gemm_tma_half and gemm_stream refuses them through
 // supports() with a reason, and those two serve them only K-major (NT) on sm_90 (not sm_80); a template may claim FP8 inputs
 // only with its C types listed, never FP8 as C, and takes scaled problems only where it lists the
