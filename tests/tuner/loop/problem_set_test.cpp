@@ -185,6 +185,31 @@ TEST(ProblemSetFile, ModelBenchmarkSetsReadInTheFrameworkLayout) {
   EXPECT_GE(shapes.size(), 32u);
 }
 
+// The model benchmark's FP8 set: the Llama-3-8B and 70B (8-way) layer GEMMs in e4m3 with
+// per-tensor scales and C in bf16, NT, at 16, 128 and 4096 tokens, read as a problem set.
+TEST(ProblemSetFile, ModelBenchmarkFp8SetIsTheLlamaShapesInE4m3) {
+  auto s = read_problem_set(std::string(TILESMITH_SOURCE_DIR) + "/data/problems/llama3_fp8_nt.json");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_NE(s->source.find("llama3_8b_nt.json"), std::string::npos);
+  EXPECT_NE(s->source.find("llama3_70b_tp8_nt.json"), std::string::npos);
+  const std::set<std::pair<std::int64_t, std::int64_t>> nk = {{6144, 4096}, {4096, 4096}, {28672, 4096},
+                                                               {4096, 14336}, {1280, 8192}, {8192, 1024},
+                                                               {7168, 8192}, {8192, 3584}};
+  std::set<std::int64_t> ms;
+  ASSERT_EQ(s->entries.size(), 24u);
+  for (const auto& e : s->entries) {
+    const GemmProblem& p = e.problem;
+    EXPECT_EQ(p.a_type, DType::kE4M3) << e.name;
+    EXPECT_EQ(p.b_type, DType::kE4M3) << e.name;
+    EXPECT_EQ(p.c_type, DType::kBF16) << e.name;
+    EXPECT_EQ(p.scaling, Scaling::kPerTensor) << e.name;
+    EXPECT_EQ(p.layout_code(), "NT") << e.name;
+    EXPECT_TRUE(nk.count({p.n, p.k})) << e.name;
+    ms.insert(p.m);
+  }
+  EXPECT_EQ(ms, (std::set<std::int64_t>{16, 128, 4096}));
+}
+
 // The set's slice label leads the status line and the plain progress line.
 TEST(ProblemSetFile, ProgressLinesShowTheProblemAndItsShare) {
   LoopProgress p;
