@@ -443,9 +443,10 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
   EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 64}));
 }
 
-// gemm_tma_half on FP8 inputs (e4m3, e5m2): both operands K-major (NT), 128-element boxes (one
-// 128-byte row of K), accumulators and one slice's products within the register budget; every
-// schedule compiles; the other layouts, too large a tile, block scaling and mixed inputs are refused.
+// gemm_tma_half on FP8 inputs (e4m3, e5m2, mixed): both operands K-major (NT), 128-element boxes
+// (one 128-byte row of K), accumulators and the products within the register budget; every
+// schedule compiles, one and two slices a promotion; the other layouts, too large a tile and block
+// scaling are refused.
 TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();

@@ -58,6 +58,27 @@ class GpuEvaluatorTest : public ::testing::Test {
   static GemmProblem off_tile_half_problem(int i, const char* layout) {
     return varied_half_problem(i % 2 ? 1000 : 520, i % 3 ? 776 : 1000, i % 2 ? 1000 : 1032, layout, i);
   }
+  // Problem i of an FP8 test (NT, the layout FP8 matrix instructions read): A and B types from
+  // the four pairs (each type alone, both mixes) by i / 2, unscaled or per-tensor (scales 1/16
+  // and 3) by i, C in bf16, fp32 or fp16, alpha -1.5 every fourth; epilogue and beta are the caller's.
+  static GemmProblem varied_fp8_problem(std::int64_t m, std::int64_t n, std::int64_t k, int i) {
+    static constexpr std::pair<DType, DType> kTypes[] = {{DType::kE4M3, DType::kE4M3},
+                                                         {DType::kE5M2, DType::kE5M2},
+                                                         {DType::kE4M3, DType::kE5M2},
+                                                         {DType::kE5M2, DType::kE4M3}};
+    static constexpr DType kCTypes[] = {DType::kBF16, DType::kF32, DType::kF16};
+    GemmProblem p = make(m, n, k, "NT");
+    p.a_type = kTypes[(i / 2) % 4].first;
+    p.b_type = kTypes[(i / 2) % 4].second;
+    p.c_type = kCTypes[i % 3];
+    if (i % 2) {
+      p.scaling = Scaling::kPerTensor;
+      p.scale_a = 0.0625;
+      p.scale_b = 3.0;
+    }
+    p.alpha = i % 4 == 1 ? -1.5 : 1.0;
+    return p;
+  }
   // Problem i of a config test: fp16 or bf16 in, C in fp32 or the input type, row- or
   // column-major, beta 0 or 0.5, cycling with i.
   static GemmProblem varied_half_problem(std::int64_t m, std::int64_t n, std::int64_t k, const char* layout, int i) {

@@ -226,41 +226,46 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
   const KernelTemplate& t = *lib.find("gemm_tma_half");
   const Config configs[] = {
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
-      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
-      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
-      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
-      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PERSISTENT", 1}, {"GROUP_M", 4},
+      config_with(
+          t,
+          {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
+      config_with(
+          t,
+          {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+      config_with(
+          t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
+      config_with(t, {{"BLOCK_M", 128},
+                      {"BLOCK_N", 160},
+                      {"STAGES", 4},
+                      {"PERSISTENT", 1},
+                      {"GROUP_M", 4},
                       {"PROMOTE_SLICES", 2}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 192}, {"STAGES", 4}, {"PERSISTENT", 1}}),
-      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1},
+      config_with(t, {{"BLOCK_M", 64},
+                      {"BLOCK_N", 128},
+                      {"STAGES", 6},
+                      {"PERSISTENT", 1},
+                      {"PINGPONG", 1},
                       {"PROMOTE_SLICES", 2}}),
-      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"CLUSTER_N", 2},
+      config_with(t, {{"BLOCK_M", 128},
+                      {"BLOCK_N", 128},
+                      {"STAGES", 5},
+                      {"PERSISTENT", 1},
+                      {"CLUSTER_N", 2},
                       {"PROMOTE_SLICES", 2}}),
   };
-  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
-  const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu,
+                                Epilogue::kBiasRow};
   int i = 0;
-  // A's type and B's: each alone and the two mixed pairs.
-  const std::pair<DType, DType> types[] = {{DType::kE4M3, DType::kE4M3},
-                                           {DType::kE5M2, DType::kE5M2},
-                                           {DType::kE4M3, DType::kE5M2},
-                                           {DType::kE5M2, DType::kE4M3}};
   for (const Config& c : configs)
-    for (auto [type_a, type_b] : types)
-      for (Scaling scaling : {Scaling::kNone, Scaling::kPerTensor}) {
-        const bool split = c.at("SPLIT_K") > 1;
-        GemmProblem p = make(split ? 1000 : 520 + 8 * (i % 3), split ? 1032 : 776, i % 2 ? 1040 : 2000, "NT");
-        p.a_type = type_a;
-        p.b_type = type_b;
-        p.c_type = c_types[i % 3];
-        p.scaling = scaling;
-        if (scaling == Scaling::kPerTensor) p.scale_a = 0.0625, p.scale_b = 3.0;
-        p.alpha = i % 4 == 1 ? -1.5 : 1.0;
-        p.epilogue = epilogues[i % 4];
-        ++i;
-        ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
-        expect_valid_and_validated(t, p, c);
-      }
+    for (int v = 0; v < 8; ++v, ++i) {  // every type pair, unscaled and per-tensor, for each config
+      const bool split = c.at("SPLIT_K") > 1;
+      GemmProblem p = varied_fp8_problem(split ? 1000 : 520 + 8 * (i % 3), split ? 1032 : 776,
+                                         i % 2 ? 1040 : 2000, i);
+      p.epilogue = epilogues[i % 4];
+      ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+      expect_valid_and_validated(t, p, c);
+    }
 }
 
 }  // namespace
