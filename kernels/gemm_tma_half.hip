@@ -425,6 +425,60 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 #define EPILOGUE_BYTES 0
 #endif
 
+// EPILOGUE_SMEM 2 (16-bit C, no split-K, BLOCK_N a multiple of 64): the consumer's tile leaves
+// through the tensor memory accelerator. Per 64-row tile and 64-column pass the consumer's
+// threads apply alpha, the bias and the activation to their accumulators in registers, round
+// them in pairs and write them to the consumer's 8 KiB buffer in the layout C's map reads (64
+// rows of 128 bytes, 128-byte swizzled: the 16-byte piece of a row XORed with the row's index
+// mod 8, which also keeps the warps' 4-byte writes off each other's banks); one thread then
+// issues the store. The store runs on while the consumer goes on (the next pass, or the next
+// tile's multiply): only the next write into the buffer waits for it to have been read.
+// Rows and columns past C's edge are clipped by the unit, so partial tiles need nothing here.
+#define TMA_STORE (SMEM_EPILOGUE && EPILOGUE_SMEM == 2)
+#if TMA_STORE
+static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 64 == 0 && SPLIT_K == 1, "TMA store: 16-bit C, 64-column passes");
+#define TMA_PASSES_N (BLOCK_N / 64)
+__device__ __forceinline__ void consumer_sync(int c) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(2 + c), "n"(WARPGROUP_THREADS) : "memory");
+}
+__device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES][ACC_N], unsigned buf,
+                                                   const TsTile& tile, int c, int w, int lane, bool issuer,
+                                                   const TsTensorMap* map_c, const ts_c_t* __restrict__ bias,
+                                                   int M, int N, float alpha, float slope) {
+#pragma unroll 1
+  for (int pass = 0; pass < WG_M_TILES * TMA_PASSES_N; ++pass) {
+    const int t = pass / TMA_PASSES_N, q = pass % TMA_PASSES_N;
+    const int row0 = tile.block_m + (WG_FIRST_TILE(c) + t) * 64, col0 = tile.block_n + 64 * q;
+    // The pass's 32 accumulators of this thread (selected by compile-time indices: moves only).
+    float v[32];
+#pragma unroll
+    for (int pp = 0; pp < WG_M_TILES * TMA_PASSES_N; ++pp) {
+      if (pp != pass) continue;
+#pragma unroll
+      for (int j = 0; j < 32; ++j) v[j] = acc[pp / TMA_PASSES_N][(pp % TMA_PASSES_N) * 32 + j];
+    }
+    if (issuer) tma_store_wait_read();  // the previous pass's store has read the buffer
+    consumer_sync(c);
+#pragma unroll
+    for (int j = 0; j < 32; j += 2) {
+      // acc_row / acc_col inside the 64 x 64 pass: row 16 w + lane / 4 (+8), column 8 (j / 4) + 2 (lane % 4).
+      const int r = 16 * w + lane / 4 + 8 * ((j % 4) / 2), col = 8 * (j / 4) + 2 * (lane % 4);
+      const int gm = row0 + r, gn = col0 + col;
+      const bool in_m = gm < M;
+      const float b0 = in_m && gn < N ? ts_bias_at(gm, gn, bias) : 0.0f;
+      const float b1 = in_m && gn + 1 < N ? ts_bias_at(gm, gn + 1, bias) : 0.0f;
+      const unsigned word =
+          ts_c_pack2(ts_epilogue_with(alpha * v[j], b0, slope), ts_epilogue_with(alpha * v[j + 1], b1, slope));
+      const unsigned byte = r * 128 + ((((col * 2) >> 4) ^ (r & 7)) << 4) + ((col * 2) & 15);
+      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(buf + byte), "r"(word) : "memory");
+    }
+    tma_store_fence();
+    consumer_sync(c);
+    if (issuer) tma_store_box(map_c, buf, col0, row0);
+  }
+}
+#endif
+
 #if CLUSTER_K > 1
 // The tile's sum over the cluster (CLUSTER_K > 1), called by every consumer thread once the
 // tile's wgmma groups are done. Partials are kept fragment-major ([item][thread] float4, item
@@ -501,7 +555,7 @@ __device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) TS_TMA_CLUSTER
 gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorMap map_a,
-              const __grid_constant__ TsTensorMap map_b) {
+              const __grid_constant__ TsTensorMap map_b, const __grid_constant__ TsTensorMap map_c) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
 #if PINGPONG
@@ -649,7 +703,10 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     reduce_in_cluster(acc, smem, tile, ctid, C, bias, M, N, ldc, alpha, beta, epilogue_slope);
     continue;
 #endif
-#if SMEM_EPILOGUE
+#if TMA_STORE
+    store_tile_via_tma(acc, stages_addr + STAGES * STAGE_BYTES + c * 8192, tile, c, w, lane,
+                       tid % WARPGROUP_THREADS == 0, &map_c, bias, M, N, alpha, epilogue_slope);
+#elif SMEM_EPILOGUE
     store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048, tile, c * 4 + w, ctid, lane, C, bias,
                         workspace, M, N, ldc, alpha, epilogue_slope);
 #else
@@ -657,6 +714,11 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
                      epilogue_slope);
 #endif
   }
+#if TMA_STORE
+  if (tid % WARPGROUP_THREADS == 0) tma_store_wait_all();  // the block's shared memory outlives its stores
+#else
+  (void)map_c;
+#endif
 #if CLUSTER_PEERS > 1
   cluster_sync();
 #endif

@@ -79,6 +79,22 @@ __device__ __forceinline__ void tma_load_box_multicast(void* dst, const TsTensor
   tma_load_box_multicast(smem_addr(dst), map, c0, c1, smem_addr(bar), cta_mask);
 }
 
+// The reverse direction (C): a box of the map at (c0, c1) from shared memory at src, in the issuing
+// thread's bulk group. Before the copy the writers of src fence their generic-proxy writes for
+// the async proxy (tma_store_fence) and synchronise; before src is written again the issuing
+// thread waits until the group has read it (tma_store_wait_read), and before the block exits
+// until it is done (tma_store_wait_all).
+__device__ __forceinline__ void tma_store_box(const TsTensorMap* map, unsigned src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(src), "r"(c0), "r"(c1)
+               : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
 // Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
 struct Ring {
   int stage = 0;

@@ -345,6 +345,16 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
   for (const TensorMapDecl& d : tensor_maps_) {
     if (values["NVIDIA_SM"] < 90)
       return Status::invalid(name_ + " reads its operands through tensor maps, which need an NVIDIA sm_90 GPU or newer");
+    if (!d.when.empty()) {
+      TS_ASSIGN_OR_RETURN(double when, eval_launch_expr(d.when, values));
+      if (when == 0) {
+        TensorMapSpec unused;
+        unused.operand = d.operand;
+        unused.unused = true;
+        r.tensor_maps.push_back(unused);
+        continue;
+      }
+    }
     std::array<double, 2> box{};
     for (int k = 0; k < 2; ++k) {
       TS_ASSIGN_OR_RETURN(box[k], eval_launch_expr(d.box[k], values));

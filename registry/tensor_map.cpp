@@ -33,6 +33,10 @@ Result<std::vector<TensorMapDecl>> parse_tensor_map_decls(const json& list) {
         return Status::parse_error(where + ": box entries must be integers or expressions");
     }
     d.swizzle_bytes = e.value("swizzle", 128);
+    if (e.contains("when")) {
+      if (!e["when"].is_string()) return Status::parse_error(where + ": 'when' must be an expression (a string)");
+      d.when = e["when"].get<std::string>();
+    }
     if (d.swizzle_bytes != 0 && d.swizzle_bytes != 32 && d.swizzle_bytes != 64 && d.swizzle_bytes != 128)
       return Status::parse_error(where + ": 'swizzle' must be 0, 32, 64 or 128 (bytes)");
     out.push_back(std::move(d));
@@ -78,6 +82,7 @@ Result<TensorMapSpec> resolve_tensor_map(const TensorMapDecl& decl, const GemmPr
 }
 
 std::string describe(const TensorMapSpec& s) {
+  if (s.unused) return std::string(1, s.operand) + ": unused by this config";
   std::string out = std::string(1, s.operand) + ": " + std::to_string(s.dims[0]) + " x " + std::to_string(s.dims[1]) +
                     " " + dtype_name(s.dtype) + ", row stride " + std::to_string(s.row_stride_bytes) + " B, box " +
                     std::to_string(s.box[0]) + " x " + std::to_string(s.box[1]);
@@ -86,12 +91,14 @@ std::string describe(const TensorMapSpec& s) {
 }
 
 json to_json(const TensorMapSpec& s) {
-  return json{{"operand", std::string(1, s.operand)},
-              {"dtype", dtype_name(s.dtype)},
-              {"dims", {s.dims[0], s.dims[1]}},
-              {"row_stride_bytes", s.row_stride_bytes},
-              {"box", {s.box[0], s.box[1]}},
-              {"swizzle", s.swizzle_bytes}};
+  json j{{"operand", std::string(1, s.operand)},
+          {"dtype", dtype_name(s.dtype)},
+          {"dims", {s.dims[0], s.dims[1]}},
+          {"row_stride_bytes", s.row_stride_bytes},
+          {"box", {s.box[0], s.box[1]}},
+          {"swizzle", s.swizzle_bytes}};
+  if (s.unused) j["unused"] = true;  // written only then: packages of earlier versions read the same
+  return j;
 }
 
 Result<TensorMapSpec> tensor_map_spec_from_json(const json& j) {
@@ -107,6 +114,7 @@ Result<TensorMapSpec> tensor_map_spec_from_json(const json& j) {
     }
     s.row_stride_bytes = j.at("row_stride_bytes").get<std::uint64_t>();
     s.swizzle_bytes = j.at("swizzle").get<int>();
+    s.unused = j.value("unused", false);
   } catch (const json::exception& e) {
     return Status::parse_error(std::string("tensor map: ") + e.what());
   }

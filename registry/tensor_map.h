@@ -31,6 +31,11 @@ struct TensorMapDecl {
   char operand = 'A';                 // 'A', 'B' or 'C'
   std::array<std::string, 2> box;     // elements along dimension 0, 1
   int swizzle_bytes = 128;            // 0 (none), 32, 64 or 128
+  // "when" (optional): a launch expression; where it is 0 for a config the kernel still takes
+  // the parameter but reads nothing through it, and the map is left unencoded (zero bytes), so
+  // the operand need not meet TMA's rules (e.g. C's map for a kernel that stores C through it
+  // only in some configs).
+  std::string when;
 };
 
 // A map for one problem and config: everything cuTensorMapEncodeTiled needs but the address.
@@ -41,6 +46,7 @@ struct TensorMapSpec {
   std::uint64_t row_stride_bytes = 0;       // between consecutive indices of dimension 1
   std::array<std::uint32_t, 2> box{0, 0};
   int swizzle_bytes = 0;
+  bool unused = false;  // the declaration's "when" was 0: passed as zero bytes, never encoded
   bool operator==(const TensorMapSpec&) const = default;
 };
 

@@ -1,5 +1,7 @@
 #include "runtime/cuda/tensor_map_encode.h"
 
+#include <cstring>
+
 #include "runtime/cuda/cu_check.h"
 
 namespace tilesmith::cuda {
@@ -29,6 +31,10 @@ CUtensorMapSwizzle tensor_map_swizzle(int bytes) {
 }  // namespace
 
 Status encode_tensor_map(const DriverApi& api, const TensorMapSpec& spec, CUdeviceptr base, CUtensorMap* out) {
+  if (spec.unused) {  // the config reads nothing through it (its declaration's "when" was 0)
+    std::memset(out, 0, sizeof(CUtensorMap));
+    return {};
+  }
   if (!api.cuTensorMapEncodeTiled)
     return Status::unavailable("the NVIDIA driver has no cuTensorMapEncodeTiled (it predates CUDA 12); update the "
                                "driver to run kernels that read through tensor maps");

@@ -83,6 +83,11 @@ TEST(TensorMap, DeclarationsParseAndBadOnesNameTheirEntry) {
     auto r = parse_tensor_map_decls(json::parse(bad));
     EXPECT_FALSE(r.ok()) << bad;
   }
+  auto when = parse_tensor_map_decls(json::parse(R"([{"operand":"C","box":[64,64],"when":"EPILOGUE_SMEM // 2"}])"));
+  ASSERT_TRUE(when.ok());
+  EXPECT_EQ((*when)[0].when, "EPILOGUE_SMEM // 2");
+  EXPECT_TRUE((*ok)[0].when.empty()) << "always, without it";
+  EXPECT_FALSE(parse_tensor_map_decls(json::parse(R"([{"operand":"C","box":[64,64],"when":1}])")).ok());
   auto second = parse_tensor_map_decls(json::parse(R"([{"operand":"A","box":[64,64]},{"operand":"A","box":[1]}])"));
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("tensor_maps[1]"), std::string::npos);
@@ -94,21 +99,43 @@ TEST(TensorMap, SpecsRoundTripThroughJson) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back, s);
   EXPECT_FALSE(tensor_map_spec_from_json(json::parse(R"({"operand":"A"})")).ok());
+  // An unused map says so; a used one's JSON is as before (no "unused" key).
+  EXPECT_FALSE(to_json(s).contains("unused"));
+  TensorMapSpec unused;
+  unused.operand = 'C';
+  unused.unused = true;
+  auto u = tensor_map_spec_from_json(to_json(unused));
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(*u, unused);
 }
 
 TEST(TensorMap, GemmTmaHalfRendersItsMapsOnHopperAndIsRefusedElsewhere) {
   auto lib = TemplateLibrary::embedded();
   const KernelTemplate* t = lib->find("gemm_tma_half");
   ASSERT_NE(t, nullptr);
-  ASSERT_EQ(t->tensor_maps().size(), 2u);
+  ASSERT_EQ(t->tensor_maps().size(), 3u);
   DeviceFacts h100 = nominal_facts_for_arch("sm_90");
   h100.multiprocessors = 132;
   auto r = t->render(bf16(4096, 4096, 4096, "NT"), t->defaults(), h100);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  ASSERT_EQ(r->tensor_maps.size(), 2u);
+  ASSERT_EQ(r->tensor_maps.size(), 3u);
   EXPECT_EQ(r->tensor_maps[0].operand, 'A');
   EXPECT_EQ(r->tensor_maps[1].operand, 'B');
   EXPECT_EQ(r->tensor_maps[1].dims, (std::array<std::uint64_t, 2>{4096, 4096}));
+  // C's map only for the TMA-store epilogue (EPILOGUE_SMEM 2): otherwise passed unused.
+  EXPECT_EQ(r->tensor_maps[2].operand, 'C');
+  EXPECT_TRUE(r->tensor_maps[2].unused);
+  Config tma_store = t->defaults();
+  tma_store["EPILOGUE_SMEM"] = 2;
+  auto s = t->render(bf16(4096, 4096, 4096, "NT"), tma_store, h100);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_FALSE(s->tensor_maps[2].unused);
+  EXPECT_EQ(s->tensor_maps[2].box, (std::array<std::uint32_t, 2>{64, 64}));
+  EXPECT_EQ(s->tensor_maps[2].dims, (std::array<std::uint64_t, 2>{4096, 4096}));
+  // C rows TMA cannot address (1001 x 2 bytes apart) stop only the TMA store, not the template.
+  GemmProblem odd_c = bf16(1000, 1001, 1024, "NT");
+  EXPECT_TRUE(t->render(odd_c, t->defaults(), h100).ok());
+  EXPECT_FALSE(t->space().validate(tma_store, t->context(odd_c, &h100)).ok());
   EXPECT_EQ(r->arch, "sm_90a");
   // Persistent by default: one block per SM.
   EXPECT_EQ(r->grid[0], std::uint32_t(h100.multiprocessors));

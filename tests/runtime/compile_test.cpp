@@ -412,7 +412,8 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
     expect_valid_and_compiled(*nvrtc, t, p, c, dev);
     auto r = t.render(p, c, dev);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    ASSERT_EQ(r->tensor_maps.size(), 2u);
+    ASSERT_EQ(r->tensor_maps.size(), 3u);  // A, B and C (unused: the TMA store needs whole 64-column passes)
+    EXPECT_TRUE(r->tensor_maps[2].unused);
     EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 32})) << bn;
     EXPECT_EQ(r->tensor_maps[0].box, (std::array<std::uint32_t, 2>{64, 64})) << bn;
     EXPECT_EQ(r->grid[0], 4u * ((5120 + bn - 1) / bn)) << "one block per tile: 128 or 92, fewer than the SMs";
@@ -534,6 +535,44 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   auto plain = KernelTemplate::from_text(j.dump(), t.source(), "test", t.headers());
   ASSERT_TRUE(plain.ok()) << plain.status().message();
   EXPECT_FALSE(plain->supports(mixed).ok());
+}
+
+// gemm_tma_half's TMA-store epilogue (EPILOGUE_SMEM 2) compiles without spills on the cooperative,
+// ping-pong, 256-row and cluster schedules with a fused epilogue, for 16-bit C only, without
+// split-K, in 64-column passes.
+TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  const DeviceFacts dev = hopper_facts();
+  GemmProblem p = bf16_problem(4096, "NT");
+  p.epilogue = Epilogue::kBiasGelu;
+  const std::vector<Config> configs = {
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"CLUSTER_M", 2}, {"EPILOGUE_SMEM", 2}})};
+  for (const Config& c : configs) expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+  GemmProblem f8 = p;
+  f8.a_type = f8.b_type = DType::kE4M3;
+  expect_valid_and_compiled(*nvrtc, t, f8,
+                            testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
+                                                     {"PROMOTE_SLICES", 2}, {"EPILOGUE_SMEM", 2}}),
+                            dev);
+  // Refused: fp32 C (64 columns are 256 bytes, over the swizzle), split-K, 160-column tiles, beta.
+  GemmProblem f32c = p;
+  f32c.c_type = DType::kF32;
+  EXPECT_FALSE(t.space().validate(configs[0], t.context(f32c, &dev)).ok());
+  Config split = configs[0];
+  split["SPLIT_K"] = 2;
+  split["PERSISTENT"] = 1;
+  EXPECT_FALSE(t.space().validate(split, t.context(p, &dev)).ok());
+  Config narrow = configs[0];
+  narrow["BLOCK_N"] = 160;
+  EXPECT_FALSE(t.space().validate(narrow, t.context(p, &dev)).ok());
+  GemmProblem beta = p;
+  beta.beta = 0.5;
+  EXPECT_FALSE(t.space().validate(configs[0], t.context(beta, &dev)).ok());
 }
 
 // gemm_stream takes FP8 on NVIDIA sm_89+ (m16n8k32 over the 16-bit fragments' bytes): every type

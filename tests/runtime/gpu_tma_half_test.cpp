@@ -268,5 +268,45 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
     }
 }
 
+// EPILOGUE_SMEM 2: C through shared memory and the tensor memory accelerator's store. Tiles off
+// C's edges (clipped by the unit), every fused epilogue, alpha, both 16-bit C types, every
+// layout of A and B, the cooperative, ping-pong, 256-row and cluster schedules, and FP8.
+TEST_F(GpuEvaluatorTest, TmaHalfTmaStoreEpilogueValidates) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const Config configs[] = {
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 192}, {"STAGES", 6}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"CLUSTER_M", 2}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 0}, {"EPILOGUE_SMEM", 2}}),
+  };
+  const Epilogue epilogues[] = {Epilogue::kBiasGelu, Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu,
+                                Epilogue::kBiasCol, Epilogue::kLeakyRelu};
+  const char* layouts[] = {"NT", "NN", "TT", "TN"};
+  int i = 0;
+  for (const Config& c : configs)
+    for (int v = 0; v < 3; ++v, ++i) {
+      GemmProblem p = make(1000 + 24 * (i % 3), 776 + 64 * (i % 2), 1000 + 24 * (i % 4), layouts[i % 4]);
+      p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+      p.c_type = v == 1 ? (p.a_type == DType::kF16 ? DType::kBF16 : DType::kF16) : p.a_type;
+      p.alpha = i % 4 == 1 ? -1.5 : 1.0;
+      p.epilogue = epilogues[i % 6];
+      expect_valid_and_validated(t, p, c);
+    }
+  // FP8 (NT) into bf16 C, two slices a promotion.
+  GemmProblem f8 = make(1000, 776, 2000, "NT");
+  f8.a_type = DType::kE4M3;
+  f8.b_type = DType::kE5M2;
+  f8.c_type = DType::kBF16;
+  f8.epilogue = Epilogue::kBiasGelu;
+  f8.scaling = Scaling::kPerTensor;
+  f8.scale_a = 0.0625, f8.scale_b = 3.0;
+  expect_valid_and_validated(
+      t, f8, config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PROMOTE_SLICES", 2}, {"EPILOGUE_SMEM", 2}}));
+}
+
 }  // namespace
 }  // namespace tilesmith::gpu_test
