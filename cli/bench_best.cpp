@@ -82,7 +82,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     if (!paired) paired_note = unpaired_note(pr, true);
   }
   std::optional<EpilogueCost> epilogue_cost;
-  if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, ours, vendor, vendors);
+  if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, vendor.has_value(), vendors, o.rounds);
   const double bandwidth = opened.measured_bandwidth();
   FloorCache floors(ev, o);
   std::string floor_note;

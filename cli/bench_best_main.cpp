@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   app.add_flag("--fail-on-drift", o.fail_on_drift, "exit 1 when an entry drifts beyond the tolerance");
   app.add_flag("--epilogue-cost", o.epilogue_cost,
                "with --config and a fused --epilogue: also time the same config and the vendor library without it, "
-               "in this process, and print what the epilogue costs each");
+               "in this process, in --rounds alternating rounds, and print what the epilogue costs each (the median "
+               "of the rounds' fused / plain ratios, with its interval)");
   app.add_flag("--no-vendor", o.no_vendor, "skip the vendor library");
   app.add_flag("--vendor-only", o.vendor_only,
                "no config of ours: the vendor library (and the read floor) on the problem the flags give (--m --n --k, "

@@ -33,31 +33,35 @@ const KernelTemplate* find_template(const BestEntry* e, const OpenedEvaluator& o
 }  // namespace
 
 EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, const GemmProblem& fused,
-                                   const Config& config, const Evaluation& ours, const std::optional<Evaluation>& vendor,
-                                   VendorCache& vendors) {
+                                   const Config& config, bool with_vendor, VendorCache& vendors, int rounds) {
   EpilogueCost c;
   GemmProblem plain = fused;
   plain.epilogue = Epilogue::kNone;
-  auto faster = [](std::optional<double>& into, const Evaluation& e) {
-    if (e.ok() && (!into || e.timing.median_ms < *into)) into = e.timing.median_ms;
+  std::vector<RoundContestant> sides = {{"ours with the epilogue", [&] { return ev.evaluate(tmpl, fused, config); }},
+                                        {"ours without it", [&] { return ev.evaluate(tmpl, plain, config); }}};
+  // The vendor's pair joins the rounds where it runs both problems (it refuses an epilogue it
+  // cannot fuse, e.g. leaky_relu on cuBLASLt: then ours alone, with the vendor's reason).
+  auto vendor_once = [&](const GemmProblem& p) {
+    Result<Evaluation> v = ev.vendor_baseline(p);
+    if (v.ok()) return *v;
+    Evaluation e;
+    e.outcome = Outcome::kLaunchError;
+    e.message = v.status().message();
+    return e;
   };
-  faster(c.ours_fused_ms, ours);
-  for (int round = 0; round < 2; ++round) {
-    const Evaluation p = ev.evaluate(tmpl, plain, config);
-    faster(c.ours_plain_ms, p);
-    if (!p.ok()) {
-      c.note = "ours without the epilogue: " + std::string(outcome_name(p.outcome)) + " " + p.message;
-      break;
-    }
-    if (round == 0) faster(c.ours_fused_ms, ev.evaluate(tmpl, fused, config));
-  }
-  if (vendor) c.vendor_fused_ms = vendor->timing.median_ms;
   std::string note;
-  if (auto v = vendors.get(plain, &note)) {
-    c.vendor_plain_ms = v->timing.median_ms;
-    if (auto again = ev.vendor_baseline(fused); again.ok()) faster(c.vendor_fused_ms, *again);
-  } else if (!note.empty()) {
-    c.note += (c.note.empty() ? "" : "; ") + ("vendor without the epilogue: " + note);
+  const bool vendor_pair = with_vendor && vendors.get(fused, &note) && vendors.get(plain, &note);
+  if (vendor_pair) {
+    sides.push_back({"the vendor with the epilogue", [&] { return vendor_once(fused); }});
+    sides.push_back({"the vendor without it", [&] { return vendor_once(plain); }});
+  } else if (with_vendor && !note.empty()) {
+    c.note = "vendor: " + note;
+  }
+  const ProblemRounds pr = measure_rounds(sides, nullptr, std::max(rounds, 1));
+  if (!pr.note.empty()) c.note += (c.note.empty() ? "" : "; ") + pr.note;
+  if (pr.rounds > 0) {
+    c.ours = side_cost(pr.ms[0], pr.ms[1]);
+    if (vendor_pair) c.vendor = side_cost(pr.ms[2], pr.ms[3]);
   }
   return c;
 }

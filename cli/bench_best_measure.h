@@ -91,12 +91,11 @@ class FloorCache {
   OncePerProblem<ReadFloor> once_;
 };
 
-// --epilogue-cost: the plain GEMM and the fused one timed in turn, ours (plain, fused, plain; the
-// fused one was timed first) and the vendor's (plain, fused), each figure the faster of its
-// medians: a clock that drifts during the process then touches both sides of the comparison.
+// --epilogue-cost: the config with the fused epilogue and without it, and the vendor's two
+// (where it runs both), measured in `rounds` alternating rounds (at least one): each side's cost
+// is the median of its rounds' fused / plain ratios, so a drifting clock biases neither.
 EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, const GemmProblem& fused,
-                                   const Config& config, const Evaluation& ours, const std::optional<Evaluation>& vendor,
-                                   VendorCache& vendors);
+                                   const Config& config, bool with_vendor, VendorCache& vendors, int rounds);
 
 // --rounds over the results: per problem, the entries that ran and the vendor in alternating
 // rounds (cli/bench_best_rounds.h); each entry's paired ratio, and a contest between the

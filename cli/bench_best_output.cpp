@@ -425,36 +425,44 @@ void print_text(const Sources& src, Evaluator& ev, const DeviceFacts& device, co
   if (drift && !o.fail_on_drift) std::printf("drift beyond %.1f%% is flagged (exit code unaffected; --fail-on-drift makes it 1)\n", o.drift_tolerance_pct);
 }
 
+std::optional<SideCost> side_cost(const std::vector<double>& fused_ms, const std::vector<double>& plain_ms) {
+  // paired_ratio gives the median of plain / fused; a cost is its reciprocal less one.
+  const auto r = analysis::paired_ratio(fused_ms, plain_ms);
+  if (!r || !(r->median > 0)) return std::nullopt;
+  SideCost c;
+  c.rounds = r->rounds;
+  c.fused_ms = r->ours_median_ms, c.plain_ms = r->vendor_median_ms;
+  c.pct = (1 / r->median - 1) * 100;
+  if (r->interval && r->interval->lo > 0) c.interval_pct = {(1 / r->interval->hi - 1) * 100, (1 / r->interval->lo - 1) * 100};
+  return c;
+}
+
 namespace {
-std::optional<double> cost_pct(const std::optional<double>& fused, const std::optional<double>& plain) {
-  if (!fused || !plain || *plain <= 0) return std::nullopt;
-  return (*fused / *plain - 1) * 100;
+std::string cost_part(const char* who, const std::optional<SideCost>& c) {
+  if (!c) return std::string(who) + " not measured";
+  std::string s = std::string(who) + " " + fmt("%+.1f%%", c->pct);
+  if (c->interval_pct) s += " [" + fmt("%+.1f", c->interval_pct->first) + ", " + fmt("%+.1f", c->interval_pct->second) + "]";
+  return s + " (" + fmt("%.4f", c->plain_ms) + " -> " + fmt("%.4f", c->fused_ms) + " ms)";
 }
-std::string cost_part(const char* who, const std::optional<double>& fused, const std::optional<double>& plain) {
-  const auto pct = cost_pct(fused, plain);
-  if (!pct) return std::string(who) + " not measured";
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%s %+.1f%% (%.4f -> %.4f ms)", who, *pct, *plain, *fused);
-  return buf;
+nlohmann::json to_json(const std::optional<SideCost>& c) {
+  if (!c) return nullptr;
+  nlohmann::json j{{"rounds", c->rounds}, {"fused_ms", c->fused_ms}, {"plain_ms", c->plain_ms}, {"pct", c->pct}};
+  if (c->interval_pct) j["interval_pct"] = {c->interval_pct->first, c->interval_pct->second};
+  return j;
 }
-nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 }  // namespace
 
 nlohmann::json to_json(const EpilogueCost& c) {
-  nlohmann::json j{{"ours_fused_ms", opt(c.ours_fused_ms)},
-                   {"ours_plain_ms", opt(c.ours_plain_ms)},
-                   {"ours_pct", opt(cost_pct(c.ours_fused_ms, c.ours_plain_ms))},
-                   {"vendor_fused_ms", opt(c.vendor_fused_ms)},
-                   {"vendor_plain_ms", opt(c.vendor_plain_ms)},
-                   {"vendor_pct", opt(cost_pct(c.vendor_fused_ms, c.vendor_plain_ms))}};
+  nlohmann::json j{{"ours", to_json(c.ours)}, {"vendor", to_json(c.vendor)}};
   if (!c.note.empty()) j["note"] = c.note;
   return j;
 }
 
 std::string epilogue_cost_line(const EpilogueCost& c, const GemmProblem& fused) {
   std::string line = "epilogue " + std::string(epilogue_name(fused.epilogue)) +
-                     " over the plain GEMM: " + cost_part("ours", c.ours_fused_ms, c.ours_plain_ms) + ", " +
-                     cost_part("vendor", c.vendor_fused_ms, c.vendor_plain_ms);
+                     " over the plain GEMM: " + cost_part("ours", c.ours) + ", " + cost_part("vendor", c.vendor);
+  const int rounds = c.ours ? c.ours->rounds : c.vendor ? c.vendor->rounds : 0;
+  if (rounds > 0) line += "; medians of " + std::to_string(rounds) + " rounds alternating fused and plain";
   if (!c.note.empty()) line += " (" + c.note + ")";
   return line;
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -111,9 +112,19 @@ std::optional<bool> within_recorded_interval(const BestEntry& e, double median_m
 std::optional<bool> within_recorded_range(const BestEntry& e, double median_ms);
 
 // --epilogue-cost: the same config and the vendor library timed on the problem without its fused
-// epilogue, beside the fused figures, all in one process.
+// epilogue, beside the fused figures, all in one process, in alternating rounds (fused and plain
+// of each side, forward then backward): the cost is the median of the rounds' fused / plain
+// ratios, so a clock that moves between rounds (an H200 at its power cap) biases neither side.
+struct SideCost {
+  int rounds = 0;
+  double fused_ms = 0, plain_ms = 0;  // medians over the rounds
+  double pct = 0;                     // median over the rounds of (fused / plain - 1), in percent
+  std::optional<std::pair<double, double>> interval_pct;  // its 95% interval (6 rounds or more)
+};
+// From one fused and one plain time per round (round order, equal counts, all > 0).
+std::optional<SideCost> side_cost(const std::vector<double>& fused_ms, const std::vector<double>& plain_ms);
 struct EpilogueCost {
-  std::optional<double> ours_fused_ms, ours_plain_ms, vendor_fused_ms, vendor_plain_ms;
+  std::optional<SideCost> ours, vendor;
   std::string note;  // why a figure is missing
 };
 nlohmann::json to_json(const EpilogueCost& c);

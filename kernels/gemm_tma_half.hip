@@ -441,10 +441,82 @@ static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 64 == 0 && SPLIT_K == 1, "TMA sto
 __device__ __forceinline__ void consumer_sync(int c) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(2 + c), "n"(WARPGROUP_THREADS) : "memory");
 }
-__device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES][ACC_N], unsigned buf,
-                                                   const TsTile& tile, int c, int w, int lane, bool issuer,
-                                                   const TsTensorMap* map_c, const ts_c_t* __restrict__ bias,
-                                                   int M, int N, float alpha, float slope) {
+// The tile's bias, read when the tile starts and kept in shared memory for the epilogue: read
+// in the epilogue, the loads' latency stalled it (ncu, run 179: with bias + GELU the kernel took
+// 14% more cycles at 4096^3, the consumers waiting on them); kept in registers across the
+// multiply, 128 x 256 tiles spilled. Each of the consumer's 128 threads loads one 32-bit word
+// before the multiply (two columns' or one row's values; 0 past C's edge, where the store is
+// clipped anyway) and writes it to the consumer's 512 bytes after it.
+#define TMA_BIAS_BYTES 512
+static_assert(STAGE_BYTES % 1024 == 0, "C's buffers follow the stages 1024-byte aligned (the 128-byte swizzle)");
+static_assert(BLOCK_N <= 256 && 64 * WG_M_TILES <= 256, "a consumer's bias: 256 16-bit values");
+__device__ __forceinline__ unsigned load_tile_bias(const TsTile& tile, int c, int ct, const ts_c_t* __restrict__ bias,
+                                                   int M, int N) {
+#if TS_BIAS_PER_COLUMN
+  const int gn = tile.block_n + 2 * ct;
+  if (2 * ct >= BLOCK_N) return 0u;
+  const unsigned lo = gn < N ? bias[gn] : 0u, hi = gn + 1 < N ? bias[gn + 1] : 0u;
+  return lo | hi << 16;
+#elif TS_BIAS_PER_ROW
+  const int gm = tile.block_m + WG_FIRST_TILE(c) * 64 + ct;
+  return ct < 64 * WG_M_TILES && gm < M ? bias[gm] : 0u;
+#else
+  (void)tile, (void)c, (void)ct, (void)bias, (void)M, (void)N;
+  return 0u;
+#endif
+}
+__device__ __forceinline__ void stash_tile_bias(unsigned word, unsigned at, int ct) {
+#if TS_BIAS_PER_COLUMN
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at + 4 * ct), "r"(word) : "memory");
+#elif TS_BIAS_PER_ROW
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(at + 2 * ct), "h"((unsigned short)word) : "memory");
+#else
+  (void)word, (void)at, (void)ct;
+#endif
+}
+// A pass's bias values of this thread, read from the stash in one go before they are used (the
+// C buffer's writes between them would otherwise order each read after the previous write).
+struct PassBias {
+#if TS_BIAS_PER_COLUMN
+  unsigned pair[8];  // columns 8 jj + 2 (lane % 4) and the next of the pass
+#elif TS_BIAS_PER_ROW
+  float row[2];  // rows 16 w + lane / 4 and 8 below of the pass
+#endif
+  __device__ __forceinline__ void load(unsigned at, int t, int q, int w, int lane) {
+#if TS_BIAS_PER_COLUMN
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj)
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(pair[jj]) : "r"(at + 2 * (64 * q + 8 * jj + 2 * (lane % 4))));
+#elif TS_BIAS_PER_ROW
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      unsigned short b;
+      asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(b) : "r"(at + 2 * (64 * t + 16 * w + lane / 4 + 8 * h)));
+      row[h] = ts_c_to_float(ts_c_t(b));
+    }
+#endif
+    (void)at, (void)t, (void)q, (void)w, (void)lane;
+  }
+  // The bias of the pass's value j (its accumulator layout: see store_tile_via_tma).
+  __device__ __forceinline__ float of(int j) const {
+#if TS_BIAS_PER_COLUMN
+    return ts_c_to_float(ts_c_t(j % 2 ? pair[j / 4] >> 16 : pair[j / 4] & 0xffffu));
+#elif TS_BIAS_PER_ROW
+    return row[(j % 4) / 2];
+#else
+    (void)j;
+    return 0.0f;
+#endif
+  }
+};
+// buf: the consumer's 8 KiB for C (1024-byte aligned); bias_at: its 512 bytes of bias (bias_word:
+// this thread's, loaded when the tile started).
+__device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES][ACC_N], unsigned bias_word,
+                                                   unsigned buf, unsigned bias_at, const TsTile& tile, int c, int w,
+                                                   int lane, bool issuer, const TsTensorMap* map_c, float alpha,
+                                                   float slope) {
+  // The previous tile's passes have read the bias (they are behind a consumer_sync).
+  stash_tile_bias(bias_word, bias_at, 32 * w + lane);
 #pragma unroll 1
   for (int pass = 0; pass < WG_M_TILES * TMA_PASSES_N; ++pass) {
     const int t = pass / TMA_PASSES_N, q = pass % TMA_PASSES_N;
@@ -458,17 +530,15 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
       for (int j = 0; j < 32; ++j) v[j] = acc[pp / TMA_PASSES_N][(pp % TMA_PASSES_N) * 32 + j];
     }
     if (issuer) tma_store_wait_read();  // the previous pass's store has read the buffer
-    consumer_sync(c);
+    consumer_sync(c);  // (pass 0: the stash is written)
+    PassBias b;
+    b.load(bias_at, t, q, w, lane);
 #pragma unroll
     for (int j = 0; j < 32; j += 2) {
       // acc_row / acc_col inside the 64 x 64 pass: row 16 w + lane / 4 (+8), column 8 (j / 4) + 2 (lane % 4).
       const int r = 16 * w + lane / 4 + 8 * ((j % 4) / 2), col = 8 * (j / 4) + 2 * (lane % 4);
-      const int gm = row0 + r, gn = col0 + col;
-      const bool in_m = gm < M;
-      const float b0 = in_m && gn < N ? ts_bias_at(gm, gn, bias) : 0.0f;
-      const float b1 = in_m && gn + 1 < N ? ts_bias_at(gm, gn + 1, bias) : 0.0f;
-      const unsigned word =
-          ts_c_pack2(ts_epilogue_with(alpha * v[j], b0, slope), ts_epilogue_with(alpha * v[j + 1], b1, slope));
+      const unsigned word = ts_c_pack2(ts_epilogue_with(alpha * v[j], b.of(j), slope),
+                                       ts_epilogue_with(alpha * v[j + 1], b.of(j + 1), slope));
       const unsigned byte = r * 128 + ((((col * 2) >> 4) ^ (r & 7)) << 4) + ((col * 2) & 15);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(buf + byte), "r"(word) : "memory");
     }
@@ -651,6 +721,9 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     // consumer 0 its (turn / 2 - 1)-th, completes that barrier's phase of the same number.
     if (turn > 0) mbar_wait(&loop_done[1 - c], (unsigned)((c == 1 ? turn / 2 : turn / 2 - 1) & 1));
 #endif
+#if TMA_STORE
+    const unsigned tile_bias = load_tile_bias(tile, c, 32 * w + lane, bias, M, N);  // read now, added in the epilogue
+#endif
 #pragma unroll
     for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
@@ -704,8 +777,10 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     continue;
 #endif
 #if TMA_STORE
-    store_tile_via_tma(acc, stages_addr + STAGES * STAGE_BYTES + c * 8192, tile, c, w, lane,
-                       tid % WARPGROUP_THREADS == 0, &map_c, bias, M, N, alpha, epilogue_slope);
+    // C's buffers (1024-byte aligned, as the 128-byte swizzle needs), then the bias stashes.
+    store_tile_via_tma(acc, tile_bias, stages_addr + STAGES * STAGE_BYTES + c * 8192,
+                       stages_addr + STAGES * STAGE_BYTES + CONSUMERS * 8192 + c * TMA_BIAS_BYTES, tile, c, w, lane,
+                       tid % WARPGROUP_THREADS == 0, &map_c, alpha, epilogue_slope);
 #elif SMEM_EPILOGUE
     store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048, tile, c * 4 + w, ctid, lane, C, bias,
                         workspace, M, N, ldc, alpha, epilogue_slope);

@@ -90,5 +90,50 @@ TEST(BenchBestOutput, TheRecordedIntervalIsShownAndTodaysMedianPlacedInIt) {
   EXPECT_FALSE(within_recorded_interval(e, 0.512).has_value());
 }
 
+// --epilogue-cost from alternating rounds: a clock that slows the GPU by a third halfway through
+// the rounds (a power cap) leaves the cost of each round, and so the median's, where it was; the
+// medians of the times alone are no longer a fair pair of figures.
+TEST(EpilogueCost, PairedRoundsCancelAClockThatMoves) {
+  std::vector<double> fused, plain;
+  for (int r = 0; r < 8; ++r) {
+    const double clock = r < 4 ? 1.0 : 1.33;
+    const double jitter = 1 + 0.002 * (r % 3);
+    plain.push_back(0.1800 * clock * jitter);
+    fused.push_back(0.1800 * 1.05 * clock * jitter);
+  }
+  const auto c = side_cost(fused, plain);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->rounds, 8);
+  EXPECT_NEAR(c->pct, 5.0, 1e-9);
+  ASSERT_TRUE(c->interval_pct.has_value());
+  EXPECT_NEAR(c->interval_pct->first, 5.0, 1e-9);
+  EXPECT_NEAR(c->interval_pct->second, 5.0, 1e-9);
+
+  // A free epilogue in noisy rounds: the interval holds 0 and is ordered.
+  fused = {0.101, 0.099, 0.100, 0.102, 0.098, 0.100};
+  plain = {0.100, 0.100, 0.101, 0.100, 0.099, 0.101};
+  const auto f = side_cost(fused, plain);
+  ASSERT_TRUE(f && f->interval_pct);
+  EXPECT_LT(f->interval_pct->first, 0.0);
+  EXPECT_GT(f->interval_pct->second, 0.0);
+  EXPECT_LE(f->interval_pct->first, f->pct);
+  EXPECT_GE(f->interval_pct->second, f->pct);
+
+  EXPECT_FALSE(side_cost({}, {}).has_value());
+  EXPECT_FALSE(side_cost({0.1, 0.2}, {0.1}).has_value()) << "unequal counts";
+  EXPECT_FALSE(side_cost({0.1}, {0.1}).value().interval_pct.has_value()) << "one round: no interval";
+
+  EpilogueCost both{side_cost(fused, plain), std::nullopt, "vendor: no fused leaky_relu"};
+  GemmProblem p;
+  p.epilogue = Epilogue::kLeakyRelu;
+  const std::string line = epilogue_cost_line(both, p);
+  EXPECT_NE(line.find("ours "), std::string::npos) << line;
+  EXPECT_NE(line.find("vendor not measured"), std::string::npos) << line;
+  EXPECT_NE(line.find("6 rounds"), std::string::npos) << line;
+  EXPECT_NE(line.find("no fused leaky_relu"), std::string::npos) << line;
+  EXPECT_TRUE(to_json(both)["vendor"].is_null());
+  EXPECT_EQ(to_json(both)["ours"]["rounds"], 6);
+}
+
 }  // namespace
 }  // namespace tilesmith::cli
