@@ -99,6 +99,14 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
       ->type_name("PATH")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--prior", f.prior,
+                 "start each template's search with a few of the fastest configurations (spread over their good "
+                 "regions) that an earlier search of the same template measured on another GPU or problem: PATH is "
+                 "a results folder, a history.csv or a Kernel Tuner cache file (repeatable; docs/search.md, "
+                 "\"Transfer\"). Where --warm-start re-measures winners, a prior says where the good region is")
+      ->type_name("PATH")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option_function<std::string>(
          "--race",
          [&f](const std::string& text) { f.race_margin = parse_race_margin(text).value_or(f.race_margin); },

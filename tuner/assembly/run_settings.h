@@ -51,6 +51,7 @@ struct RunSettings {
   std::string overlap = "auto";
   int retime_rounds = 16;  // the re-timing's budget of interleaved rounds (tuner/loop/certify.h)
   std::vector<std::string> warm_start;  // best_config.json files or results folders
+  std::vector<std::string> prior;       // results folders, history.csv or Kernel Tuner caches (tuner/search/prior.h)
   int compile_threads = -1;             // -1: automatic
   bool no_vendor = false;
 };

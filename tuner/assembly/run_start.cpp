@@ -40,7 +40,8 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"llm_url", f.llm.url},
       {"llm_model", f.llm.model},
       {"provider", f.llm.provider},
-      {"warm_start", f.warm_start}};
+      {"warm_start", f.warm_start},
+      {"prior", f.prior}};
 }
 
 // The template library (not for replay), checking that every --template names one.
@@ -81,6 +82,15 @@ Status load_warm_starts(const RunSettings& f, std::vector<WarmStartFile>* warm_s
   return Status::ok_status();
 }
 
+Status load_priors(const RunSettings& f, std::vector<PriorSource>* prior) {
+  for (const auto& path : f.prior) {
+    auto sources = load_prior(path);
+    if (!sources.ok()) return Status::invalid("--prior: " + sources.status().message());
+    for (auto& s : *sources) prior->push_back(std::move(s));
+  }
+  return Status::ok_status();
+}
+
 }  // namespace
 
 Status read_convergence_stop(const RunSettings& f, std::optional<ConvergenceStop>* stop) {
@@ -97,6 +107,7 @@ Status start_run(const RunSettings& f, bool replay, RunStart* s) {
   if (auto resolved = resolve_proposer(s->proposers); !resolved.ok())
     return Status::invalid(resolved.status().message());
   TS_RETURN_IF_ERROR(load_warm_starts(f, &s->warm_start));
+  TS_RETURN_IF_ERROR(load_priors(f, &s->prior));
   if (auto a = parse_template_allocation(f.allocation); !a.ok())
     return Status::invalid("--allocation: " + a.status().message());
   if (Status st = check_evaluator_settings(f.evaluator); !st.ok())
@@ -193,9 +204,41 @@ Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& loc
   return *r;
 }
 
-void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start,
+namespace {
+// The --prior picks of each template into `ps`, brought up to date with the template (a
+// parameter it gained since takes its default), saying in the log what they are.
+void add_prior_seeds(const std::vector<PriorSource>& prior, const std::vector<const KernelTemplate*>& templates,
+                     ProposerSettings* ps) {
+  if (prior.empty()) return;
+  std::size_t total = 0;
+  for (const KernelTemplate* t : templates) {
+    std::vector<WarmStartSeed> picks = prior_picks_for(prior, t->name(), kPriorPicks);
+    for (auto& p : picks) {
+      ConfigUpdate u = t->update_config(p.config);
+      p.config = std::move(u.config);
+      p.updates = u.notes();
+    }
+    if (picks.empty()) continue;
+    spdlog::info("prior: {} configuration(s) for {}, the first {}", picks.size(), t->name(), picks.front().origin);
+    total += picks.size();
+    ps->warm_start[t->name()] = std::move(picks);
+  }
+  if (total == 0) {
+    std::set<std::string> recorded;
+    for (const auto& s : prior) recorded.insert(s.template_name);
+    std::string names;
+    for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
+    spdlog::warn("--prior: no source measured any template of this run (the sources are of {}); the search starts "
+                 "without it",
+                 names);
+  }
+}
+}  // namespace
+
+void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<PriorSource>& prior,
                           const std::vector<const KernelTemplate*>& templates,
                           const DeviceFacts& device, ProposerSettings* ps) {
+  add_prior_seeds(prior, templates, ps);
   if (warm_start.empty()) return;
   std::size_t total = 0;
   std::string tuned;
@@ -206,7 +249,10 @@ void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start,
       for (const auto& u : s.updates) spdlog::info("warm start: {} {}: {}", t->name(), s.origin, u);
     total += seeds.size();
     tuned += (tuned.empty() ? "" : ", ") + t->name();
-    ps->warm_start[t->name()] = std::move(seeds);
+    // The winners first, then the prior's picks (add_prior_seeds put them there).
+    std::vector<WarmStartSeed>& list = ps->warm_start[t->name()];
+    seeds.insert(seeds.end(), list.begin(), list.end());
+    list = std::move(seeds);
   }
   // Not an error (another recording's template, a renamed template), but the user
   // expected a head start and gets none: say why.

@@ -60,15 +60,27 @@ Status SetRun::assemble(ScaleOut* scale_out) {
 Result<ProblemTargets> SetRun::make_targets(const ProblemSetEntry& e,
                                             const std::vector<std::filesystem::path>& related) {
   std::vector<WarmStartFile> files;
-  for (const auto& path : related)
+  // The neighbours' whole histories as priors besides their winners: a few of their fastest
+  // configurations, spread over their good regions (tuner/search/prior.h).
+  std::vector<PriorSource> histories;
+  for (const auto& path : related) {
     if (auto w = load_warm_start(path); w.ok()) files.push_back(std::move(w).value());
+    if (auto h = load_prior(path.parent_path()); h.ok())
+      for (auto& source : *h) histories.push_back(std::move(source));
+  }
   ProblemTargets t;
   for (const KernelTemplate* tmpl : templates_[e.name]) {
     auto seeds = warm_start_seeds(files, tmpl->name(), device().name, tmpl);
+    const std::size_t winners = seeds.size();
+    for (auto& pick : prior_picks_for(histories, tmpl->name(), kPriorPicks)) {
+      pick.config = tmpl->update_config(pick.config).config;
+      if (std::none_of(seeds.begin(), seeds.end(), [&](const WarmStartSeed& s) { return s.config == pick.config; }))
+        seeds.push_back(std::move(pick));
+    }
     for (auto& seed : seeds) seed.quiet_if_invalid = true;
     if (!seeds.empty())
-      spdlog::info("{}: {} warm-start seed(s) for {} from the set", e.name, seeds.size(),
-                   tmpl->name());
+      spdlog::info("{}: {} warm-start seed(s) for {} from the set ({} winners, {} from their histories)", e.name,
+                   seeds.size(), tmpl->name(), winners, seeds.size() - winners);
     TS_ASSIGN_OR_RETURN(auto p, factory_->make(*tmpl, device(), e.problem, seeds));
     t.proposers.push_back(std::move(p));
     t.targets.push_back({tmpl, t.proposers.back().get()});

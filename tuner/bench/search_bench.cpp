@@ -9,7 +9,9 @@
 // calling the proposer directly; --detail adds a line per seed; --calibration checks the
 // loop's convergence estimate against the truth the recording knows. --set runs the
 // recordings of each problem together, one template each, once per --allocation (even,
-// gain), with targets relative to the fastest over all of them.
+// gain), with targets relative to the fastest over all of them. --prior SOURCE starts every run
+// with picks from SOURCE (tuner/search/prior.h; those the target recorded), --prior-shuffled with
+// its times shuffled first (an unrelated prior of the same space).
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +19,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -34,7 +37,9 @@
 #include "tuner/loop/convergence_stop.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"
+#include "tuner/search/prior.h"
 #include "tuner/search/template_allocation.h"
+#include "tuner/search/warm_start_proposer.h"
 
 namespace {
 
@@ -166,6 +171,17 @@ int main(int argc, char** argv) {
                  "evolve settings to try, key=value,... (see evolve_proposer.h)");
   bool through_loop = false, detail = false;
   std::string calibration_text;
+  std::string prior_path;
+  int prior_count = 4;  // as autotune-loop (tuner/assembly/run_start.h, kPriorPicks)
+  app.add_option("--prior", prior_path,
+                 "transfer mode: start each run with picks from this recording of the same space measured on "
+                 "another device or problem (a Kernel Tuner cache or a history.csv; tuner/search/prior.h)");
+  app.add_option("--prior-picks", prior_count, "with --prior: how many of its configurations start each run")
+      ->check(CLI::NonNegativeNumber);
+  bool prior_shuffled = false;
+  app.add_flag("--prior-shuffled", prior_shuffled,
+               "with --prior: shuffle its times among its configurations first (an unrelated prior of the same "
+               "space, for the guard against negative transfer)");
   app.add_flag("--loop", through_loop,
                "run each seed through the whole tuning loop (GenerationLoop with the replay backend, as "
                "autotune-loop --backend replay --max-evals CAP --seed S) instead of calling the proposer");
@@ -250,6 +266,29 @@ int main(int argc, char** argv) {
       std::printf("allocation settings: %s\n\n", allocation_settings.c_str());
     return bench::run_sets(*recs, split(allocation_text), ao, seeds, first_seed, jobs, options);
   }
+  // --prior: every source it holds, pooled regardless of its template's name (the pair is the
+  // user's choice: a recording is named after its file, not its template).
+  std::vector<PriorSource> prior_sources;
+  if (!prior_path.empty()) {
+    auto sources = load_prior(prior_path);
+    if (!sources.ok()) {
+      std::fprintf(stderr, "--prior: %s\n", sources.status().message().c_str());
+      return 2;
+    }
+    for (auto& src : *sources) {
+      src.template_name = "prior";
+      if (prior_shuffled) {
+        std::vector<double> times;
+        for (const auto& row : src.rows) times.push_back(row.time_ms);
+        std::mt19937_64 rng(12345);
+        std::shuffle(times.begin(), times.end(), rng);
+        for (std::size_t i = 0; i < times.size(); ++i) src.rows[i].time_ms = times[i];
+        std::sort(src.rows.begin(), src.rows.end(), [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
+        src.describe = "(times shuffled) " + src.describe;
+      }
+    }
+    prior_sources = std::move(sources).value();
+  }
   int exit_code = 0;
   for (const auto& file : cache_files(paths)) {
     auto rec = replay::Recording::load(file, rec_options);
@@ -260,6 +299,22 @@ int main(int argc, char** argv) {
     }
     const replay::Recording& r = **rec;
     const std::uint64_t valid = r.space().enumerate_valid(r.context()).size();
+    // A recording answers only what it recorded: the prior's configurations this one lacks
+    // (recordings of large spaces are uniform samples) are left out before picking, where a
+    // GPU would measure them. The picks are then the fastest of a random share of the prior.
+    std::vector<WarmStartSeed> prior_seeds;
+    if (!prior_sources.empty()) {
+      std::vector<PriorSource> answerable = prior_sources;
+      std::size_t kept = 0, all = 0;
+      for (auto& src : answerable) {
+        all += src.rows.size();
+        std::erase_if(src.rows, [&](const PriorSource::Row& row) { return r.find(row.config) == nullptr; });
+        kept += src.rows.size();
+      }
+      prior_seeds = prior_picks_for(answerable, "prior", prior_count);
+      std::printf("prior: %zu picks from %s (%zu of its %zu measured configurations are in this recording)\n",
+                  prior_seeds.size(), prior_sources.front().describe.c_str(), kept, all);
+    }
     std::printf("## %s: %s\n", r.name().c_str(), r.describe().c_str());
     std::printf("%llu valid configurations (constraints: %s)",
                 static_cast<unsigned long long>(valid), r.space_origin().c_str());
@@ -300,6 +355,8 @@ int main(int argc, char** argv) {
           }
           if (name == "evolve" && !evolve_text.empty())
             *proposer = std::make_unique<EvolveProposer>(evolve_options);
+          if (!prior_seeds.empty())
+            *proposer = std::make_unique<WarmStartProposer>(prior_seeds, std::move(*proposer));
           const auto seed = static_cast<std::uint64_t>(first_seed + i);
           if (through_loop) {
             bench::LoopRunOptions lo;
