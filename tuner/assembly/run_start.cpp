@@ -204,67 +204,46 @@ Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& loc
   return *r;
 }
 
-namespace {
-// The --prior picks of each template into `ps`, brought up to date with the template (a
-// parameter it gained since takes its default), saying in the log what they are.
-void add_prior_seeds(const std::vector<PriorSource>& prior, const std::vector<const KernelTemplate*>& templates,
-                     ProposerSettings* ps) {
-  if (prior.empty()) return;
-  std::size_t total = 0;
-  for (const KernelTemplate* t : templates) {
-    std::vector<WarmStartSeed> picks = prior_picks_for(prior, t->name(), kPriorPicks);
-    for (auto& p : picks) {
-      ConfigUpdate u = t->update_config(p.config);
-      p.config = std::move(u.config);
-      p.updates = u.notes();
-    }
-    if (picks.empty()) continue;
-    spdlog::info("prior: {} configuration(s) for {}, the first {}", picks.size(), t->name(), picks.front().origin);
-    total += picks.size();
-    ps->warm_start[t->name()] = std::move(picks);
-  }
-  if (total == 0) {
-    std::set<std::string> recorded;
-    for (const auto& s : prior) recorded.insert(s.template_name);
-    std::string names;
-    for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
-    spdlog::warn("--prior: no source measured any template of this run (the sources are of {}); the search starts "
-                 "without it",
-                 names);
-  }
-}
-}  // namespace
-
 void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<PriorSource>& prior,
                           const std::vector<const KernelTemplate*>& templates,
                           const DeviceFacts& device, ProposerSettings* ps) {
-  add_prior_seeds(prior, templates, ps);
-  if (warm_start.empty()) return;
-  std::size_t total = 0;
+  if (warm_start.empty() && prior.empty()) return;
+  std::size_t winners = 0, picks = 0;
   std::string tuned;
   for (const KernelTemplate* t : templates) {
     auto seeds = warm_start_seeds(warm_start, t->name(), device.name, t);
-    spdlog::info("warm start: {} seed(s) for {}", seeds.size(), t->name());
+    const std::size_t from_files = seeds.size();
+    const std::size_t from_prior = append_prior_picks(seeds, prior, *t);
+    if (!warm_start.empty()) spdlog::info("warm start: {} seed(s) for {}", from_files, t->name());
+    if (from_prior > 0)
+      spdlog::info("prior: {} configuration(s) for {}, the first {}", from_prior, t->name(), seeds[from_files].origin);
     for (const auto& s : seeds)
       for (const auto& u : s.updates) spdlog::info("warm start: {} {}: {}", t->name(), s.origin, u);
-    total += seeds.size();
+    winners += from_files;
+    picks += from_prior;
     tuned += (tuned.empty() ? "" : ", ") + t->name();
-    // The winners first, then the prior's picks (add_prior_seeds put them there).
-    std::vector<WarmStartSeed>& list = ps->warm_start[t->name()];
-    seeds.insert(seeds.end(), list.begin(), list.end());
-    list = std::move(seeds);
+    if (!seeds.empty()) ps->warm_start[t->name()] = std::move(seeds);
   }
   // Not an error (another recording's template, a renamed template), but the user
   // expected a head start and gets none: say why.
-  if (total == 0) {
+  auto names_of = [](const std::set<std::string>& recorded) {
+    std::string names;
+    for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
+    return names;
+  };
+  if (!warm_start.empty() && winners == 0) {
     std::set<std::string> recorded;
     for (const auto& w : warm_start)
       for (const auto& e : w.entries) recorded.insert(e.template_name);
-    std::string names;
-    for (const auto& n : recorded) names += (names.empty() ? "" : ", ") + n;
-    spdlog::warn(
-        "--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
-        names.empty() ? "no entries" : "entries for " + names);
+    spdlog::warn("--warm-start: no entry for {} (the files have {}); the search starts from scratch", tuned,
+                 recorded.empty() ? "no entries" : "entries for " + names_of(recorded));
+  }
+  if (!prior.empty() && picks == 0) {
+    std::set<std::string> recorded;
+    for (const auto& p : prior) recorded.insert(p.template_name);
+    spdlog::warn("--prior: no source measured any template of this run ({}; the sources are of {}); the search "
+                 "starts without it",
+                 tuned, names_of(recorded));
   }
 }
 

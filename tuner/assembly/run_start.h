@@ -56,13 +56,6 @@ Status choose_templates(const RunSettings& s, bool replay, OpenedEvaluator& open
 // "the run over N MPI ranks cannot start: ...".
 Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& local, int compile_threads);
 
-// How many of a prior's configurations a template's search starts with: a quarter of evolve's
-// initial design of 16, the rest of it space-filling. On the search benchmark's transfer pairs
-// (docs/search.md, "Transfer") 4 was the best of 2, 4 and 8; with 8 the picks' region held the
-// search (TITAN RTX <- RTX 3090: 116 evaluations to 1% against 64 cold), with 2 they were often
-// all invalid for the new problem.
-inline constexpr int kPriorPicks = 4;
-
 // Each template's warm-start seeds into `ps` (the --warm-start winners, then the --prior picks,
 // each config once), saying in the log what the files gave.
 void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<PriorSource>& prior,

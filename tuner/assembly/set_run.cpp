@@ -72,11 +72,7 @@ Result<ProblemTargets> SetRun::make_targets(const ProblemSetEntry& e,
   for (const KernelTemplate* tmpl : templates_[e.name]) {
     auto seeds = warm_start_seeds(files, tmpl->name(), device().name, tmpl);
     const std::size_t winners = seeds.size();
-    for (auto& pick : prior_picks_for(histories, tmpl->name(), kPriorPicks)) {
-      pick.config = tmpl->update_config(pick.config).config;
-      if (std::none_of(seeds.begin(), seeds.end(), [&](const WarmStartSeed& s) { return s.config == pick.config; }))
-        seeds.push_back(std::move(pick));
-    }
+    append_prior_picks(seeds, histories, *tmpl);
     for (auto& seed : seeds) seed.quiet_if_invalid = true;
     if (!seeds.empty())
       spdlog::info("{}: {} warm-start seed(s) for {} from the set ({} winners, {} from their histories)", e.name,

@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
   bool through_loop = false, detail = false;
   std::string calibration_text;
   std::string prior_path;
-  int prior_count = 4;  // as autotune-loop (tuner/assembly/run_start.h, kPriorPicks)
+  int prior_count = kPriorPicks;  // as autotune-loop
   app.add_option("--prior", prior_path,
                  "transfer mode: start each run with picks from this recording of the same space measured on "
                  "another device or problem (a Kernel Tuner cache or a history.csv; tuner/search/prior.h)");

@@ -172,4 +172,21 @@ std::vector<WarmStartSeed> prior_picks_for(const std::vector<PriorSource>& sourc
   return out;
 }
 
+std::size_t append_prior_picks(std::vector<WarmStartSeed>& seeds,
+                               const std::vector<PriorSource>& sources, const KernelTemplate& tmpl,
+                               int count) {
+  std::size_t added = 0;
+  for (WarmStartSeed& pick : prior_picks_for(sources, tmpl.name(), count)) {
+    ConfigUpdate u = tmpl.update_config(pick.config);
+    pick.config = std::move(u.config);
+    pick.updates = u.notes();
+    if (std::any_of(seeds.begin(), seeds.end(),
+                    [&](const WarmStartSeed& s) { return s.config == pick.config; }))
+      continue;
+    seeds.push_back(std::move(pick));
+    ++added;
+  }
+  return added;
+}
+
 }  // namespace tilesmith

@@ -55,4 +55,17 @@ std::vector<WarmStartSeed> prior_picks(const PriorSource& source, int count, int
 std::vector<WarmStartSeed> prior_picks_for(const std::vector<PriorSource>& sources,
                                            const std::string& template_name, int count);
 
+// How many of a prior's configurations a template's search starts with: a quarter of evolve's
+// initial design of 16, the rest of it space-filling. On the search benchmark's transfer pairs
+// (docs/search.md, "Transfer") 4 was the best of 2, 4 and 8.
+inline constexpr int kPriorPicks = 4;
+
+// Appends to `seeds` (a template's warm-start winners, say) the picks of `tmpl` from `sources`,
+// each brought up to date with the template (a parameter it gained since takes its default; the
+// seed's updates say so) and left out where a seed already holds its config. Returns how many
+// were appended.
+std::size_t append_prior_picks(std::vector<WarmStartSeed>& seeds,
+                               const std::vector<PriorSource>& sources, const KernelTemplate& tmpl,
+                               int count = kPriorPicks);
+
 }  // namespace tilesmith

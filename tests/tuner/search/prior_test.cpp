@@ -9,20 +9,16 @@
 
 #include "runtime/replay/kernel_tuner_cache.h"
 #include "tests/cli/process.h"
+#include "tests/tuner/search/seed_test_helpers.h"
 #include "tuner/records/history.h"
 
 namespace tilesmith {
 namespace {
 namespace fs = std::filesystem;
+using tilesmith::testing::cfg;
+using tilesmith::testing::configs_of;
+using tilesmith::testing::contains;
 using tilesmith::testing::fresh_dir;
-
-bool contains(const std::string& text, const std::string& what) {
-  return text.find(what) != std::string::npos;
-}
-
-Config cfg(std::int64_t bm, std::int64_t bn, std::int64_t tm) {
-  return {{"BM", bm}, {"BN", bn}, {"TM", tm}};
-}
 
 HistoryRow row(const std::string& tmpl, std::int64_t m, const Config& c, std::optional<double> ms,
                Outcome outcome = Outcome::kOk) {
@@ -46,12 +42,6 @@ PriorSource source(std::vector<std::pair<Config, double>> rows) {
   s.describe = "t, 128x4096x4096 bf16 NT on GPU, from somewhere";
   for (auto& [c, ms] : rows) s.rows.push_back({c, ms});
   return s;
-}
-
-std::vector<Config> configs_of(const std::vector<WarmStartSeed>& seeds) {
-  std::vector<Config> out;
-  for (const auto& s : seeds) out.push_back(s.config);
-  return out;
 }
 
 TEST(Prior, AHistoryGivesOneSourcePerTemplateAndProblemFastestFirstSuccessesOnly) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/process.h"
+#include "tests/tuner/search/seed_test_helpers.h"
 #include "tuner/search/offline_proposers.h"
 #include "tuner/search/warm_start_proposer.h"
 
@@ -16,9 +17,10 @@ namespace tilesmith {
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
+using tilesmith::testing::cfg;
+using tilesmith::testing::configs_of;
+using tilesmith::testing::contains;
 using tilesmith::testing::fresh_dir;
-
-bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 BestEntry entry(const std::string& device, const std::string& tmpl, std::int64_t size, Config config) {
   BestEntry e;
@@ -29,14 +31,6 @@ BestEntry entry(const std::string& device, const std::string& tmpl, std::int64_t
   e.problem.m = e.problem.n = e.problem.k = size;
   e.config = std::move(config);
   return e;
-}
-
-Config cfg(std::int64_t bm, std::int64_t bn, std::int64_t tm) { return {{"BM", bm}, {"BN", bn}, {"TM", tm}}; }
-
-std::vector<Config> configs_of(const std::vector<WarmStartSeed>& seeds) {
-  std::vector<Config> out;
-  for (const auto& s : seeds) out.push_back(s.config);
-  return out;
 }
 
 // ---------------------------------------------------------------- reading the seeds
