@@ -103,7 +103,9 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "start each template's search with a few of the fastest configurations (spread over their good "
                  "regions) that an earlier search of the same template measured on another GPU or problem: PATH is "
                  "a results folder, a history.csv or a Kernel Tuner cache file (repeatable; docs/search.md, "
-                 "\"Transfer\"). Where --warm-start re-measures winners, a prior says where the good region is")
+                 "\"Transfer\"); evolve also models all of its measurements and, while they agree with the "
+                 "run's own, hands over from its space-filling start sooner. Where --warm-start re-measures "
+                 "winners, a prior says where the good region is")
       ->type_name("PATH")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

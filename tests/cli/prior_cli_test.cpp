@@ -29,6 +29,8 @@ TEST(CliPrior, ARunStartsFromAPriorsFastestConfigurationsAndBadSourcesAreUsageEr
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.err + r.out, "prior: 4 configuration(s) for gemm_wgmma, the first prior: fastest of"))
       << r.err;
+  // All of the source's measurements go to the search's model (evolve's agreement test).
+  EXPECT_TRUE(contains(r.err + r.out, "measurement(s) of gemm_wgmma for the search's model of its space")) << r.err;
   // Of the four picks, those valid at M = 128 (two: the others break its rules for this shape)
   // come first, then the search.
   auto rows = read_csv_rows(dir / "r" / "history.csv");

@@ -73,13 +73,17 @@ std::string ProposerFactory::describe() const {
 
 Result<std::unique_ptr<Proposer>> ProposerFactory::make(const KernelTemplate& tmpl, const DeviceFacts& device,
                                                         const GemmProblem& problem,
-                                                        const std::vector<WarmStartSeed>& first_seeds) const {
+                                                        const std::vector<WarmStartSeed>& first_seeds,
+                                                        const std::vector<PriorMeasurement>& first_prior) const {
   TS_ASSIGN_OR_RETURN(auto proposer, make_search(tmpl, device, problem));
   std::vector<WarmStartSeed> seeds = first_seeds;
   if (auto given = settings_.warm_start.find(tmpl.name()); given != settings_.warm_start.end())
     seeds.insert(seeds.end(), given->second.begin(), given->second.end());
-  if (seeds.empty()) return proposer;
   WarmStartOptions wo;
+  wo.prior = first_prior;
+  if (auto given = settings_.prior.find(tmpl.name()); given != settings_.prior.end())
+    wo.prior.insert(wo.prior.end(), given->second.begin(), given->second.end());
+  if (seeds.empty() && wo.prior.empty()) return proposer;
   wo.label = tmpl.name();
   wo.on_event = settings_.on_event;
   return std::unique_ptr<Proposer>(new WarmStartProposer(std::move(seeds), std::move(proposer), std::move(wo)));

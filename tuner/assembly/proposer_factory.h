@@ -53,6 +53,8 @@ struct ProposerSettings {
   // Earlier winners to evaluate first, by template name (tuner/search/warm_start.h); a template
   // without seeds starts as it would without a warm start.
   std::map<std::string, std::vector<WarmStartSeed>> warm_start;
+  // `--prior`'s measurements, by template name (tuner/search/prior.h), for the search's model.
+  std::map<std::string, std::vector<PriorMeasurement>> prior;
   // What the run minimises: the LLM's prompt names it (the offline proposers only see the
   // scores the loop gives them).
   Objective objective = Objective::kTime;
@@ -74,10 +76,11 @@ class ProposerFactory {
   std::string describe() const;
   // A new proposer for one template; behind the warm start when it has seeds.
   // `first_seeds` (a problem set's winners of related problems) go before the settings'
-  // seeds.
+  // seeds; `first_prior` (their histories' measurements) before the settings' prior.
   Result<std::unique_ptr<Proposer>> make(const KernelTemplate& tmpl, const DeviceFacts& device,
                                          const GemmProblem& problem,
-                                         const std::vector<WarmStartSeed>& first_seeds = {}) const;
+                                         const std::vector<WarmStartSeed>& first_seeds = {},
+                                         const std::vector<PriorMeasurement>& first_prior = {}) const;
 
  private:
   // The offline proposer, or the LLM behind the fallback: what the warm start hands over to.

@@ -223,6 +223,10 @@ void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const st
     picks += from_prior;
     tuned += (tuned.empty() ? "" : ", ") + t->name();
     if (!seeds.empty()) ps->warm_start[t->name()] = std::move(seeds);
+    if (auto rows = prior_measurements_for(prior, t->name(), t); !rows.empty()) {
+      spdlog::info("prior: {} measurement(s) of {} for the search's model of its space", rows.size(), t->name());
+      ps->prior[t->name()] = std::move(rows);
+    }
   }
   // Not an error (another recording's template, a renamed template), but the user
   // expected a head start and gets none: say why.

@@ -77,7 +77,8 @@ Result<ProblemTargets> SetRun::make_targets(const ProblemSetEntry& e,
     if (!seeds.empty())
       spdlog::info("{}: {} warm-start seed(s) for {} from the set ({} winners, {} from their histories)", e.name,
                    seeds.size(), tmpl->name(), winners, seeds.size() - winners);
-    TS_ASSIGN_OR_RETURN(auto p, factory_->make(*tmpl, device(), e.problem, seeds));
+    TS_ASSIGN_OR_RETURN(auto p, factory_->make(*tmpl, device(), e.problem, seeds,
+                                               prior_measurements_for(histories, tmpl->name(), tmpl)));
     t.proposers.push_back(std::move(p));
     t.targets.push_back({tmpl, t.proposers.back().get()});
   }

@@ -77,6 +77,9 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
   using Setter = void (*)(EvolveOptions&, double);
   static const std::map<std::string, Setter> kSetters = {
       {"initial_design", [](EvolveOptions& o, double v) { o.initial_design = static_cast<int>(v); }},
+      {"initial_design_prior", [](EvolveOptions& o, double v) { o.initial_design_prior = static_cast<int>(v); }},
+      {"prior_feature", [](EvolveOptions& o, double v) { o.prior_feature = v != 0; }},
+      {"prior_agree_rho", [](EvolveOptions& o, double v) { o.prior_agree_rho = v; }},
       {"trees", [](EvolveOptions& o, double v) { o.forest.trees = static_cast<int>(v); }},
       {"min_leaf", [](EvolveOptions& o, double v) { o.forest.min_leaf = static_cast<int>(v); }},
       {"feature_fraction", [](EvolveOptions& o, double v) { o.forest.feature_fraction = v; }},
@@ -289,6 +292,11 @@ int main(int argc, char** argv) {
     }
     prior_sources = std::move(sources).value();
   }
+  // Every measurement of the prior, for the proposer's model of the space (evolve's prior
+  // feature; `--evolve prior_feature=0` leaves it out): the source's knowledge, not only what
+  // the target recorded.
+  const std::vector<PriorMeasurement> prior_rows = prior_measurements_for(prior_sources, "prior");
+  if (!prior_rows.empty()) options.prior = &prior_rows;
   int exit_code = 0;
   for (const auto& file : cache_files(paths)) {
     auto rec = replay::Recording::load(file, rec_options);

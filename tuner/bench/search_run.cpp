@@ -36,6 +36,7 @@ SearchRunResult run_search(const replay::Recording& recording, Proposer& propose
     s = (s ^ (s >> 30)) * 0xbf58476d1ce4e5b9ULL;
     req.seed = s ^ (s >> 27);
     req.generation = generation;
+    req.prior = options.prior;
     auto t0 = std::chrono::steady_clock::now();
     ProposalBatch batch = proposer.propose(req);
     result.propose_seconds +=

@@ -20,6 +20,8 @@ struct SearchRunOptions {
   int batch = 8;
   int cap = 2000;                              // evaluations per run
   std::vector<double> targets = {0.05, 0.01};  // within 5% and 1% of the optimum
+  // Handed to the proposer on every request (ProposalRequest::prior); nullptr: none.
+  const std::vector<PriorMeasurement>* prior = nullptr;
 };
 
 struct SearchRunResult {

@@ -141,11 +141,10 @@ const std::vector<PointValues>& EvolveProposer::pending_points(const ProposalReq
 }
 
 ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, const SpaceView& view,
-                                             std::mt19937_64& rng) {
+                                             std::mt19937_64& rng, size_t want) {
   const HistoryIndex& history = history_;
   ProposalBatch batch;
   batch.proposer = name();
-  const size_t want = static_cast<size_t>(request.count);
   // The template's seeds first, each valid one in its order.
   std::vector<PointValues> seed_points;
   if (request.seeds)
@@ -193,6 +192,52 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
   return batch;
 }
 
+namespace {
+std::vector<double> ranks_of(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < v.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < order.size();) {  // ties share their mean rank
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * double(i + j);
+    i = j + 1;
+  }
+  return r;
+}
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const std::vector<double> ra = ranks_of(a), rb = ranks_of(b);
+  const double n = double(a.size()), mean = (n - 1) / 2;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (ra[i] - mean) * (rb[i] - mean);
+    saa += (ra[i] - mean) * (ra[i] - mean);
+    sbb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+}  // namespace
+
+int EvolveProposer::design_length(const SpaceView& view, const HistoryIndex& history) const {
+  // A prior that agrees with the measurements so far (the rank correlation between its
+  // model's prediction and the measured times at least prior_agree_rho) has shown where to
+  // look: the model takes over sooner. One that does not (an unrelated space, another
+  // problem whose order is not this one's) leaves the space-filling start as long as cold.
+  // Until six measurements succeeded the agreement is not judged, and the design runs to
+  // the shorter length, where it is judged.
+  if (!view.has_prior()) return options_.initial_design;
+  std::vector<double> predicted, measured;
+  for (const auto& o : history.observations())
+    if (o.ok) {
+      predicted.push_back(*view.prior_prediction(o.point));
+      measured.push_back(o.score);
+    }
+  if (predicted.size() < 6 || spearman(predicted, measured) >= options_.prior_agree_rho)
+    return options_.initial_design_prior;
+  return options_.initial_design;
+}
+
 ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   ProposalBatch batch;
   batch.proposer = name();
@@ -203,7 +248,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const size_t want = static_cast<size_t>(request.count);
   profile_ = {};
   auto clock = Clock::now();
-  auto view_ptr = views_.get(*request.space, request.context);
+  auto view_ptr = views_.get(*request.space, request.context, request.prior, options_.prior_feature);
   const SpaceView& view = *view_ptr;
   profile_.view_ms = lap_ms(&clock);
   history_.update(view_ptr, request.history);
@@ -213,8 +258,15 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   profile_.absorbed_rows = history.absorbed_last();
   std::mt19937_64 rng(parts::mix_seed(request.seed, history.size()));
 
-  if (history.size() < static_cast<size_t>(options_.initial_design) || history.ok_count() < 2)
-    return initial_design(request, view, rng);
+  const size_t design = static_cast<size_t>(design_length(view, history));
+  if (history.size() < design || history.ok_count() < 2) {
+    // A prior that agrees hands over to the model where its design ends, without a batch of
+    // space-filling samples more; otherwise batches are whole, as cold.
+    size_t count = want;
+    if (view.has_prior() && design == static_cast<size_t>(options_.initial_design_prior) && history.size() < design)
+      count = std::min(want, design - history.size());
+    return initial_design(request, view, rng, count);
+  }
 
   // The parts, in the order they draw from rng: the surrogate (the forest's seed), the
   // candidates (a pool's draws), the picks (Thompson's draws).

@@ -4,7 +4,8 @@
 //  1. Initial design. Until the history holds `initial_design` observations (at least
 //     two of them successful), a space-filling batch: from a large random sample of
 //     untried valid points, greedily the one farthest (in normalised parameter ranks)
-//     from everything tried or chosen so far.
+//     from everything tried or chosen so far. With a prior (ProposalRequest::prior) that
+//     agrees with the measurements, `initial_design_prior` observations instead.
 //  2. Surrogate. A random forest fitted on the history: log(time) of every ok trial,
 //     clipped at the `clip_quantile` of the successes (the model's job is to tell good
 //     configurations apart); every failed trial (invalid, compile_error, wrong_result,
@@ -104,6 +105,16 @@ inline constexpr proposers::detail::PickOptions kPickDefaults{};
 
 struct EvolveOptions {
   int initial_design = 16;
+  // With a prior (ProposalRequest::prior): the initial design ends at initial_design_prior
+  // observations instead while the prior agrees with them (the rank correlation of its
+  // model's prediction with the measured times is at least prior_agree_rho). On the search
+  // benchmark's transfer pairs 10 was the best of 8, 10 and 12 (docs/search.md, "Transfer").
+  // prior_feature adds the prior's prediction to the models' features (SpaceView::
+  // prior_feature): off, it held the search in the prior's basin (TITAN RTX <- RTX 3090: 60
+  // evaluations to 5% against 29 without it).
+  int initial_design_prior = 10;
+  double prior_agree_rho = 0.5;
+  bool prior_feature = false;
   Surrogate surrogate = Surrogate::kForest;
   proposers::detail::ForestOptions forest;
   proposers::detail::GaussianProcessOptions gaussian_process;
@@ -226,8 +237,11 @@ class EvolveProposer final : public Proposer {
   const EvolveProfile& last_profile() const { return profile_; }
 
  private:
+  // Observations the initial design runs to (initial_design, or initial_design_prior with
+  // a prior that agrees with them).
+  int design_length(const proposers::detail::SpaceView& view, const proposers::detail::HistoryIndex& history) const;
   ProposalBatch initial_design(const ProposalRequest& request,
-                               const proposers::detail::SpaceView& view, std::mt19937_64& rng);
+                               const proposers::detail::SpaceView& view, std::mt19937_64& rng, size_t want);
   // request.pending as points of the space (those that map onto it), kept in pending_.
   const std::vector<PointValues>& pending_points(const ProposalRequest& request);
   // The convergence estimate (request.convergence_margin) from the candidates' scores.

@@ -172,6 +172,20 @@ std::vector<WarmStartSeed> prior_picks_for(const std::vector<PriorSource>& sourc
   return out;
 }
 
+std::vector<PriorMeasurement> prior_measurements_for(const std::vector<PriorSource>& sources,
+                                                     const std::string& template_name,
+                                                     const KernelTemplate* tmpl) {
+  std::vector<PriorMeasurement> out;
+  for (const auto& s : sources) {
+    if (s.template_name != template_name || s.rows.empty()) continue;
+    const double fastest = s.rows.front().time_ms;  // rows are fastest first
+    if (!(fastest > 0)) continue;
+    for (const auto& row : s.rows)
+      out.push_back({tmpl ? tmpl->update_config(row.config).config : row.config, row.time_ms / fastest});
+  }
+  return out;
+}
+
 std::size_t append_prior_picks(std::vector<WarmStartSeed>& seeds,
                                const std::vector<PriorSource>& sources, const KernelTemplate& tmpl,
                                int count) {

@@ -6,12 +6,17 @@
 // are often 1.3-1.6x off on another, but the region of the space that suits the template
 // usually carries over, and a few picks from it cost a few evaluations where it does not.
 //
+// Besides the picks, all of a source's measurements go to the search with every request
+// (ProposalRequest::prior, prior_measurements_for): evolve models their order and shortens its
+// space-filling start while that model agrees with the run's own measurements
+// (tuner/search/evolve_proposer.h).
+//
 // What was measured (the search benchmark's transfer mode, seeds 1-20, docs/search.md
 // "Transfer"): an earlier version that also used the prior as the surrogate's mean held the
 // search near the source's best region and made it slower than cold where that region did
-// not carry over; a prior here is picks only, the search otherwise cold. How many picks
-// matters: with 8, TITAN RTX <- RTX 3090 needed 116 evaluations to 1% against 64 cold (the
-// picks' basin held the local search); with 4 it needed 29.
+// not carry over, and so did the prior's prediction as a feature of the run's models. How many
+// picks matters: with 8, TITAN RTX <- RTX 3090 needed 116 evaluations to 1% against 64 cold
+// (the picks' basin held the local search); with 4 it needed 29 (20 with the shorter start).
 //
 // Pure apart from reading the files.
 
@@ -21,6 +26,7 @@
 
 #include "base/status.h"
 #include "registry/config.h"
+#include "tuner/search/proposer.h"
 #include "tuner/search/warm_start.h"
 
 namespace tilesmith {
@@ -29,11 +35,8 @@ namespace tilesmith {
 struct PriorSource {
   std::string template_name;  // the template's name (a Kernel Tuner file: its kernel name)
   std::string describe;       // "gemm_tma_half, 128x4096x4096 bf16 NT on NVIDIA H200, from PATH"
-  struct Row {
-    Config config;
-    double time_ms = 0;  // the fastest measurement of the config
-  };
-  std::vector<Row> rows;  // successful measurements only, fastest first
+  using Row = PriorMeasurement;  // time_ms: the fastest measurement of the config
+  std::vector<Row> rows;          // successful measurements only, fastest first
 };
 
 // Reads `path`: a results folder (its history.csv), a history.csv, or a Kernel Tuner cache file
@@ -54,6 +57,14 @@ std::vector<WarmStartSeed> prior_picks(const PriorSource& source, int count, int
 // then each one's next), each config once, at most `count` in all.
 std::vector<WarmStartSeed> prior_picks_for(const std::vector<PriorSource>& sources,
                                            const std::string& template_name, int count);
+
+// Every measurement of `template_name` in `sources`, for the search's model of the space
+// (ProposalRequest::prior): each source's times divided by its fastest, so that sources of
+// different devices or problems rank together by how far each configuration was from its own
+// best; with `tmpl`, each config brought up to date with the template (as the picks are).
+std::vector<PriorMeasurement> prior_measurements_for(const std::vector<PriorSource>& sources,
+                                                     const std::string& template_name,
+                                                     const KernelTemplate* tmpl = nullptr);
 
 // How many of a prior's configurations a template's search starts with: a quarter of evolve's
 // initial design of 16, the rest of it space-filling. On the search benchmark's transfer pairs

@@ -41,6 +41,15 @@ struct RelatedResult {
   std::optional<double> vendor_ratio;  // vendor ms / ours: above 1 is faster than the vendor library
 };
 
+// One configuration measured by an earlier search of the same template on another device or
+// problem (`--prior`, tuner/search/prior.h): what the new search may learn the shape of the
+// space from. Only the order of the times matters to a proposer (another GPU's times differ by
+// a scale), lower being better.
+struct PriorMeasurement {
+  Config config;
+  double time_ms = 0;
+};
+
 struct ProposalRequest {
   const ParamSpace* space = nullptr;
   SpaceContext context;             // problem/device constants and limits
@@ -61,6 +70,9 @@ struct ProposalRequest {
   // Configs being measured (overlapped generations): not in `history` yet, and proposing
   // one again is a wasted slot (the loop drops it). nullptr or empty: none.
   const std::vector<Config>* pending = nullptr;
+  // An earlier search's measurements of this template elsewhere (`--prior`), the same
+  // pointer on every call of a run; nullptr or empty: none. evolve models the space with it.
+  const std::vector<PriorMeasurement>* prior = nullptr;
 };
 
 struct Proposal {

@@ -12,7 +12,9 @@ WarmStartProposer::WarmStartProposer(std::vector<WarmStartSeed> seeds, std::uniq
 
 std::string WarmStartProposer::name() const { return std::string(kWarmStartProposerName) + "+" + inner_->name(); }
 
-ProposalBatch WarmStartProposer::propose(const ProposalRequest& request) {
+ProposalBatch WarmStartProposer::propose(const ProposalRequest& given) {
+  ProposalRequest request = given;
+  if (!request.prior && !options_.prior.empty()) request.prior = &options_.prior;
   // Without a space nothing can be validated: the wrapped proposer reports the request.
   if (seeds_.empty() || !request.space || request.count < 1) return inner_->propose(request);
 

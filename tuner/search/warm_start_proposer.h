@@ -30,6 +30,10 @@ struct WarmStartOptions {
   // Called with a one-line description of the seeds skipped as invalid (for the loop's
   // log). May be empty.
   std::function<void(const std::string&)> on_event;
+  // An earlier search's measurements of the template elsewhere (`--prior`, a set's
+  // neighbours' histories): handed to the wrapped proposer with every request
+  // (ProposalRequest::prior) that does not carry one already.
+  std::vector<PriorMeasurement> prior;
 };
 
 class WarmStartProposer final : public Proposer {

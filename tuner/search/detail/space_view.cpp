@@ -37,7 +37,9 @@ std::string SpaceView::fingerprint(const ParamSpace& space, const SpaceContext& 
 }
 
 std::shared_ptr<const SpaceView> SpaceView::build(const ParamSpace& space, const SpaceContext& ctx,
-                                                  const ViewLimits& limits) {
+                                                  const ViewLimits& limits,
+                                                  const std::vector<PriorMeasurement>* prior,
+                                                  bool prior_feature) {
   auto v = std::make_shared<SpaceView>();
   v->space_ = space;
   v->ctx_ = ctx;
@@ -66,6 +68,7 @@ std::shared_ptr<const SpaceView> SpaceView::build(const ParamSpace& space, const
       for (size_t j = i + 1; j < positive.size(); ++j)
         v->pairs_.emplace_back(positive[i], positive[j]);
   }
+  if (prior && !prior->empty()) v->fit_prior(*prior, prior_feature);
   if (space.cartesian_size() <= limits.max_cartesian) {
     bool too_many = false;
     space.for_each_valid(ctx, [&](const PointValues& p) {
@@ -109,7 +112,71 @@ int SpaceView::rank(size_t d, std::int64_t value) const {
   return it == rank_[d].end() ? -1 : it->second;
 }
 
+void SpaceView::fit_prior(const std::vector<PriorMeasurement>& prior, bool feature) {
+  // The prior's measurements that map onto this space (values in its domains; whether the
+  // point is valid here does not matter: the measurement still says how the region ran),
+  // fastest first.
+  std::vector<std::pair<double, PointValues>> rows;
+  for (const PriorMeasurement& m : prior) {
+    auto point = space_.from_config(m.config);
+    if (!point.ok() || !(m.time_ms > 0)) continue;
+    bool in_domains = true;
+    for (size_t d = 0; d < domains_.size() && in_domains; ++d) in_domains = rank(d, (*point)[d]) >= 0;
+    if (in_domains) rows.emplace_back(m.time_ms, std::move(point).value());
+  }
+  if (rows.size() < kMinPriorRows) return;
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < rows.size(); ++i)
+    prior_ranks_.emplace(rows[i].second, static_cast<double>(i) / static_cast<double>(rows.size() - 1));
+  // Targets are ranks (0 fastest .. 1 slowest): another GPU's or problem's times differ by a
+  // scale and more, their order is what carries over. At most kMaxRows rows are fitted (all
+  // of the fastest kBest, the rest spread evenly), so a prior of a whole recorded space
+  // costs a fraction of a second once per run.
+  constexpr size_t kMaxRows = 2000, kBest = 500;
+  std::vector<size_t> keep;
+  if (rows.size() <= kMaxRows) {
+    for (size_t i = 0; i < rows.size(); ++i) keep.push_back(i);
+  } else {
+    for (size_t i = 0; i < kBest; ++i) keep.push_back(i);
+    const size_t rest = rows.size() - kBest, slots = kMaxRows - kBest;
+    for (size_t j = 0; j < slots; ++j) keep.push_back(kBest + j * rest / slots);
+  }
+  const int nf = base_feature_count();
+  if (nf == 0) return;
+  std::vector<float> x(keep.size() * static_cast<size_t>(nf));
+  std::vector<double> y(keep.size());
+  for (size_t k = 0; k < keep.size(); ++k) {
+    encode_base(rows[keep[k]].second, x.data() + k * static_cast<size_t>(nf));
+    y[k] = static_cast<double>(keep[k]) / static_cast<double>(rows.size() - 1);
+  }
+  ForestOptions options;
+  options.trees = 24;
+  options.min_leaf = 2;
+  auto model = std::make_shared<Forest>();
+  model->fit(x, nf, y, options, /*seed=*/0x9e3779b97f4a7c15ULL);  // fixed: the view is deterministic
+  prior_model_ = std::move(model);
+  prior_in_features_ = feature;
+}
+
+std::optional<double> SpaceView::prior_prediction(const PointValues& p) const {
+  if (!prior_model_) return std::nullopt;
+  std::vector<float> f(static_cast<size_t>(base_feature_count()));
+  encode_base(p, f.data());
+  double mean = 0, spread = 0;
+  prior_model_->predict(f.data(), &mean, &spread);
+  return mean;
+}
+
 void SpaceView::encode(const PointValues& p, float* out) const {
+  encode_base(p, out);
+  if (prior_in_features_) {
+    double mean = 0, spread = 0;
+    prior_model_->predict(out, &mean, &spread);
+    out[base_feature_count()] = static_cast<float>(mean);
+  }
+}
+
+void SpaceView::encode_base(const PointValues& p, float* out) const {
   for (size_t i = 0; i < active_.size(); ++i) {
     const size_t d = active_[i];
     out[i] = static_cast<float>(rank(d, p[d])) / static_cast<float>(sorted_[d].size() - 1);

@@ -17,6 +17,7 @@
 
 #include "registry/space.h"
 #include "tuner/search/proposer.h"
+#include "tuner/search/detail/forest.h"
 
 namespace tilesmith::proposers::detail {
 
@@ -36,8 +37,13 @@ struct ViewLimits {
 
 class SpaceView {
  public:
+  // With `prior` (an earlier search of the same template elsewhere, ProposalRequest::prior),
+  // the features end in one more: what that search's measurements predict for the point
+  // (prior_feature()).
   static std::shared_ptr<const SpaceView> build(const ParamSpace& space, const SpaceContext& ctx,
-                                                const ViewLimits& limits = {});
+                                                const ViewLimits& limits = {},
+                                                const std::vector<PriorMeasurement>* prior = nullptr,
+                                                bool prior_feature = true);
   // Identifies a space and context (for caching views between calls).
   static std::string fingerprint(const ParamSpace& space, const SpaceContext& ctx);
 
@@ -57,8 +63,27 @@ class SpaceView {
   // pair features, for each pair of such parameters whose values are all positive, the
   // sum and the difference of their log2 values (the log of their product and ratio:
   // tile sizes, thread counts and vector widths interact that way, and a tree cannot
-  // form a ratio from single-parameter splits).
-  int feature_count() const { return static_cast<int>(active_.size() + 2 * pairs_.size()); }
+  // form a ratio from single-parameter splits); then, with a prior, the prior feature.
+  int feature_count() const { return base_feature_count() + (prior_in_features_ ? 1 : 0); }
+  // The prior feature: where the point would rank (0 fastest .. 1 slowest) among the prior's
+  // measurements, by a forest fitted on them (on the features before it). A model of the
+  // target fitted on it can follow the prior where it agrees with the run's own
+  // measurements and split on other features where it does not, rather than being held to
+  // it (docs/search.md, "Transfer"). Absent when the prior maps fewer than kMinPriorRows
+  // measurements onto this space.
+  bool prior_feature() const { return prior_in_features_; }
+  // The prior's model at p (the prior feature's value, whether or not it is among the
+  // features): nullopt without one.
+  std::optional<double> prior_prediction(const PointValues& p) const;
+  // Where the prior measured p: its rank among the prior's measurements (0 fastest .. 1
+  // slowest); nullopt when the prior did not measure it (or the view has no prior).
+  bool has_prior() const { return !prior_ranks_.empty(); }
+  std::optional<double> prior_rank(const PointValues& p) const {
+    auto it = prior_ranks_.find(p);
+    if (it == prior_ranks_.end()) return std::nullopt;
+    return it->second;
+  }
+  static constexpr size_t kMinPriorRows = 8;
   void encode(const PointValues& p, float* out) const;
   // encode() of points()[index], cached at build time when the space is enumerated and
   // the cache stays under ViewLimits::max_cached_features floats; else nullptr.
@@ -93,6 +118,12 @@ class SpaceView {
   std::vector<size_t> active_;
   std::vector<std::pair<size_t, size_t>> pairs_;               // parameter indices
   std::vector<std::unordered_map<std::int64_t, float>> log2_;  // for parameters in pairs
+  std::shared_ptr<const Forest> prior_model_;                   // on the base features
+  bool prior_in_features_ = false;
+  std::unordered_map<PointValues, double, PointHash> prior_ranks_;
+  int base_feature_count() const { return static_cast<int>(active_.size() + 2 * pairs_.size()); }
+  void fit_prior(const std::vector<PriorMeasurement>& prior, bool feature);
+  void encode_base(const PointValues& p, float* out) const;  // the features before the prior's
   bool enumerated_ = false;
   std::vector<PointValues> points_;
   std::vector<float> features_;
