@@ -330,12 +330,12 @@ int main(int argc, char** argv) {
       std::printf("; %zu within %.0f%%", r.count_within(1 + t), t * 100);
     std::printf("\n\n");
     std::printf(
-        "| proposer | target | median | q1 | q3 | mean | cap hits | best/opt at stop (median) | ms "
+        "| proposer | target | median | q1 | q3 | worst | mean | cap hits | best/opt at stop (median) | ms "
         "per proposal |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t k = 0; k < options.targets.size(); ++k) {
       auto b = bench::uniform_sampling_baseline(valid, r.count_within(1 + options.targets[k]));
-      std::printf("| uniform random, exact | %.0f%% | %llu | %llu | %llu | %.1f | - | - | - |\n",
+      std::printf("| uniform random, exact | %.0f%% | %llu | %llu | %llu | - | %.1f | - | - | - |\n",
                   options.targets[k] * 100, static_cast<unsigned long long>(b.median),
                   static_cast<unsigned long long>(b.q1), static_cast<unsigned long long>(b.q3),
                   b.expectation);
@@ -423,10 +423,10 @@ int main(int argc, char** argv) {
               std::snprintf(buf, sizeof buf, "%.1f", mean);
               return std::string(buf);
             }();
-        std::printf("| %s | %.0f%% | %s | %s | %s | %s | %d/%zu | %.3f | %.1f |\n", name.c_str(),
+        std::printf("| %s | %.0f%% | %s | %s | %s | %s | %s | %d/%zu | %.3f | %.1f |\n", name.c_str(),
                     options.targets[k] * 100, stat(v, 0.5, options.cap).c_str(),
                     stat(v, 0.25, options.cap).c_str(), stat(v, 0.75, options.cap).c_str(),
-                    mean_text.c_str(), cap_hits[k], v.size(),
+                    stat(v, 1.0, options.cap).c_str(), mean_text.c_str(), cap_hits[k], v.size(),
                     analysis::percentile_sorted(best_ratio, 0.5),
                     calls ? seconds / calls * 1e3 : 0.0);
       }
