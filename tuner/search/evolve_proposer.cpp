@@ -226,7 +226,10 @@ int EvolveProposer::design_length(const SpaceView& view, const HistoryIndex& his
   // problem whose order is not this one's) leaves the space-filling start as long as cold.
   // Until six measurements succeeded the agreement is not judged, and the design runs to
   // the shorter length, where it is judged.
-  if (!view.has_prior()) return options_.initial_design;
+  // Past both lengths the answer no longer matters (and is not worth a prediction per row).
+  if (!view.has_prior() ||
+      history.size() >= static_cast<size_t>(std::max(options_.initial_design, options_.initial_design_prior)))
+    return options_.initial_design;
   std::vector<double> predicted, measured;
   for (const auto& o : history.observations())
     if (o.ok) {
