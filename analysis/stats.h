@@ -18,4 +18,8 @@ double percentile_sorted(const std::vector<double>& sorted, double q);
 // Summary of any non-empty sample (copied and sorted internally).
 SampleSummary summarize(std::vector<double> samples);
 
+// Spearman's rank correlation of two equally long samples (ties share their mean rank): 1 when
+// they are in the same order, -1 in the opposite, 0 when either is constant or shorter than 2.
+double rank_correlation(const std::vector<double>& a, const std::vector<double>& b);
+
 }  // namespace tilesmith::analysis

@@ -18,6 +18,15 @@ TEST(Stats, SummarizesSamples) {
   EXPECT_EQ(summarize({}).count, 0);
 }
 
+TEST(Stats, RankCorrelationFollowsOrderNotScale) {
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {10, 20, 300, 4000}), 1.0);
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 1, 1}, {1, 2, 3}), 0.0);  // constant: no order
+  EXPECT_DOUBLE_EQ(rank_correlation({1}, {2}), 0.0);
+  // Ties share their mean rank: ranks (0.5, 0.5, 2, 3) against (0, 1, 2, 3).
+  EXPECT_NEAR(rank_correlation({1, 1, 2, 3}, {1, 2, 3, 4}), 0.9486832980505138, 1e-12);
+}
+
 TEST(Roofline, PicksTheLowerBound) {
   Roofline r{100e12, 4e12};
   // 4096^3 fp32: intensity ~683 FLOP/B, compute-bound.

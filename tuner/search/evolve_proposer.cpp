@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "analysis/stats.h"
 #include "tuner/search/detail/acquisition.h"
 #include "tuner/search/detail/candidate_generator.h"
 #include "tuner/search/detail/convergence.h"
@@ -192,41 +193,14 @@ ProposalBatch EvolveProposer::initial_design(const ProposalRequest& request, con
   return batch;
 }
 
-namespace {
-std::vector<double> ranks_of(const std::vector<double>& v) {
-  std::vector<size_t> order(v.size());
-  for (size_t i = 0; i < v.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(v.size());
-  for (size_t i = 0; i < order.size();) {  // ties share their mean rank
-    size_t j = i;
-    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * double(i + j);
-    i = j + 1;
-  }
-  return r;
-}
-double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const std::vector<double> ra = ranks_of(a), rb = ranks_of(b);
-  const double n = double(a.size()), mean = (n - 1) / 2;
-  double sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    sab += (ra[i] - mean) * (rb[i] - mean);
-    saa += (ra[i] - mean) * (ra[i] - mean);
-    sbb += (rb[i] - mean) * (rb[i] - mean);
-  }
-  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
-}
-}  // namespace
-
 int EvolveProposer::design_length(const SpaceView& view, const HistoryIndex& history) const {
   // A prior that agrees with the measurements so far (the rank correlation between its
   // model's prediction and the measured times at least prior_agree_rho) has shown where to
   // look: the model takes over sooner. One that does not (an unrelated space, another
   // problem whose order is not this one's) leaves the space-filling start as long as cold.
   // Until six measurements succeeded the agreement is not judged, and the design runs to
-  // the shorter length, where it is judged.
-  // Past both lengths the answer no longer matters (and is not worth a prediction per row).
+  // the shorter length, where it is judged. Past both lengths the answer no longer matters
+  // (and is not worth a prediction per row).
   if (!view.has_prior() ||
       history.size() >= static_cast<size_t>(std::max(options_.initial_design, options_.initial_design_prior)))
     return options_.initial_design;
@@ -236,7 +210,7 @@ int EvolveProposer::design_length(const SpaceView& view, const HistoryIndex& his
       predicted.push_back(*view.prior_prediction(o.point));
       measured.push_back(o.score);
     }
-  if (predicted.size() < 6 || spearman(predicted, measured) >= options_.prior_agree_rho)
+  if (predicted.size() < 6 || analysis::rank_correlation(predicted, measured) >= options_.prior_agree_rho)
     return options_.initial_design_prior;
   return options_.initial_design;
 }

@@ -51,4 +51,35 @@ inline std::vector<Trial> trials_of(const ParamSpace& space, const std::vector<P
   return out;
 }
 
+// About a thousand valid points of 3 * 3 * 4 * 4 * 3 * 2 * 4 = 3456 (with tiled_ctx()): the
+// offline proposers' tests and the prior's.
+inline ParamSpace tiled_space() {
+  auto s = ParamSpace::from_json(nlohmann::json::parse(R"js({
+    "parameters": [
+      {"name": "BM", "values": [32, 64, 128]}, {"name": "BN", "values": [32, 64, 128]},
+      {"name": "TM", "values": [1, 2, 4, 8]}, {"name": "TN", "values": [1, 2, 4, 8]},
+      {"name": "BK", "values": [8, 16, 32]}, {"name": "DB", "values": [0, 1]},
+      {"name": "VEC", "values": [1, 2, 4, 8]}
+    ],
+    "derived": [{"name": "THREADS", "expr": "(BM // TM) * (BN // TN)"}],
+    "constraints": ["THREADS >= WARP_SIZE", "THREADS <= 512", "BK % VEC == 0", "TN % VEC == 0 or VEC == 1"]
+  })js"));
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return *s;
+}
+
+inline SpaceContext tiled_ctx() {
+  SpaceContext c;
+  c.constants = {{"WARP_SIZE", 32}};
+  return c;
+}
+
+// A smooth synthetic time over tiled_space() with one best corner, for "measured" histories.
+inline double tiled_ms(const Config& c) {
+  auto l = [&](const char* k) { return std::log2(double(c.at(k))); };
+  return 1.0 + std::pow(l("BM") - 6.5, 2) + std::pow(l("BN") - 7, 2) + 0.5 * std::pow(l("TM") - 2, 2) +
+         0.5 * std::pow(l("TN") - 2, 2) + 0.2 * std::abs(l("BK") - 4) + 0.3 * (1 - double(c.at("DB"))) +
+         0.1 * std::abs(l("VEC") - 1);
+}
+
 }  // namespace tilesmith::proposers::detail::fixtures

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/tuner/search/evolve_parts_fixtures.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/exhaustive_proposer.h"
 #include "tuner/search/offline_proposers.h"
@@ -19,43 +20,16 @@ namespace {
 
 using nlohmann::json;
 
-// About a thousand valid points of 3 * 3 * 4 * 4 * 3 * 2 * 4 = 3456.
-ParamSpace tiled_space() {
-  auto s = ParamSpace::from_json(json::parse(R"js({
-    "parameters": [
-      {"name": "BM", "values": [32, 64, 128]}, {"name": "BN", "values": [32, 64, 128]},
-      {"name": "TM", "values": [1, 2, 4, 8]}, {"name": "TN", "values": [1, 2, 4, 8]},
-      {"name": "BK", "values": [8, 16, 32]}, {"name": "DB", "values": [0, 1]},
-      {"name": "VEC", "values": [1, 2, 4, 8]}
-    ],
-    "derived": [{"name": "THREADS", "expr": "(BM // TM) * (BN // TN)"}],
-    "constraints": ["THREADS >= WARP_SIZE", "THREADS <= 512", "BK % VEC == 0", "TN % VEC == 0 or VEC == 1"]
-  })js"));
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return *s;
-}
-
-SpaceContext ctx() {
-  SpaceContext c;
-  c.constants = {{"WARP_SIZE", 32}};
-  return c;
-}
-
-// A smooth synthetic objective with one best corner, for "measured" histories.
-double fake_time(const Config& c) {
-  auto l = [&](const char* k) { return std::log2(double(c.at(k))); };
-  return 1.0 + std::pow(l("BM") - 6.5, 2) + std::pow(l("BN") - 7, 2) +
-         0.5 * std::pow(l("TM") - 2, 2) + 0.5 * std::pow(l("TN") - 2, 2) +
-         0.2 * std::abs(l("BK") - 4) + 0.3 * (1 - double(c.at("DB"))) +
-         0.1 * std::abs(l("VEC") - 1);
-}
+using proposers::detail::fixtures::tiled_ctx;
+using proposers::detail::fixtures::tiled_ms;  // the "measured" times
+using proposers::detail::fixtures::tiled_space;
 
 std::vector<Trial> measure(const std::vector<Proposal>& proposals, std::vector<Trial> history) {
   for (const auto& p : proposals) {
     Trial t;
     t.config = p.config;
     t.outcome = Outcome::kOk;
-    t.score = fake_time(p.config);
+    t.score = tiled_ms(p.config);
     history.push_back(t);
   }
   return history;
@@ -65,7 +39,7 @@ ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& histo
                         std::uint64_t seed) {
   ProposalRequest r;
   r.space = &space;
-  r.context = ctx();
+  r.context = tiled_ctx();
   r.history = &history;
   r.count = count;
   r.seed = seed;
@@ -93,8 +67,8 @@ TEST_P(EveryProposer, DistinctValidNeverInHistoryDeterministic) {
     for (size_t i = 0; i < batch.proposals.size(); ++i)
       EXPECT_EQ(again.proposals[i].config, batch.proposals[i].config);
     for (const auto& p : batch.proposals) {
-      EXPECT_TRUE(space.validate(p.config, ctx()).ok())
-          << space.validate(p.config, ctx()).message();
+      EXPECT_TRUE(space.validate(p.config, tiled_ctx()).ok())
+          << space.validate(p.config, tiled_ctx()).message();
       EXPECT_TRUE(seen.insert(p.config).second)
           << "repeated or in history: " << config_to_json_text(p.config);
       EXPECT_FALSE(p.rationale.empty());
@@ -106,7 +80,7 @@ TEST_P(EveryProposer, DistinctValidNeverInHistoryDeterministic) {
 TEST_P(EveryProposer, HistoryWithFailuresAndForeignConfigs) {
   ParamSpace space = tiled_space();
   std::vector<Trial> history;
-  auto all = space.enumerate_valid(ctx());
+  auto all = space.enumerate_valid(tiled_ctx());
   // Every fifth valid point failed in some way; plus configs from elsewhere (an LLM).
   const Outcome failures[] = {
       Outcome::kCompileError, Outcome::kWrongResult,   Outcome::kTimeout,    Outcome::kCrash,
@@ -121,7 +95,7 @@ TEST_P(EveryProposer, HistoryWithFailuresAndForeignConfigs) {
     Trial t;
     t.config = space.to_config(all[i]);
     t.outcome = Outcome::kOk;
-    t.score = fake_time(t.config);
+    t.score = tiled_ms(t.config);
     history.push_back(t);
   }
   Trial foreign;
@@ -138,7 +112,7 @@ TEST_P(EveryProposer, HistoryWithFailuresAndForeignConfigs) {
   for (const auto& prop : batch.proposals) {
     EXPECT_FALSE(tried.count(prop.config));
     EXPECT_TRUE(distinct.insert(prop.config).second);
-    EXPECT_TRUE(space.validate(prop.config, ctx()).ok());
+    EXPECT_TRUE(space.validate(prop.config, tiled_ctx()).ok());
   }
 }
 
@@ -268,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(Offline, EveryProposer,
 
 TEST(ExhaustiveProposer, CoversEveryValidPointExactlyOnceInOrder) {
   ParamSpace space = tiled_space();
-  auto all = space.enumerate_valid(ctx());
+  auto all = space.enumerate_valid(tiled_ctx());
   ASSERT_GT(all.size(), 100u);
   ExhaustiveProposer p;
   std::vector<Trial> history;
@@ -329,14 +303,14 @@ TEST(EvolveProposer, InitialDesignStartsWithTheValidUntriedSeeds) {
   const Config invalid{{"BM", 32}, {"BN", 32}, {"TM", 8}, {"TN", 8}, {"BK", 8}, {"DB", 1}, {"VEC", 1}};  // 16 threads
   const Config a{{"BM", 128}, {"BN", 128}, {"TM", 8}, {"TN", 8}, {"BK", 32}, {"DB", 1}, {"VEC", 4}};
   const Config b{{"BM", 128}, {"BN", 64}, {"TM", 4}, {"TN", 4}, {"BK", 16}, {"DB", 0}, {"VEC", 1}};
-  ASSERT_TRUE(space.validate(a, ctx()).ok());
-  ASSERT_TRUE(space.validate(b, ctx()).ok());
-  ASSERT_FALSE(space.validate(invalid, ctx()).ok());
+  ASSERT_TRUE(space.validate(a, tiled_ctx()).ok());
+  ASSERT_TRUE(space.validate(b, tiled_ctx()).ok());
+  ASSERT_FALSE(space.validate(invalid, tiled_ctx()).ok());
   const std::vector<Config> seeds = {invalid, a, tried, b};
   std::vector<Trial> history(1);
   history[0].config = tried;
   history[0].outcome = Outcome::kOk;
-  history[0].score = fake_time(tried);
+  history[0].score = tiled_ms(tried);
   ProposalRequest r = request(space, history, 5, 11);
   r.seeds = &seeds;
   auto batch = EvolveProposer().propose(r);
@@ -382,7 +356,7 @@ TEST(EvolveProposer, StaysAwayFromFailingRegions) {
         if (gen >= 4) ++db0;
       } else {
         t.outcome = Outcome::kOk;
-        t.score = fake_time(prop.config);
+        t.score = tiled_ms(prop.config);
       }
       if (gen >= 4) ++total;
       history.push_back(t);
@@ -439,16 +413,16 @@ TEST(EvolveProposer, PassesOverCopiesOfParametersWithNoEffect) {
 
 TEST(EvolveProposer, FindsTheOptimumOfASmoothObjective) {
   ParamSpace space = tiled_space();
-  auto all = space.enumerate_valid(ctx());
+  auto all = space.enumerate_valid(tiled_ctx());
   double best = 1e9;
-  for (const auto& pt : all) best = std::min(best, fake_time(space.to_config(pt)));
+  for (const auto& pt : all) best = std::min(best, tiled_ms(space.to_config(pt)));
   EvolveProposer p;
   std::vector<Trial> history;
   double found = 1e9;
   for (int gen = 0; gen < 10; ++gen) {
     auto batch = p.propose(request(space, history, 8, 900 + gen));
     ASSERT_TRUE(batch.status.ok());
-    for (const auto& prop : batch.proposals) found = std::min(found, fake_time(prop.config));
+    for (const auto& prop : batch.proposals) found = std::min(found, tiled_ms(prop.config));
     history = measure(batch.proposals, history);
   }
   // 80 of ~1000 points; random search would have about a 1 in 12 chance at the optimum.
@@ -460,9 +434,9 @@ TEST(EvolveProposer, EstimatesConvergenceOnceItsModelStands) {
   // design, a probability afterwards, low while the search still improves and high once
   // it holds the optimum and has stood on it for a while.
   ParamSpace space = tiled_space();
-  auto all = space.enumerate_valid(ctx());
+  auto all = space.enumerate_valid(tiled_ctx());
   double best = 1e9;
-  for (const auto& pt : all) best = std::min(best, fake_time(space.to_config(pt)));
+  for (const auto& pt : all) best = std::min(best, tiled_ms(space.to_config(pt)));
   EvolveProposer p;
   std::vector<Trial> history;
   std::vector<double> estimates;

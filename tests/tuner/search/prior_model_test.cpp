@@ -7,8 +7,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
+#include "tests/tuner/search/evolve_parts_fixtures.h"
 #include "tuner/search/detail/space_view.h"
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/prior.h"
@@ -19,35 +19,17 @@ namespace {
 
 using proposers::detail::SpaceView;
 
-// About a thousand valid points.
-ParamSpace tiled_space() {
-  auto s = ParamSpace::from_json(nlohmann::json::parse(R"js({
-    "parameters": [
-      {"name": "BM", "values": [32, 64, 128]}, {"name": "BN", "values": [32, 64, 128]},
-      {"name": "TM", "values": [1, 2, 4, 8]}, {"name": "TN", "values": [1, 2, 4, 8]},
-      {"name": "BK", "values": [8, 16, 32]}, {"name": "DB", "values": [0, 1]}
-    ],
-    "derived": [{"name": "THREADS", "expr": "(BM // TM) * (BN // TN)"}],
-    "constraints": ["THREADS >= 32", "THREADS <= 512"]
-  })js"));
-  EXPECT_TRUE(s.ok()) << s.status().to_string();
-  return *s;
-}
-
-// The target's times: one best corner.
-double target_ms(const Config& c) {
-  auto l = [&](const char* k) { return std::log2(double(c.at(k))); };
-  return 1.0 + std::pow(l("BM") - 7, 2) + std::pow(l("BN") - 7, 2) + 0.5 * std::pow(l("TM") - 2, 2) +
-         0.5 * std::pow(l("TN") - 2, 2) + 0.2 * std::abs(l("BK") - 4) + 0.3 * (1 - double(c.at("DB")));
-}
+using proposers::detail::fixtures::tiled_ctx;
+using proposers::detail::fixtures::tiled_ms;  // the target's times
+using proposers::detail::fixtures::tiled_space;
 
 // A prior measured everywhere: `agree` the target's order on another, 3x slower device; else
 // the opposite order (a prior that misleads).
 std::vector<PriorMeasurement> prior_of(const ParamSpace& space, bool agree) {
   std::vector<PriorMeasurement> out;
-  for (const auto& p : space.enumerate_valid({})) {
+  for (const auto& p : space.enumerate_valid(tiled_ctx())) {
     const Config c = space.to_config(p);
-    out.push_back({c, agree ? 3 * target_ms(c) : 100 - target_ms(c)});
+    out.push_back({c, agree ? 3 * tiled_ms(c) : 100 - tiled_ms(c)});
   }
   return out;
 }
@@ -58,7 +40,7 @@ std::vector<Trial> measured(const ParamSpace& space, const std::vector<PointValu
     Trial t;
     t.config = space.to_config(p);
     t.outcome = Outcome::kOk;
-    t.score = target_ms(t.config);
+    t.score = tiled_ms(t.config);
     out.push_back(std::move(t));
   }
   return out;
@@ -68,6 +50,7 @@ ProposalRequest request(const ParamSpace& space, const std::vector<Trial>& histo
                         const std::vector<PriorMeasurement>* prior) {
   ProposalRequest r;
   r.space = &space;
+  r.context = tiled_ctx();
   r.history = &history;
   r.count = count;
   r.seed = 7;
@@ -84,9 +67,9 @@ bool from_initial_design(const ProposalBatch& b) {
 TEST(PriorModel, TheViewRanksWhatThePriorMeasuredAndPredictsTheRest) {
   const ParamSpace space = tiled_space();
   const auto prior = prior_of(space, true);
-  auto plain = SpaceView::build(space, {});
-  auto with = SpaceView::build(space, {}, {}, &prior, /*prior_feature=*/false);
-  auto featured = SpaceView::build(space, {}, {}, &prior, /*prior_feature=*/true);
+  auto plain = SpaceView::build(space, tiled_ctx());
+  auto with = SpaceView::build(space, tiled_ctx(), {}, &prior, /*prior_feature=*/false);
+  auto featured = SpaceView::build(space, tiled_ctx(), {}, &prior, /*prior_feature=*/true);
   EXPECT_FALSE(plain->has_prior());
   ASSERT_TRUE(with->has_prior());
   EXPECT_EQ(with->feature_count(), plain->feature_count());
@@ -110,14 +93,14 @@ TEST(PriorModel, TheViewRanksWhatThePriorMeasuredAndPredictsTheRest) {
 
   // Too few measurements that map onto the space: no prior at all.
   std::vector<PriorMeasurement> few(prior.begin(), prior.begin() + 5);
-  few.push_back({{{"BM", 96}, {"BN", 64}, {"TM", 1}, {"TN", 1}, {"BK", 8}, {"DB", 0}}, 1.0});  // off the domain
-  EXPECT_FALSE(SpaceView::build(space, {}, {}, &few)->has_prior());
+  few.push_back({{{"BM", 96}, {"BN", 64}, {"TM", 1}, {"TN", 1}, {"BK", 8}, {"DB", 0}, {"VEC", 1}}, 1.0});  // off the domain
+  EXPECT_FALSE(SpaceView::build(space, tiled_ctx(), {}, &few)->has_prior());
 }
 
 TEST(PriorModel, AnAgreeingPriorEndsTheInitialDesignSoonerAndAMisleadingOneDoesNot) {
   const ParamSpace space = tiled_space();
   const auto agree = prior_of(space, true), mislead = prior_of(space, false);
-  const auto all = space.enumerate_valid({});
+  const auto all = space.enumerate_valid(tiled_ctx());
   std::vector<PointValues> spread;  // ten points across the space
   for (size_t i = 0; i < 10; ++i) spread.push_back(all[i * all.size() / 10]);
   const std::vector<Trial> four = measured(space, {spread.begin(), spread.begin() + 4});
@@ -163,7 +146,7 @@ TEST(PriorModel, TheWarmStartHandsThePriorToTheSearchBehindIt) {
   auto inner = std::make_unique<Recorder>();
   Recorder* rec = inner.get();
   WarmStartOptions wo;
-  wo.prior = {{{{"BM", 64}, {"BN", 64}, {"TM", 2}, {"TN", 2}, {"BK", 8}, {"DB", 1}}, 1.0}};
+  wo.prior = {{{{"BM", 64}, {"BN", 64}, {"TM", 2}, {"TN", 2}, {"BK", 8}, {"DB", 1}, {"VEC", 1}}, 1.0}};
   WarmStartProposer p({}, std::move(inner), wo);
   std::vector<Trial> none;
   p.propose(request(space, none, 4, nullptr));

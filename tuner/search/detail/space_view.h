@@ -38,12 +38,12 @@ struct ViewLimits {
 class SpaceView {
  public:
   // With `prior` (an earlier search of the same template elsewhere, ProposalRequest::prior),
-  // the features end in one more: what that search's measurements predict for the point
-  // (prior_feature()).
+  // the view ranks and models its measurements (has_prior, prior_rank, prior_prediction);
+  // with `prior_feature` as well, the features end in one more: the model's prediction.
   static std::shared_ptr<const SpaceView> build(const ParamSpace& space, const SpaceContext& ctx,
                                                 const ViewLimits& limits = {},
                                                 const std::vector<PriorMeasurement>* prior = nullptr,
-                                                bool prior_feature = true);
+                                                bool prior_feature = false);
   // Identifies a space and context (for caching views between calls).
   static std::string fingerprint(const ParamSpace& space, const SpaceContext& ctx);
 
@@ -75,9 +75,10 @@ class SpaceView {
   // The prior's model at p (the prior feature's value, whether or not it is among the
   // features): nullopt without one.
   std::optional<double> prior_prediction(const PointValues& p) const;
+  // Whether the view has a prior (one that mapped at least kMinPriorRows measurements).
+  bool has_prior() const { return !prior_ranks_.empty(); }
   // Where the prior measured p: its rank among the prior's measurements (0 fastest .. 1
   // slowest); nullopt when the prior did not measure it (or the view has no prior).
-  bool has_prior() const { return !prior_ranks_.empty(); }
   std::optional<double> prior_rank(const PointValues& p) const {
     auto it = prior_ranks_.find(p);
     if (it == prior_ranks_.end()) return std::nullopt;

@@ -18,7 +18,7 @@ class ViewCache {
   // its address and size).
   std::shared_ptr<const SpaceView> get(const ParamSpace& space, const SpaceContext& ctx,
                                        const std::vector<PriorMeasurement>* prior = nullptr,
-                                       bool prior_feature = true) {
+                                       bool prior_feature = false) {
     if (prior && prior->empty()) prior = nullptr;
     std::string key = SpaceView::fingerprint(space, ctx);
     if (prior) key += "|prior@" + std::to_string(reinterpret_cast<std::uintptr_t>(prior)) + "#" +
