@@ -51,6 +51,8 @@ struct BenchBestOptions {
   bool json = false;
   double drift_tolerance_pct = 10;
   bool fail_on_drift = false;
+  // No GPU: compile the entries and record or check their code hashes (cli/bench_best_code_hashes.h).
+  bool record_code_hashes = false;
 };
 
 int bench_best(const BenchBestOptions& options);

@@ -53,6 +53,15 @@ std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool r
       return bench_usage("--vendor-only needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
     return std::nullopt;
   }
+  if (o.record_code_hashes) {
+    if (!from_file || replay)
+      return bench_usage("--record-code-hashes compiles the entries of --best-config/--results files, on a real "
+                         "backend's compiler (no GPU needed; not --backend replay)");
+    if (problem_given(o.problem) || o.fastest_only)
+      return bench_usage("--record-code-hashes covers every entry of the files (--template narrows it to one "
+                         "template's)");
+    return std::nullopt;
+  }
   if (!o.config_json.empty() && from_file) return bench_usage("give --config or --best-config/--results, not both");
   if (o.config_json.empty() && !from_file)
     return bench_usage("give a config: --config '{...}' with the problem flags, or --best-config FILE, or --results DIR "

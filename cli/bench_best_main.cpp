@@ -29,8 +29,8 @@ int main(int argc, char** argv) {
       "An entry recorded before its template gained a parameter runs with the template's default (a note says so);\n"
       "one naming a parameter the template no longer has runs without it and is a mismatch.\n"
       "Exit codes: 0 ok; 1 an entry failed validation or evaluation (or drifted, with --fail-on-drift); 2 bad usage;\n"
-      "3 no GPU; 4 no entry for this device, or an entry's template is missing, changed since it was recorded or\n"
-      "lost a parameter the entry names.");
+      "3 no GPU; 4 no entry for this device, or an entry's template is missing, changed since it was recorded (and its\n"
+      "config's kernel with it, or the entry has no code hash to tell) or lost a parameter the entry names.");
   app.set_version_flag("--version", std::string("tilesmith ") + TILESMITH_VERSION);
   BenchBestOptions o;
   add_problem_flags(app, o.problem, /*required=*/false);
@@ -81,6 +81,13 @@ int main(int argc, char** argv) {
       ->check(integer_at_least<int>(0))
       ->capture_default_str();
   app.add_flag("--json", o.json, "print one JSON object instead of the tables");
+  app.add_flag("--record-code-hashes", o.record_code_hashes,
+               "no GPU needed: compile each entry of the --best-config/--results files for the device it was "
+               "recorded on and compare the kernel with the one it measured (its code hash, docs/best_config.md); "
+               "where the entry's template is still the one it was tuned with and it has no code hash yet, write "
+               "the hash into its file, so that a later change to the template that leaves this kernel as it was "
+               "keeps the entry current. One line per entry: recorded, same kernel, CHANGED, UNKNOWN or FAILED; exit "
+               "4 when a kernel changed or cannot be told");
   if (auto done = parse_command_line(app, argc, argv, "bench-best")) return *done;
   return bench_best(o);
 }

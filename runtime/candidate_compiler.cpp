@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "runtime/code_identity.h"
+
 namespace tilesmith {
 
 std::string compile_log_excerpt(const std::string& log, int max_lines) {
@@ -50,6 +52,7 @@ CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tm
     return c;
   }
   c.evaluation.outcome = Outcome::kOk;
+  c.evaluation.code_hash = kernel_code_hash(c.rendered, c.compiled.code_digest);
   return c;
 }
 

@@ -36,11 +36,15 @@ CompileResult CompileCache::compile(const CompileRequest& request) {
   auto cached_bin = cached_meta.ok() ? read_file(bin) : Result<std::string>(Status::not_found(""));
   if (cached_meta.ok() && cached_bin.ok() && !cached_bin->empty()) {
     auto j = nlohmann::json::parse(*cached_meta, nullptr, false);
-    if (!j.is_discarded() && j.value("size", std::uint64_t(0)) == cached_bin->size()) {
+    // An entry written before the cache kept the code digest is compiled again (and rewritten):
+    // a hit must hand back everything a compile does.
+    if (!j.is_discarded() && j.value("size", std::uint64_t(0)) == cached_bin->size() &&
+        j.value("code_digest", std::string()).size() > 0) {
       CompileResult r;
       r.ok = true;
       r.binary = std::move(cached_bin).value();
       r.log = j.value("log", std::string());
+      r.code_digest = j.value("code_digest", std::string());
       r.resources.registers = j.value("registers", -1);
       r.resources.static_shared_bytes = j.value("static_shared_bytes", std::int64_t(-1));
       r.resources.local_bytes = j.value("local_bytes", std::int64_t(-1));
@@ -57,6 +61,7 @@ CompileResult CompileCache::compile(const CompileRequest& request) {
   if (r.ok && max_bytes_ > 0) {
     nlohmann::json j{{"size", r.binary.size()},
                      {"log", r.log},
+                     {"code_digest", r.code_digest},
                      {"registers", r.resources.registers},
                      {"static_shared_bytes", r.resources.static_shared_bytes},
                      {"local_bytes", r.resources.local_bytes},

@@ -25,6 +25,9 @@ struct CompileResult {
   std::string log;     // verbatim compiler output (errors, warnings, ptxas report)
   std::string binary;  // cubin / code object when ok
   std::string ptx;     // NVRTC's PTX when ok and the request kept it; empty from hipRTC and the cache
+  // The code's identity without line information (runtime/code_identity.h) when ok: what a
+  // tuned entry's code hash is built from. Empty from a compiler that cannot give it.
+  std::string code_digest;
   KernelResources resources;  // from the compiler's report, where it gives one
   double compile_ms = 0;
   bool cache_hit = false;

@@ -127,6 +127,7 @@ void to_json(nlohmann::json& j, const Evaluation& e) {
   // Only where there is some: older readers and replayed evaluations stay as they were.
   if (e.telemetry) j["telemetry"] = telemetry_to_json(*e.telemetry);
   if (!e.telemetry_note.empty()) j["telemetry_note"] = e.telemetry_note;
+  if (!e.code_hash.empty()) j["code_hash"] = e.code_hash;
 }
 
 Result<Evaluation> evaluation_from_json(const json& j) {
@@ -145,6 +146,7 @@ Result<Evaluation> evaluation_from_json(const json& j) {
   f.get("compile_log", e.compile_log);
   f.get("compile_ms", e.compile_ms);
   f.get("compile_cache_hit", e.compile_cache_hit);
+  f.get("code_hash", e.code_hash);
   if (const json* r = f.object("resources")) {
     FieldReader g(*r, "evaluation.resources");
     g.get("registers", e.resources.registers);

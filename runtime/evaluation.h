@@ -60,6 +60,9 @@ struct Evaluation {
   std::string compile_log;  // verbatim, may be long
   double compile_ms = 0;
   bool compile_cache_hit = false;
+  // What was compiled, independent of its source text (runtime/code_identity.h): set where
+  // the candidate compiled; empty on replay and where nothing compiled.
+  std::string code_hash;
   KernelResources resources;
   AccuracyStats accuracy;
   TimingStats timing;

@@ -241,6 +241,28 @@ def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay, env=None)
     return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
 
 
+def fastest_template(folder):
+    """The template of the folder's fastest best_config.json entry (its row's winner)."""
+    try:
+        entries = read_json(os.path.join(folder, "best_config.json")).get("entries", [])
+    except (OSError, ValueError):
+        return None
+    timed = [e for e in entries if isinstance(e.get("metrics", {}).get("median_ms"), (int, float))]
+    return min(timed, key=lambda e: e["metrics"]["median_ms"])["template"]["name"] if timed else None
+
+
+def winner_kernel_unchanged(bin_dir, folder, env=None):
+    """Whether the folder's winner still compiles to the kernel it was tuned with although its
+    template's source changed (its code hash, bench-best --record-code-hashes: no GPU): then
+    its row stands, and the shape is not tuned again."""
+    tmpl = fastest_template(folder)
+    if not tmpl:
+        return False
+    p = subprocess.run([os.path.join(bin_dir, "bench-best"), "--best-config", os.path.join(folder, "best_config.json"),
+                        "--template", tmpl, "--record-code-hashes"], capture_output=True, text=True, env=env)
+    return p.returncode == 0
+
+
 def retune_from_nothing(folder):
     """Moves a changed shape's folder aside; returns the folder it is now in, whose winners seed
     the shape's new search (a kernel change seldom moves the best configs far: re-measuring them
@@ -302,7 +324,8 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     if args.retune_changed and os.path.isdir(folder) and (
             r["folder"] in changed or
             (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay,
-                                                                    env))):
+                                                                    env)
+             and (replay or not winner_kernel_unchanged(bin_dir, folder, env)))):
         aside = retune_from_nothing(folder)
     done_before = count_evaluations(folder)
     if shape_done(folder, args.evals):
@@ -356,6 +379,10 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
             "no evaluations this call"
         log("   %s%s: exit %s after %.0f s, %d evaluations, %s" % (who, r["folder"], rc, time.time() - t0, now, how))
         if rc == 2 and refused_as_changed(output):
+            if not replay and winner_kernel_unchanged(bin_dir, folder, env):
+                log("   %s: not resumed: its templates changed since it was tuned, but its winner compiles to the "
+                    "same kernel (code hash), so its row stands" % r["folder"])
+                break
             if args.retune_changed and attempt == 1:
                 aside = retune_from_nothing(folder)
                 done_before = 0

@@ -26,8 +26,7 @@ struct NvrtcCalls {
   void log(Program p, char* out) const { api.nvrtcGetProgramLog(p, out); }
   void code_size(Program p, size_t* n) const { api.nvrtcGetCUBINSize(p, n); }
   void code(Program p, char* out) const { api.nvrtcGetCUBIN(p, out); }
-  void intermediate(Program p, const CompileRequest& req, CompileResult& out) const {
-    if (!req.keep_ptx) return;
+  void intermediate(Program p, CompileResult& out) const {
     size_t n = 0;
     if (api.nvrtcGetPTXSize(p, &n) != NVRTC_SUCCESS || n == 0) return;
     out.ptx.resize(n);

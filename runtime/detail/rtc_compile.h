@@ -5,13 +5,15 @@
 //   using Program; using Code; static constexpr Code kSuccess;
 //   static constexpr const char* kPrefix ("nvrtc"), kCodeName ("cubin");
 //   create, compile, log_size, log, code_size, code, destroy, error,
-//   and intermediate(program, request, result): what else a successful compile hands back
-//   (NVRTC: the PTX when the request keeps it; hipRTC: nothing).
+//   and intermediate(program, result): what else a successful compile hands back (NVRTC:
+//   the PTX; hipRTC: nothing). The PTX gives the code digest (runtime/code_identity.h) and
+//   is kept in the result only where the request asks for it.
 
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "runtime/code_identity.h"
 #include "runtime/compiler.h"
 
 namespace tilesmith::detail {
@@ -57,7 +59,11 @@ CompileResult compile_with(const Calls& calls, const CompileRequest& req, const 
     out.binary.resize(size);
     if (size > 0) calls.code(prog, out.binary.data());
     out.ok = size > 0;
-    if (out.ok) calls.intermediate(prog, req, out);
+    if (out.ok) {
+      calls.intermediate(prog, out);
+      out.code_digest = device_code_digest(out.ptx, out.binary);
+      if (!req.keep_ptx) out.ptx.clear();
+    }
     if (!out.ok) out.log += std::string("\n") + Calls::kPrefix + " produced no " + Calls::kCodeName + " for " + req.arch;
   } else if (out.log.empty()) {
     out.log = std::string(Calls::kPrefix) + "CompileProgram failed: " + calls.error(rc);

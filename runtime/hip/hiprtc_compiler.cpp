@@ -23,7 +23,7 @@ struct HiprtcCalls {
   void log(Program p, char* out) const { api.hiprtcGetProgramLog(p, out); }
   void code_size(Program p, size_t* n) const { api.hiprtcGetCodeSize(p, n); }
   void code(Program p, char* out) const { api.hiprtcGetCode(p, out); }
-  void intermediate(Program, const CompileRequest&, CompileResult&) const {}  // hipRTC: the code object only
+  void intermediate(Program, CompileResult&) const {}  // hipRTC: the code object only
   void destroy(Program* p) const { api.hiprtcDestroyProgram(p); }
   std::string error(Code rc) const { return api.hiprtcGetErrorString(rc); }
 };

@@ -9,11 +9,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "registry/template_library.h"
+#include "runtime/backend.h"
 #include "runtime/replay/compressed_file.h"
 #include "runtime/replay/kernel_tuner_cache.h"
 #include "tests/cli/history_reader.h"
 #include "tests/cli/process.h"
 #include "tests/test_paths.h"
+#include "tuner/records/best_config.h"
 
 namespace tilesmith {
 namespace {
@@ -251,6 +254,79 @@ TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
   auto bad = bench(1.0, {"--rounds", "-1"});
   EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
   EXPECT_TRUE(contains(bad.err, "--rounds")) << bad.err;
+}
+
+
+// --record-code-hashes, without a GPU: an entry whose template is unchanged gets its
+// kernel's code hash written into its file; after a change that leaves the kernel as it
+// was (a comment) the entry is the same kernel, after one that changes the arithmetic it
+// is CHANGED (exit 4); an entry of a changed template with no hash cannot be told.
+TEST(CliBenchBest, RecordsCodeHashesAndTellsAnEditedTemplatesSameKernelFromAChangedOne) {
+  auto backend = make_backend("cuda");
+  if (!backend.ok() || !(*backend)->compiler().ok()) GTEST_SKIP() << "NVRTC unavailable";
+  const fs::path dir = fresh_dir("cli_bench_code_hashes");
+  const fs::path kernels = dir / "kernels";
+  fs::copy(source_dir() / "kernels", kernels);
+  auto lib = TemplateLibrary::from_directory(kernels);
+  ASSERT_TRUE(lib.ok()) << lib.status().message();
+  const KernelTemplate& t = *lib->find("gemm_tiled");
+  BestEntry e;
+  const DeviceFacts dev = nominal_facts_for_arch("sm_80");
+  e.device_fingerprint = dev.fingerprint();
+  to_json(e.device, dev);
+  e.template_name = t.name();
+  e.template_hash = t.source_hash();
+  e.problem.m = e.problem.n = e.problem.k = 512;
+  e.config = t.defaults();
+  e.metrics = json{{"median_ms", 0.05}};
+  const fs::path file = dir / "best_config.json";
+  ASSERT_TRUE(write_best_config(file, {e}).ok());
+  auto stamp = [&] {
+    return run_process({bench_best_exe().string(), "--best-config", file.string(), "--kernels-dir", kernels.string(),
+                        "--record-code-hashes"},
+                       dir);
+  };
+  auto first = stamp();
+  EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_TRUE(contains(first.out, "recorded  gemm_tiled")) << first.out;
+  auto stamped = read_best_config(file);
+  ASSERT_TRUE(stamped.ok());
+  const std::string hash = stamped->front().code_hash;
+  EXPECT_EQ(hash.size(), 16u);
+  EXPECT_EQ(stamped->front().template_hash, e.template_hash) << "the rest of the entry as it was";
+
+  auto edit = [&](const std::string& from, const std::string& to) {
+    std::ifstream in(kernels / "gemm_tiled.hip");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    const auto at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    std::ofstream(kernels / "gemm_tiled.hip") << text;
+  };
+  edit("#include", "// a note on the schedule\n\n#include");
+  auto same = stamp();
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_TRUE(contains(same.out, "same kernel  gemm_tiled")) << same.out;
+  EXPECT_EQ(read_best_config(file)->front().code_hash, hash);
+
+  edit("float v = alpha * acc[i][j];", "float v = alpha * acc[i][j] * 0.5f;");
+  auto changed = stamp();
+  EXPECT_EQ(changed.exit_code, 4) << changed.out << changed.err;
+  EXPECT_TRUE(contains(changed.out, "CHANGED  gemm_tiled")) << changed.out;
+  EXPECT_TRUE(contains(changed.out, "code hash " + hash + " then")) << changed.out;
+
+  // Recorded by an earlier version (no code hash) against today's edited template: unknown.
+  ASSERT_TRUE(write_best_config(file, {e}).ok());
+  auto unknown = stamp();
+  EXPECT_EQ(unknown.exit_code, 4) << unknown.out << unknown.err;
+  EXPECT_TRUE(contains(unknown.out, "UNKNOWN  gemm_tiled")) << unknown.out;
+  EXPECT_TRUE(read_best_config(file)->front().code_hash.empty()) << "nothing is written for it";
+
+  auto usage = run_process({bench_best_exe().string(), "--record-code-hashes", "--m", "512", "--n", "512", "--k", "512",
+                            "--config", "{}"},
+                           dir);
+  EXPECT_EQ(usage.exit_code, 2) << usage.out << usage.err;
+  EXPECT_TRUE(contains(usage.err, "--record-code-hashes")) << usage.err;
 }
 
 }  // namespace

@@ -76,13 +76,14 @@ TEST(Codec, DeviceFactsKeepsEveryField) {
 
 Evaluation full_evaluation() {
   Evaluation e;
-  auto& [outcome, message, compile_log, compile_ms, compile_cache_hit, resources, accuracy, timing,
+  auto& [outcome, message, compile_log, compile_ms, compile_cache_hit, code_hash, resources, accuracy, timing,
          tflops, gbps, roofline_bound_tflops, roofline_pct, telemetry, telemetry_note] = e;
   outcome = Outcome::kWrongResult;
   message = "12 elements over tolerance";
   compile_log = "ptxas info: Used 96 registers\nptxas info: 8 bytes spill stores";
   compile_ms = 812.25;
   compile_cache_hit = true;
+  code_hash = "0123456789abcdef";
   {
     auto& [registers, static_shared_bytes, dynamic_shared_bytes, local_bytes, spill_store_bytes, spill_load_bytes,
            max_threads_per_block] = resources;
@@ -160,13 +161,14 @@ TEST(Codec, EvaluationKeepsEveryField) {
   auto back = evaluation_from_json(through_text(json(e)));
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   {
-    const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13] = *back;
-    const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13] = e;
+    const auto& [b0, b1, b2, b3, b4, bh, b5, b6, b7, b8, b9, b10, b11, b12, b13] = *back;
+    const auto& [a0, a1, a2, a3, a4, ah, a5, a6, a7, a8, a9, a10, a11, a12, a13] = e;
     expect_same(b0, a0, "outcome");
     expect_same(b1, a1, "message");
     expect_same(b2, a2, "compile_log");
     expect_same(b3, a3, "compile_ms");
     expect_same(b4, a4, "compile_cache_hit");
+    expect_same(bh, ah, "code_hash");
     expect_same(b8, a8, "tflops");
     expect_same(b9, a9, "gbps");
     expect_same(b10, a10, "roofline_bound_tflops");

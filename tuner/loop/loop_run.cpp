@@ -74,7 +74,11 @@ BestEntry GenerationLoop::Runner::entry_for(const TargetState& t, const HistoryR
   ctx.vendor_library = s_.vendor_name;
   ctx.vendor = vendor ? std::optional<Evaluation>(*vendor) : s_.vendor;
   ctx.objective = s_.options.objective;
-  return make_best_entry(ctx, *t.target.tmpl, row, retimed);
+  BestEntry e = make_best_entry(ctx, *t.target.tmpl, row, retimed);
+  if (e.code_hash.empty())
+    if (auto it = code_hashes_.find(candidate_key(row.template_name, row.config_hash)); it != code_hashes_.end())
+      e.code_hash = it->second;
+  return e;
 }
 
 Status GenerationLoop::Runner::update_best(const HistoryRow& row) {

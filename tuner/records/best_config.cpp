@@ -64,6 +64,7 @@ json entry_to_json(const BestEntry& e) {
          {"retime", e.retime.is_array() ? e.retime : json::array()}};
   // Only where there is one: a search entry and older readers stay as they were.
   if (e.certification.is_object()) j["certification"] = e.certification;
+  if (!e.code_hash.empty()) j["template"]["code_hash"] = e.code_hash;
   return j;
 }
 
@@ -111,6 +112,9 @@ Result<BestEntry> entry_from_json(const json& j, size_t index) {
     e.device = device_of(j, e.device_fingerprint);
     e.template_name = j.at("template").at("name").get<std::string>();
     e.template_hash = j.at("template").value("source_hash", std::string());
+    if (j["template"].contains("code_hash") && !j["template"]["code_hash"].is_string())
+      return Status::parse_error(where + ": \"template\".\"code_hash\" is not a string (docs/best_config.md)");
+    e.code_hash = j.at("template").value("code_hash", std::string());
     auto problem = problem_from_json(j.at("problem"));
     if (!problem.ok()) return problem.status().with_context(where + ": \"problem\"");
     e.problem = *problem;

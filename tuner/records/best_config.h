@@ -27,6 +27,9 @@ struct BestEntry {
   nlohmann::json device;         // DeviceFacts as JSON
   std::string template_name;
   std::string template_hash;     // KernelTemplate::source_hash()
+  // The kernel the config compiled to (runtime/code_identity.h); empty in files written
+  // before it was recorded and where nothing compiled (replay).
+  std::string code_hash;
   GemmProblem problem;
   Config config;
   nlohmann::json metrics;        // median_ms, min_ms, p20_ms, p80_ms, cv, tflops, gbps, roofline_pct, max_abs_error, rel_error_norm,

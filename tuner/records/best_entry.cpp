@@ -38,6 +38,7 @@ BestEntry make_best_entry(const BestEntryContext& ctx, const KernelTemplate& tmp
   e.config = config_from_json_text(row.config).value_or(Config{});
   e.objective = ctx.objective;
   if (retimed) {
+    e.code_hash = retimed->code_hash;
     e.metrics = metrics_json(*retimed);
     e.metrics["source"] = "retime";
   } else {

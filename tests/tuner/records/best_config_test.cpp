@@ -114,6 +114,35 @@ TEST(BestConfig, CertificationRoundTripsAndIsAbsentFromOlderFiles) {
   EXPECT_FALSE(json::parse(std::ifstream(path))["entries"][0].contains("certification"));
 }
 
+// The kernel's code hash (runtime/code_identity.h) goes with the template's name and source
+// hash; files written before it have none, and a code hash that is not a string is named.
+TEST(BestConfig, CodeHashRoundTripsIsAbsentFromOlderFilesAndMustBeAString) {
+  const fs::path path = fresh_dir("best_code_hash") / "best_config.json";
+  BestEntry e = entry("H200", "gemm_tma_half", 4096, 5.0);
+  e.code_hash = "0123456789abcdef";
+  ASSERT_TRUE(upsert_best_config(path, e).ok());
+  json raw = json::parse(std::ifstream(path));
+  EXPECT_EQ(raw["entries"][0]["template"]["code_hash"], "0123456789abcdef");
+  auto read = read_best_config(path);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_EQ((*read)[0].code_hash, e.code_hash);
+  EXPECT_EQ((*read)[0].key(), e.key()) << "the key is the template's source hash, as before";
+
+  raw["entries"][0]["template"].erase("code_hash");
+  ASSERT_TRUE(write_file_atomic(path, raw.dump()).ok());
+  read = read_best_config(path);
+  ASSERT_TRUE(read.ok()) << read.status().to_string();
+  EXPECT_TRUE((*read)[0].code_hash.empty());
+  ASSERT_TRUE(write_best_config(path, *read).ok());
+  EXPECT_FALSE(json::parse(std::ifstream(path))["entries"][0]["template"].contains("code_hash"));
+
+  raw["entries"][0]["template"]["code_hash"] = 12;
+  ASSERT_TRUE(write_file_atomic(path, raw.dump()).ok());
+  read = read_best_config(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("\"code_hash\" is not a string"), std::string::npos) << read.status().message();
+}
+
 TEST(BestConfig, ReadersNeverSeeAHalfWrittenFile) {
   const fs::path dir = fresh_dir("best_atomic");
   const fs::path path = dir / "best_config.json";

@@ -141,8 +141,10 @@ class GenerationLoop::Runner {
 
   HistoryRow evaluation_row(const PlanItem& item, int generation, const Evaluation& e, std::optional<double> eval_ms,
                             const std::string& host, const std::string& device) {
-    return rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(), host,
-                            device);
+    HistoryRow row = rows_.evaluation(item, generation, template_hash(item.template_name), e, eval_ms, vendor_ms(),
+                                      host, device);
+    if (!e.code_hash.empty()) code_hashes_[candidate_key(row.template_name, row.config_hash)] = e.code_hash;
+    return row;
   }
 
   // Measuring time as a share of the devices: with several, each second of one device is
@@ -297,6 +299,10 @@ class GenerationLoop::Runner {
   // earlier plan is never taken for one of the current plan's), and their keys: a plan
   // made meanwhile must not measure them again.
   std::map<std::uint64_t, InFlight> in_flight_;
+  // The code hash of each candidate measured in this process (candidate_key), for its
+  // best_config.json entry; rows of earlier sessions have none until the winners are
+  // re-timed.
+  std::map<std::string, std::string> code_hashes_;
   std::map<std::string, int> in_flight_keys_;  // in_flight_'s and unfed_'s
   // A candidate no longer in flight (recorded, or dropped by a stop).
   void forget_in_flight(const std::string& key) {
