@@ -63,22 +63,24 @@ Checked check_entry(const BestEntry& e, const TemplateLibrary& lib, Compilers& c
     return c;
   }
   const ConfigUpdate update = tmpl->update_config(e.config);
+  const bool same_source = tmpl->matches_source_hash(e.template_hash) && update.dropped.empty();
+  if (e.code_hash.empty() && !same_source) {  // nothing to compare with: no compile needed
+    c.verdict = Verdict::kUnknown;
+    c.why = "template " + e.template_name + " changed since it was recorded (source hash " + e.template_hash +
+            " then, " + tmpl->source_hash() + " now) and the entry records no code hash";
+    return c;
+  }
   CompiledCandidate cc = compile_candidate(**compiler, *tmpl, e.problem, update.config, *device);
   c.code_hash = cc.evaluation.code_hash;
   if (!cc.evaluation.ok() || c.code_hash.empty()) {
     c.why = std::string(outcome_name(cc.evaluation.outcome)) + ": " + cc.evaluation.message;
     return c;
   }
-  const bool same_source = tmpl->matches_source_hash(e.template_hash) && update.dropped.empty();
   if (!e.code_hash.empty()) {
     c.verdict = e.code_hash == c.code_hash ? Verdict::kSame : Verdict::kChanged;
     c.why = e.code_hash == c.code_hash ? "" : "code hash " + e.code_hash + " then, " + c.code_hash + " now";
-  } else if (same_source) {
-    c.verdict = Verdict::kRecorded;
   } else {
-    c.verdict = Verdict::kUnknown;
-    c.why = "template " + e.template_name + " changed since it was recorded (source hash " + e.template_hash +
-            " then, " + tmpl->source_hash() + " now) and the entry records no code hash";
+    c.verdict = Verdict::kRecorded;
   }
   return c;
 }

@@ -321,11 +321,13 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     replay = "replay" in passthrough
     folder = os.path.join(shapes_dir, r["folder"])
     aside = None
+    # A bench pass's MISMATCH may predate the code hashes; either way a winner that still
+    # compiles to its kernel keeps its row.
     if args.retune_changed and os.path.isdir(folder) and (
             r["folder"] in changed or
             (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay,
-                                                                    env)
-             and (replay or not winner_kernel_unchanged(bin_dir, folder, env)))):
+                                                                    env))) and (
+            replay or not winner_kernel_unchanged(bin_dir, folder, env)):
         aside = retune_from_nothing(folder)
     done_before = count_evaluations(folder)
     if shape_done(folder, args.evals):
