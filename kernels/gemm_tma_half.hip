@@ -425,19 +425,21 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 #define EPILOGUE_BYTES 0
 #endif
 
-// EPILOGUE_SMEM 2 (16-bit C, no split-K, BLOCK_N a multiple of 64): the consumer's tile leaves
-// through the tensor memory accelerator. Per 64-row tile and 64-column pass the consumer's
-// threads apply alpha, the bias and the activation to their accumulators in registers, round
-// them in pairs and write them to the consumer's 8 KiB buffer in the layout C's map reads (64
-// rows of 128 bytes, 128-byte swizzled: the 16-byte piece of a row XORed with the row's index
-// mod 8, which also keeps the warps' 4-byte writes off each other's banks); one thread then
-// issues the store. The store runs on while the consumer goes on (the next pass, or the next
+// EPILOGUE_SMEM 2 (16-bit C, no split-K): the consumer's tile leaves through the tensor memory
+// accelerator. Per 64-row tile and pass of PASS_N columns (64, or 32 where BLOCK_N is not a
+// multiple of 64: the 160- and 224-wide tiles) the consumer's threads apply alpha, the bias and
+// the activation to their accumulators in registers, round them in pairs and write them to the
+// consumer's 8 KiB buffer in the layout C's map reads (64 rows of PASS_N values, 128-byte
+// swizzled: address bits 4-6 XORed with bits 7-9, which also keeps the warps' 4-byte writes off
+// each other's banks); one thread then issues the store. The store runs on while the consumer goes on (the next pass, or the next
 // tile's multiply): only the next write into the buffer waits for it to have been read.
 // Rows and columns past C's edge are clipped by the unit, so partial tiles need nothing here.
 #define TMA_STORE (SMEM_EPILOGUE && EPILOGUE_SMEM == 2)
 #if TMA_STORE
-static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 64 == 0 && SPLIT_K == 1, "TMA store: 16-bit C, 64-column passes");
-#define TMA_PASSES_N (BLOCK_N / 64)
+#define PASS_N (BLOCK_N % 64 == 0 ? 64 : 32)  // C's box: 64 rows x PASS_N columns (the JSON's map)
+#define PASS_VALS (PASS_N / 2)                 // a thread's accumulators in a pass
+static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 32 == 0 && SPLIT_K == 1, "TMA store: 16-bit C, 32- or 64-column passes");
+#define TMA_PASSES_N (BLOCK_N / PASS_N)
 __device__ __forceinline__ void consumer_sync(int c) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(2 + c), "n"(WARPGROUP_THREADS) : "memory");
 }
@@ -478,15 +480,15 @@ __device__ __forceinline__ void stash_tile_bias(unsigned word, unsigned at, int 
 // C buffer's writes between them would otherwise order each read after the previous write).
 struct PassBias {
 #if TS_BIAS_PER_COLUMN
-  unsigned pair[8];  // columns 8 jj + 2 (lane % 4) and the next of the pass
+  unsigned pair[PASS_N / 8];  // columns 8 jj + 2 (lane % 4) and the next of the pass
 #elif TS_BIAS_PER_ROW
   float row[2];  // rows 16 w + lane / 4 and 8 below of the pass
 #endif
   __device__ __forceinline__ void load(unsigned at, int t, int q, int w, int lane) {
 #if TS_BIAS_PER_COLUMN
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj)
-      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(pair[jj]) : "r"(at + 2 * (64 * q + 8 * jj + 2 * (lane % 4))));
+    for (int jj = 0; jj < PASS_N / 8; ++jj)
+      asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(pair[jj]) : "r"(at + 2 * (PASS_N * q + 8 * jj + 2 * (lane % 4))));
 #elif TS_BIAS_PER_ROW
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -520,26 +522,27 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
 #pragma unroll 1
   for (int pass = 0; pass < WG_M_TILES * TMA_PASSES_N; ++pass) {
     const int t = pass / TMA_PASSES_N, q = pass % TMA_PASSES_N;
-    const int row0 = tile.block_m + (WG_FIRST_TILE(c) + t) * 64, col0 = tile.block_n + 64 * q;
-    // The pass's 32 accumulators of this thread (selected by compile-time indices: moves only).
-    float v[32];
+    const int row0 = tile.block_m + (WG_FIRST_TILE(c) + t) * 64, col0 = tile.block_n + PASS_N * q;
+    // The pass's PASS_VALS accumulators of this thread (selected by compile-time indices: moves only).
+    float v[PASS_VALS];
 #pragma unroll
     for (int pp = 0; pp < WG_M_TILES * TMA_PASSES_N; ++pp) {
       if (pp != pass) continue;
 #pragma unroll
-      for (int j = 0; j < 32; ++j) v[j] = acc[pp / TMA_PASSES_N][(pp % TMA_PASSES_N) * 32 + j];
+      for (int j = 0; j < PASS_VALS; ++j) v[j] = acc[pp / TMA_PASSES_N][(pp % TMA_PASSES_N) * PASS_VALS + j];
     }
     if (issuer) tma_store_wait_read();  // the previous pass's store has read the buffer
     consumer_sync(c);  // (pass 0: the stash is written)
     PassBias b;
     b.load(bias_at, t, q, w, lane);
 #pragma unroll
-    for (int j = 0; j < 32; j += 2) {
-      // acc_row / acc_col inside the 64 x 64 pass: row 16 w + lane / 4 (+8), column 8 (j / 4) + 2 (lane % 4).
+    for (int j = 0; j < PASS_VALS; j += 2) {
+      // acc_row / acc_col inside the 64 x PASS_N pass: row 16 w + lane / 4 (+8), column 8 (j / 4) + 2 (lane % 4).
       const int r = 16 * w + lane / 4 + 8 * ((j % 4) / 2), col = 8 * (j / 4) + 2 * (lane % 4);
       const unsigned word = ts_c_pack2(ts_epilogue_with(alpha * v[j], b.of(j), slope),
                                        ts_epilogue_with(alpha * v[j + 1], b.of(j + 1), slope));
-      const unsigned byte = r * 128 + ((((col * 2) >> 4) ^ (r & 7)) << 4) + ((col * 2) & 15);
+      const unsigned plain = r * (PASS_N * 2) + col * 2;  // 1024-byte aligned buffer: swizzle by address
+      const unsigned byte = plain ^ (((plain >> 7) & 7) << 4);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(buf + byte), "r"(word) : "memory");
     }
     tma_store_fence();

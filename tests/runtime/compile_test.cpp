@@ -412,7 +412,7 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
     expect_valid_and_compiled(*nvrtc, t, p, c, dev);
     auto r = t.render(p, c, dev);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    ASSERT_EQ(r->tensor_maps.size(), 3u);  // A, B and C (unused: the TMA store needs whole 64-column passes)
+    ASSERT_EQ(r->tensor_maps.size(), 3u);  // A, B and C (unused: the default epilogue is EPILOGUE_SMEM 1)
     EXPECT_TRUE(r->tensor_maps[2].unused);
     EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 32})) << bn;
     EXPECT_EQ(r->tensor_maps[0].box, (std::array<std::uint32_t, 2>{64, 64})) << bn;
@@ -539,7 +539,8 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
 
 // gemm_tma_half's TMA-store epilogue (EPILOGUE_SMEM 2) compiles without spills on the cooperative,
 // ping-pong, 256-row and cluster schedules with a fused epilogue, for 16-bit C only, without
-// split-K, in 64-column passes.
+// split-K, in 64-column passes (32-column ones for the 160- and 224-wide tiles, whose C box is
+// 32 wide).
 TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
@@ -551,15 +552,25 @@ TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
       testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
       testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
       testing::config_with(t, {{"BLOCK_M", 256}, {"BLOCK_N", 128}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
-      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"CLUSTER_M", 2}, {"EPILOGUE_SMEM", 2}})};
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"CLUSTER_M", 2}, {"EPILOGUE_SMEM", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 5}, {"EPILOGUE_SMEM", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 224}, {"STAGES", 5}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}})};
   for (const Config& c : configs) expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+  // C's box: 64 columns, or 32 for a width that is not a multiple of 64.
+  for (const auto& [c, width] : {std::pair{configs[0], 64u}, std::pair{configs[4], 32u}}) {
+    auto r = t.render(p, c, dev);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->tensor_maps.size(), 3u);
+    EXPECT_FALSE(r->tensor_maps[2].unused);
+    EXPECT_EQ(r->tensor_maps[2].box, (std::array<std::uint32_t, 2>{width, 64}));
+  }
   GemmProblem f8 = p;
   f8.a_type = f8.b_type = DType::kE4M3;
   expect_valid_and_compiled(*nvrtc, t, f8,
                             testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
                                                      {"PROMOTE_SLICES", 2}, {"EPILOGUE_SMEM", 2}}),
                             dev);
-  // Refused: fp32 C (64 columns are 256 bytes, over the swizzle), split-K, 160-column tiles, beta.
+  // Refused: fp32 C (64 columns are 256 bytes, over the swizzle), split-K, beta.
   GemmProblem f32c = p;
   f32c.c_type = DType::kF32;
   EXPECT_FALSE(t.space().validate(configs[0], t.context(f32c, &dev)).ok());
@@ -567,9 +578,6 @@ TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
   split["SPLIT_K"] = 2;
   split["PERSISTENT"] = 1;
   EXPECT_FALSE(t.space().validate(split, t.context(p, &dev)).ok());
-  Config narrow = configs[0];
-  narrow["BLOCK_N"] = 160;
-  EXPECT_FALSE(t.space().validate(narrow, t.context(p, &dev)).ok());
   GemmProblem beta = p;
   beta.beta = 0.5;
   EXPECT_FALSE(t.space().validate(configs[0], t.context(beta, &dev)).ok());

@@ -270,7 +270,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
 
 // EPILOGUE_SMEM 2: C through shared memory and the tensor memory accelerator's store. Tiles off
 // C's edges (clipped by the unit), every fused epilogue, alpha, both 16-bit C types, every
-// layout of A and B, the cooperative, ping-pong, 256-row and cluster schedules, and FP8.
+// layout of A and B, the cooperative, ping-pong, 256-row and cluster schedules, 64- and 32-column
+// passes, and FP8.
 TEST_F(GpuEvaluatorTest, TmaHalfTmaStoreEpilogueValidates) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
@@ -284,6 +285,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfTmaStoreEpilogueValidates) {
       // Not persistent: one tile a block, so more tiles than SMs (the rule that keeps a grid of
       // fewer tiles persistent): one consumer on 64 x 64 gives 208-221 on these shapes.
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"CONSUMERS", 1}, {"STAGES", 6}, {"PERSISTENT", 0}, {"EPILOGUE_SMEM", 2}}),
+      // Widths that are not multiples of 64: 32-column passes through a 32-wide C box.
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 5}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 224}, {"STAGES", 5}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
   };
   const Epilogue epilogues[] = {Epilogue::kBiasGelu, Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu,
                                 Epilogue::kBiasCol, Epilogue::kLeakyRelu};
@@ -291,7 +295,10 @@ TEST_F(GpuEvaluatorTest, TmaHalfTmaStoreEpilogueValidates) {
   int i = 0;
   for (const Config& c : configs)
     for (int v = 0; v < 3; ++v, ++i) {
-      GemmProblem p = make(1000 + 24 * (i % 3), 776 + 64 * (i % 2), 1000 + 24 * (i % 4), layouts[i % 4]);
+      // 160- and 224-wide tiles read B K-major only (its 32-row boxes): NT and TT.
+      const bool narrow = c.at("BLOCK_N") % 64 != 0;
+      GemmProblem p = make(1000 + 24 * (i % 3), 776 + 64 * (i % 2), 1000 + 24 * (i % 4),
+                           narrow ? layouts[2 * (i % 2)] : layouts[i % 4]);
       p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
       p.c_type = v == 1 ? (p.a_type == DType::kF16 ? DType::kBF16 : DType::kF16) : p.a_type;
       p.alpha = i % 4 == 1 ? -1.5 : 1.0;
