@@ -429,9 +429,9 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 // accelerator. Per 64-row tile and pass of PASS_N columns (64, or 32 where BLOCK_N is not a
 // multiple of 64: the 160- and 224-wide tiles) the consumer's threads apply alpha, the bias and
 // the activation to their accumulators in registers, round them in pairs and write them to the
-// consumer's 8 KiB buffer in the layout C's map reads (64 rows of PASS_N values, 128-byte
-// swizzled: address bits 4-6 XORed with bits 7-9, which also keeps the warps' 4-byte writes off
-// each other's banks); one thread then issues the store. The store runs on while the consumer goes on (the next pass, or the next
+// consumer's 8 KiB buffer in the layout C's map reads (64 rows of 128 bytes holding PASS_N
+// values, 128-byte swizzled: the 16-byte piece of a row XORed with the row's index mod 8, which
+// also keeps the warps' 4-byte writes off each other's banks); one thread then issues the store. The store runs on while the consumer goes on (the next pass, or the next
 // tile's multiply): only the next write into the buffer waits for it to have been read.
 // Rows and columns past C's edge are clipped by the unit, so partial tiles need nothing here.
 #define TMA_STORE (SMEM_EPILOGUE && EPILOGUE_SMEM == 2)
@@ -541,8 +541,9 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
       const int r = 16 * w + lane / 4 + 8 * ((j % 4) / 2), col = 8 * (j / 4) + 2 * (lane % 4);
       const unsigned word = ts_c_pack2(ts_epilogue_with(alpha * v[j], b.of(j), slope),
                                        ts_epilogue_with(alpha * v[j + 1], b.of(j + 1), slope));
-      const unsigned plain = r * (PASS_N * 2) + col * 2;  // 1024-byte aligned buffer: swizzle by address
-      const unsigned byte = plain ^ (((plain >> 7) & 7) << 4);
+      // Rows of 128 bytes whatever PASS_N: with the 128-byte swizzle the unit reads a 64-byte box row
+      // from a 128-byte row (measured on an H200), the 16-byte piece XORed with the row's index mod 8.
+      const unsigned byte = r * 128 + ((((col * 2) >> 4) ^ (r & 7)) << 4) + ((col * 2) & 15);
       asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(buf + byte), "r"(word) : "memory");
     }
     tma_store_fence();
