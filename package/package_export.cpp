@@ -366,11 +366,14 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
       return Status::not_found("problem " + p.name + ": template " + w.template_name +
                                " is not among this build's templates (give --kernels-dir with the folder it was "
                                "tuned from)");
-    if (!tmpl->matches_source_hash(w.template_hash))
-      return Status::failed_precondition(
-          "problem " + p.name + ": template " + w.template_name + " changed since it was tuned (source hash " +
-          w.template_hash + " then, " + tmpl->source_hash() + " now), so the measured time would not belong to the "
-          "kernel shipped. Export with the templates of that version (--kernels-dir), or tune again");
+    const bool source_changed = !tmpl->matches_source_hash(w.template_hash);
+    const std::string changed = "problem " + p.name + ": template " + w.template_name +
+                                " changed since it was tuned (source hash " + w.template_hash + " then, " +
+                                tmpl->source_hash() + " now)";
+    // Without a code hash to compare, nothing tells the kernel shipped from the one measured.
+    if (source_changed && w.code_hash.empty())
+      return Status::failed_precondition(changed + ", so the measured time would not belong to the kernel shipped. "
+                                         "Export with the templates of that version (--kernels-dir), or tune again");
     ConfigUpdate update = tmpl->update_config(w.config);
     if (!update.dropped.empty())
       return Status::failed_precondition("problem " + p.name + ": " + update.notes().back());
@@ -382,6 +385,16 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
           "problem " + p.name + ": " + w.template_name + " " + config_to_json_text(update.config) +
           (c.evaluation.outcome == Outcome::kInvalid ? " is not valid for it: " : " does not compile for " + device.arch + ": ") +
           c.evaluation.message);
+    // A changed template may still compile the winner to the kernel that was measured.
+    if (source_changed) {
+      if (c.evaluation.code_hash != w.code_hash)
+        return Status::failed_precondition(
+            changed + " and so did the winner's kernel (code hash " + w.code_hash + " then, " +
+            c.evaluation.code_hash + " now), so the measured time would not belong to the kernel shipped. Export "
+            "with the templates of that version (--kernels-dir), or tune again");
+      report.notes.push_back(changed + ", but the winner compiles to the same kernel (code hash " + w.code_hash +
+                             "): exported");
+    }
     const RenderedKernel& rk = c.rendered;
     Hasher id_hash;
     id_hash.add_field(tmpl->source_hash()).add_field(rk.arch);

@@ -273,6 +273,19 @@ def retune_from_nothing(folder):
     return aside
 
 
+def latest_aside(folder):
+    """The newest FOLDER.changed-DATE beside a folder with nothing in it yet: a retune that was
+    moved aside and then stopped by the time limit before its first evaluation."""
+    if count_evaluations(folder) > 0:
+        return None
+    parent, name = os.path.split(folder)
+    try:
+        asides = sorted(f for f in os.listdir(parent or ".") if f.startswith(name + ".changed-"))
+    except OSError:
+        return None
+    return os.path.join(parent, asides[-1]) if asides else None
+
+
 def with_old_winners(aside, warm):
     """The warm-start list with a moved-aside folder's winners first (where it has any)."""
     if aside and os.path.exists(os.path.join(aside, "best_config.json")):
@@ -347,7 +360,8 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     else:
         tuned = [x for x in everything
                  if os.path.exists(os.path.join(shapes_dir, x["folder"], "best_config.json"))]
-        warm = with_old_winners(aside, [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)])
+        warm = with_old_winners(aside or latest_aside(folder),
+                                [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)])
         if not args.no_warm_start:
             os.makedirs(shapes_dir, exist_ok=True)
             with open(warm_file, "w") as f:

@@ -6,6 +6,7 @@
 // vendor's time and spread carried into tuned.json.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,6 +22,7 @@
 #include "package/package_export.h"
 #include "package/package_manifest.h"
 #include "runtime/backend.h"
+#include "runtime/candidate_compiler.h"
 #include "tuner/loop/problem_set.h"
 #include "tuner/records/journal.h"
 
@@ -306,6 +308,26 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
   changed.template_hash = "0123456789abcdef";
   ASSERT_TRUE(write_best_config(results / "best_config.json", {changed}).ok());
   expect_refused("changed since it was tuned (source hash 0123456789abcdef then");
+  // With a code hash: one that is not the kernel's today is refused, naming both.
+  changed.code_hash = "fedcba9876543210";
+  ASSERT_TRUE(write_best_config(results / "best_config.json", {changed}).ok());
+  expect_refused("and so did the winner's kernel (code hash fedcba9876543210 then");
+  // The kernel's own (the source changed, the kernel did not): exported, with a note.
+  {
+    auto facts = device_facts_from_json(changed.device);
+    ASSERT_TRUE(facts.ok());
+    const KernelTemplate& t = *lib_->find("gemm_hmma");
+    changed.code_hash = compile_candidate(*c, t, p, t.defaults(), *facts).evaluation.code_hash;
+    ASSERT_FALSE(changed.code_hash.empty());
+    ASSERT_TRUE(write_best_config(results / "best_config.json", {changed}).ok());
+    auto r = export_package({results, dir_ / "pkg", "", false}, *lib_, *c);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const bool noted = std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
+      return n.find("but the winner compiles to the same kernel") != std::string::npos;
+    });
+    EXPECT_TRUE(noted);
+    fs::remove_all(dir_ / "pkg");
+  }
 
   BestEntry replay = entry("gemm_hmma", p, 0.01);
   replay.device["backend"] = "replay";
