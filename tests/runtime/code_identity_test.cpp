@@ -117,6 +117,27 @@ TEST(CodeIdentity, ACommentLeavesTheKernelAndAChangedInstructionOrLaunchDoesNot)
   EXPECT_NE(cc.evaluation.code_hash, base);
 }
 
+// hipRTC hands back no PTX: the code object is the identity, and it carries no line
+// information, so the same holds on AMD (compiled for gfx90a, not run).
+TEST(CodeIdentity, OnHipTheCodeObjectIsTheIdentity) {
+  auto b = make_backend("hip");
+  auto hiprtc = b.ok() ? (*b)->compiler() : Result<std::shared_ptr<Compiler>>(Status::unavailable("no HIP"));
+  if (!hiprtc.ok()) GTEST_SKIP() << "hipRTC unavailable: " << hiprtc.status().message();
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tiled");
+  const DeviceFacts dev = nominal_facts_for_arch("gfx90a");
+  auto hash = [&](const KernelTemplate& k) {
+    auto cc = compile_candidate(**hiprtc, k, square(512), k.defaults(), dev);
+    EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message;
+    EXPECT_TRUE(cc.compiled.ptx.empty());
+    return cc.evaluation.code_hash;
+  };
+  const std::string base = hash(t);
+  ASSERT_EQ(base.size(), 16u);
+  EXPECT_EQ(hash(edited(t, "#include", "// a comment\n\n#include")), base);
+  EXPECT_NE(hash(edited(t, "float v = alpha * acc[i][j];", "float v = alpha * acc[i][j] * 0.5f;")), base);
+}
+
 // The cache keeps the digest with the binary; an entry written before it did is compiled
 // again rather than handed back without one.
 TEST(CodeIdentity, TheCompileCacheHandsTheDigestBackAndRecompilesEntriesWithoutIt) {
