@@ -60,6 +60,9 @@ std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool r
     if (problem_given(o.problem) || o.fastest_only)
       return bench_usage("--record-code-hashes covers every entry of the files (--template narrows it to one "
                          "template's)");
+    if (o.json || o.vendor_only || o.no_vendor || o.epilogue_cost)
+      return bench_usage("--record-code-hashes only compiles: it prints one line per entry and measures nothing "
+                         "(no --json, --vendor-only, --no-vendor or --epilogue-cost)");
     return std::nullopt;
   }
   if (!o.config_json.empty() && from_file) return bench_usage("give --config or --best-config/--results, not both");

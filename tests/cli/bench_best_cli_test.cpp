@@ -327,6 +327,11 @@ TEST(CliBenchBest, RecordsCodeHashesAndTellsAnEditedTemplatesSameKernelFromAChan
                            dir);
   EXPECT_EQ(usage.exit_code, 2) << usage.out << usage.err;
   EXPECT_TRUE(contains(usage.err, "--record-code-hashes")) << usage.err;
+  auto json_too = run_process({bench_best_exe().string(), "--best-config", file.string(), "--kernels-dir",
+                               kernels.string(), "--record-code-hashes", "--json"},
+                              dir);
+  EXPECT_EQ(json_too.exit_code, 2) << json_too.out << json_too.err;
+  EXPECT_TRUE(contains(json_too.err, "no --json")) << json_too.err;
 }
 
 }  // namespace
