@@ -209,7 +209,7 @@ int bench_best(const BenchBestOptions& o) {
   if (from_file) {
     if (auto code = collect_files(o, &src.files, &src.missing)) return *code;
     if (auto code = read_entries(o, src.files, &entries, &entry_files, &problem_filter)) return *code;
-    if (o.record_code_hashes) return record_code_hashes(o, entries, entry_files, *lib);
+    if (o.record_code_hashes) return record_code_hashes(o, entries, entry_files, problem_filter, *lib);
   } else if (o.vendor_only) {
     if (auto p = to_problem(o.problem); !p.ok()) return bench_usage(p.status().message());
   } else {

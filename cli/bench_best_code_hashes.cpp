@@ -4,9 +4,11 @@
 #include <map>
 #include <memory>
 
+#include "cli/bench_best_inputs.h"
 #include "cli/exit_codes.h"
 #include "runtime/backend.h"
 #include "runtime/candidate_compiler.h"
+#include "runtime/code_identity.h"
 
 namespace tilesmith::cli {
 namespace fs = std::filesystem;
@@ -46,6 +48,17 @@ Checked check_entry(const BestEntry& e, const TemplateLibrary& lib, Compilers& c
     c.why = "no template " + e.template_name + " (use --kernels-dir for your own)";
     return c;
   }
+  const RecordedKernel recorded{e.template_hash, e.code_hash};
+  const ConfigUpdate update = tmpl->update_config(e.config);
+  const bool same_source = tmpl->matches_source_hash(e.template_hash) && update.dropped.empty();
+  // Nothing to record and nothing to compare with: no compile needed.
+  if (!same_source && !needs_compile(*tmpl, recorded)) {
+    c.verdict = Verdict::kUnknown;
+    c.why = tmpl->matches_source_hash(e.template_hash)
+                ? "the entry names parameters the template no longer has: " + update.notes().back()
+                : describe_kernel_match(KernelMatch::kUnknown, *tmpl, recorded, "");
+    return c;
+  }
   auto device = device_facts_from_json(e.device);
   if (!device.ok()) {
     c.why = "the entry's \"device\" cannot be read back: " + device.status().message();
@@ -62,25 +75,19 @@ Checked check_entry(const BestEntry& e, const TemplateLibrary& lib, Compilers& c
     c.why = "recorded with " + device->runtime_version + ", this compiler is " + (*compiler)->version();
     return c;
   }
-  const ConfigUpdate update = tmpl->update_config(e.config);
-  const bool same_source = tmpl->matches_source_hash(e.template_hash) && update.dropped.empty();
-  if (e.code_hash.empty() && !same_source) {  // nothing to compare with: no compile needed
-    c.verdict = Verdict::kUnknown;
-    c.why = "template " + e.template_name + " changed since it was recorded (source hash " + e.template_hash +
-            " then, " + tmpl->source_hash() + " now) and the entry records no code hash";
-    return c;
-  }
   CompiledCandidate cc = compile_candidate(**compiler, *tmpl, e.problem, update.config, *device);
   c.code_hash = cc.evaluation.code_hash;
   if (!cc.evaluation.ok() || c.code_hash.empty()) {
     c.why = std::string(outcome_name(cc.evaluation.outcome)) + ": " + cc.evaluation.message;
     return c;
   }
-  if (!e.code_hash.empty()) {
-    c.verdict = e.code_hash == c.code_hash ? Verdict::kSame : Verdict::kChanged;
-    c.why = e.code_hash == c.code_hash ? "" : "code hash " + e.code_hash + " then, " + c.code_hash + " now";
-  } else {
+  if (e.code_hash.empty()) {
     c.verdict = Verdict::kRecorded;
+  } else if (e.code_hash == c.code_hash) {
+    c.verdict = Verdict::kSame;
+  } else {
+    c.verdict = Verdict::kChanged;
+    c.why = describe_kernel_match(KernelMatch::kChanged, *tmpl, recorded, c.code_hash);
   }
   return c;
 }
@@ -99,20 +106,28 @@ const char* verdict_name(Verdict v) {
 }  // namespace
 
 int record_code_hashes(const BenchBestOptions& o, const std::vector<BestEntry>& entries,
-                       const std::vector<fs::path>& entry_files, const TemplateLibrary& lib) {
+                       const std::vector<fs::path>& entry_files, const std::optional<GemmProblem>& problem_filter,
+                       const TemplateLibrary& lib) {
   Compilers compilers;
   std::map<fs::path, std::vector<std::pair<std::string, std::string>>> to_write;  // file -> (key, code hash)
+  // The entries the flags keep, as for a measurement (without the device: each its own).
+  std::vector<const BestEntry*> kept;
+  for (const BestEntry& e : entries)
+    if ((!problem_filter || e.problem.key() == problem_filter->key()) &&
+        (o.template_name.empty() || e.template_name == o.template_name))
+      kept.push_back(&e);
+  if (o.fastest_only) keep_fastest_per_problem(kept);
   int changed = 0, failed = 0, shown = 0;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const BestEntry& e = entries[i];
-    if (!o.template_name.empty() && e.template_name != o.template_name) continue;
+  for (const BestEntry* entry : kept) {
+    const BestEntry& e = *entry;
+    const fs::path& file = entry_files[std::size_t(entry - entries.data())];
     const Checked c = check_entry(e, lib, compilers);
     ++shown;
     std::cout << verdict_name(c.verdict) << "  " << e.template_name << "  " << e.problem.describe() << "  "
-              << config_to_json_text(e.config) << "  (" << entry_files[i].string() << ")";
+              << config_to_json_text(e.config) << "  (" << file.string() << ")";
     if (!c.why.empty()) std::cout << ": " << c.why;
     std::cout << "\n";
-    if (c.verdict == Verdict::kRecorded) to_write[entry_files[i]].emplace_back(e.key(), c.code_hash);
+    if (c.verdict == Verdict::kRecorded) to_write[file].emplace_back(e.key(), c.code_hash);
     if (c.verdict == Verdict::kChanged || c.verdict == Verdict::kUnknown) ++changed;
     if (c.verdict == Verdict::kFailed) ++failed;
   }

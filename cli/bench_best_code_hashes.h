@@ -8,6 +8,7 @@
 // kernel changed or cannot be told, 1 when a compile or a write failed.
 
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "cli/bench_best.h"
@@ -16,7 +17,10 @@
 
 namespace tilesmith::cli {
 
+// The entries the problem flags, --template and --fastest-only keep (fastest per problem and
+// device), as a measurement would select them.
 int record_code_hashes(const BenchBestOptions& o, const std::vector<BestEntry>& entries,
-                       const std::vector<std::filesystem::path>& entry_files, const TemplateLibrary& lib);
+                       const std::vector<std::filesystem::path>& entry_files,
+                       const std::optional<GemmProblem>& problem_filter, const TemplateLibrary& lib);
 
 }  // namespace tilesmith::cli

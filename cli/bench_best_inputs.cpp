@@ -57,9 +57,6 @@ std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool r
     if (!from_file || replay)
       return bench_usage("--record-code-hashes compiles the entries of --best-config/--results files, on a real "
                          "backend's compiler (no GPU needed; not --backend replay)");
-    if (problem_given(o.problem) || o.fastest_only)
-      return bench_usage("--record-code-hashes covers every entry of the files (--template narrows it to one "
-                         "template's)");
     if (o.json || o.vendor_only || o.no_vendor || o.epilogue_cost)
       return bench_usage("--record-code-hashes only compiles: it prints one line per entry and measures nothing "
                          "(no --json, --vendor-only, --no-vendor or --epilogue-cost)");
@@ -142,26 +139,33 @@ Selection select_entries(const std::vector<BestEntry>& entries, const BenchBestO
     if (name == device.name && arch == device.arch) sel.selected.push_back(&e);
     else sel.other_device.push_back(&e);
   }
-  if (o.fastest_only) {
-    // Per problem, the best recorded entry by its run's objective (the first of equals):
-    // the fastest median for a run tuned for time. Entries tuned for different objectives
-    // (several folders) have no common figure but the time.
-    std::map<std::string, const BestEntry*> fastest;
-    auto better = [](const BestEntry* a, const BestEntry* b) {
-      const Objective o = a->objective == b->objective ? a->objective : Objective::kTime;
-      return entry_objective_value(*a, o).value_or(1e300) < entry_objective_value(*b, o).value_or(1e300);
-    };
-    for (const BestEntry* e : sel.selected) {
-      auto [it, fresh] = fastest.emplace(e->problem.key(), e);
-      if (!fresh && better(e, it->second)) it->second = e;
-    }
-    std::vector<const BestEntry*> kept;
-    for (const BestEntry* e : sel.selected)
-      if (fastest[e->problem.key()] == e) kept.push_back(e);
-    sel.slower_left_out = sel.selected.size() - kept.size();
-    sel.selected = std::move(kept);
-  }
+  if (o.fastest_only) sel.slower_left_out = keep_fastest_per_problem(sel.selected);
   return sel;
+}
+
+std::size_t keep_fastest_per_problem(std::vector<const BestEntry*>& entries) {
+  // Per problem and device, the best recorded entry by its run's objective (the first of
+  // equals): the fastest median for a run tuned for time. Entries tuned for different
+  // objectives (several folders) have no common figure but the time.
+  auto key = [](const BestEntry* e) {  // the device as select_entries matches it: name and architecture
+    return e->device.value("name", std::string()) + "|" + e->device.value("arch", std::string()) + "|" +
+           e->problem.key();
+  };
+  std::map<std::string, const BestEntry*> fastest;
+  auto better = [](const BestEntry* a, const BestEntry* b) {
+    const Objective o = a->objective == b->objective ? a->objective : Objective::kTime;
+    return entry_objective_value(*a, o).value_or(1e300) < entry_objective_value(*b, o).value_or(1e300);
+  };
+  for (const BestEntry* e : entries) {
+    auto [it, fresh] = fastest.emplace(key(e), e);
+    if (!fresh && better(e, it->second)) it->second = e;
+  }
+  std::vector<const BestEntry*> kept;
+  for (const BestEntry* e : entries)
+    if (fastest[key(e)] == e) kept.push_back(e);
+  const std::size_t left_out = entries.size() - kept.size();
+  entries = std::move(kept);
+  return left_out;
 }
 
 int report_no_entry(const std::string& path, const DeviceFacts& device, const BenchBestOptions& o,

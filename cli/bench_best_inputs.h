@@ -27,6 +27,9 @@ std::optional<int> collect_files(const BenchBestOptions& o, std::vector<std::fil
 std::optional<int> read_entries(const BenchBestOptions& o, const std::vector<std::filesystem::path>& files,
                                 std::vector<BestEntry>* entries, std::vector<std::filesystem::path>* entry_files,
                                 std::optional<GemmProblem>* problem_filter);
+// Keeps, per problem and device, the best entry by its run's objective (--fastest-only);
+// returns how many were left out.
+std::size_t keep_fastest_per_problem(std::vector<const BestEntry*>& entries);
 Selection select_entries(const std::vector<BestEntry>& entries, const BenchBestOptions& o,
                          const std::optional<GemmProblem>& problem_filter, const DeviceFacts& device);
 // No entry for this device: says what the files hold instead; kExitMismatch.

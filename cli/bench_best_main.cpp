@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
                "recorded on and compare the kernel with the one it measured (its code hash, docs/best_config.md); "
                "where the entry's template is still the one it was tuned with and it has no code hash yet, write "
                "the hash into its file, so that a later change to the template that leaves this kernel as it was "
-               "keeps the entry current. One line per entry: recorded, same kernel, CHANGED, UNKNOWN or FAILED; exit "
-               "4 when a kernel changed or cannot be told");
+               "keeps the entry current (the problem flags, --template and --fastest-only narrow the entries as for a "
+               "measurement). One line per entry: recorded, same kernel, CHANGED, UNKNOWN or FAILED; exit 4 when "
+               "a kernel changed or cannot be told");
   if (auto done = parse_command_line(app, argc, argv, "bench-best")) return *done;
   return bench_best(o);
 }

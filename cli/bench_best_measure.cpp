@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/bench_best_rounds.h"
+#include "runtime/code_identity.h"
 #include "runtime/replay/replay_set.h"
 
 namespace tilesmith::cli {
@@ -109,12 +110,10 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
     return r;
   }
   bool mismatch = false;
-  const bool source_changed = !tmpl->matches_source_hash(e->template_hash);
-  const std::string changed = "template " + e->template_name + " changed since it was recorded (source hash " +
-                              e->template_hash + " then, " + tmpl->source_hash() + " now)";
+  const RecordedKernel recorded_kernel{e->template_hash, e->code_hash};
   if (Status st = tmpl->supports(e->problem); !st.ok()) {
     r.status = "MISMATCH";
-    if (source_changed) r.notes.push_back(changed);
+    if (!tmpl->matches_source_hash(e->template_hash)) r.notes.push_back(describe_source_change(*tmpl, recorded_kernel));
     r.notes.push_back(st.message());
     return r;
   }
@@ -126,20 +125,11 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
   r.now = ev.evaluate(*tmpl, e->problem, r.update.config);
   // A template whose source changed may still compile this config to the kernel the entry
   // measured (a change to another path, a comment, a refactor): its code hash says so.
-  if (source_changed) {
-    if (!e->code_hash.empty() && r.now->code_hash == e->code_hash) {
-      r.notes.push_back(changed + ", but this config compiles to the same kernel (code hash " + e->code_hash +
-                        "): the entry still describes it");
-    } else {
-      mismatch = true;
-      r.notes.push_back(changed + (e->code_hash.empty()
-                                       ? "; the entry records no code hash, so whether its kernel changed is not known"
-                                       : r.now->code_hash.empty()
-                                             ? ""
-                                             : ", and so did this config's kernel (code hash " + e->code_hash +
-                                                   " then, " + r.now->code_hash + " now)"));
-    }
-  }
+  const KernelMatch match = match_recorded_kernel(*tmpl, recorded_kernel, r.now->code_hash);
+  if (match != KernelMatch::kSameSource)
+    r.notes.push_back(describe_kernel_match(match, *tmpl, recorded_kernel, r.now->code_hash) +
+                      (match == KernelMatch::kSameKernel ? ": the entry still describes it" : ""));
+  if (match == KernelMatch::kChanged || match == KernelMatch::kUnknown) mismatch = true;
   r.vendor = vendors.get(e->problem, &r.vendor_note);
   r.floor = floors.get(e->problem, &r.floor_note);
   r.tmpl = tmpl;

@@ -14,6 +14,7 @@
 #include "registry/config.h"
 #include "registry/device_facts.h"
 #include "runtime/candidate_compiler.h"
+#include "runtime/code_identity.h"
 #include "tuner/loop/problem_set.h"
 #include "tuner/records/journal.h"
 
@@ -366,14 +367,13 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
       return Status::not_found("problem " + p.name + ": template " + w.template_name +
                                " is not among this build's templates (give --kernels-dir with the folder it was "
                                "tuned from)");
-    const bool source_changed = !tmpl->matches_source_hash(w.template_hash);
-    const std::string changed = "problem " + p.name + ": template " + w.template_name +
-                                " changed since it was tuned (source hash " + w.template_hash + " then, " +
-                                tmpl->source_hash() + " now)";
+    const RecordedKernel recorded{w.template_hash, w.code_hash};
+    const std::string refused = ", so the measured time would not belong to the kernel shipped. Export with the "
+                                "templates of that version (--kernels-dir), or tune again";
     // Without a code hash to compare, nothing tells the kernel shipped from the one measured.
-    if (source_changed && w.code_hash.empty())
-      return Status::failed_precondition(changed + ", so the measured time would not belong to the kernel shipped. "
-                                         "Export with the templates of that version (--kernels-dir), or tune again");
+    if (match_recorded_kernel(*tmpl, recorded, "") == KernelMatch::kUnknown)
+      return Status::failed_precondition("problem " + p.name + ": " +
+                                         describe_kernel_match(KernelMatch::kUnknown, *tmpl, recorded, "") + refused);
     ConfigUpdate update = tmpl->update_config(w.config);
     if (!update.dropped.empty())
       return Status::failed_precondition("problem " + p.name + ": " + update.notes().back());
@@ -386,15 +386,10 @@ Result<ExportReport> export_package(const ExportOptions& o, const TemplateLibrar
           (c.evaluation.outcome == Outcome::kInvalid ? " is not valid for it: " : " does not compile for " + device.arch + ": ") +
           c.evaluation.message);
     // A changed template may still compile the winner to the kernel that was measured.
-    if (source_changed) {
-      if (c.evaluation.code_hash != w.code_hash)
-        return Status::failed_precondition(
-            changed + " and so did the winner's kernel (code hash " + w.code_hash + " then, " +
-            c.evaluation.code_hash + " now), so the measured time would not belong to the kernel shipped. Export "
-            "with the templates of that version (--kernels-dir), or tune again");
-      report.notes.push_back(changed + ", but the winner compiles to the same kernel (code hash " + w.code_hash +
-                             "): exported");
-    }
+    const KernelMatch match = match_recorded_kernel(*tmpl, recorded, c.evaluation.code_hash);
+    const std::string said = describe_kernel_match(match, *tmpl, recorded, c.evaluation.code_hash);
+    if (match == KernelMatch::kChanged) return Status::failed_precondition("problem " + p.name + ": " + said + refused);
+    if (match == KernelMatch::kSameKernel) report.notes.push_back(p.name + ": " + said + ": exported");
     const RenderedKernel& rk = c.rendered;
     Hasher id_hash;
     id_hash.add_field(tmpl->source_hash()).add_field(rk.arch);

@@ -85,7 +85,9 @@ Status check_export_destination(const ExportOptions& options);
 // Collects, renders, compiles and writes the package. `compiler` compiles for the winners'
 // architecture (NVRTC for sm_*, hipRTC for gfx*). Templates come from `templates`; a
 // winner whose template changed since it was tuned (source hash) is refused, naming both
-// hashes, since its measured time would not belong to the kernel shipped. The
+// hashes, since its measured time would not belong to the kernel shipped, unless its
+// config still compiles to the kernel it was tuned with (its code hash,
+// runtime/code_identity.h): then it is exported with a note. The
 // destination is checked first (check_export_destination) and again just before the
 // package is put in place; a replaced package's listed files are deleted, nothing else.
 Result<ExportReport> export_package(const ExportOptions& options, const TemplateLibrary& templates,

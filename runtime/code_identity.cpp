@@ -62,4 +62,35 @@ std::string kernel_code_hash(const RenderedKernel& r, const std::string& code_di
   return h.hex().substr(0, 16);
 }
 
+bool needs_compile(const KernelTemplate& t, const RecordedKernel& recorded) {
+  return !t.matches_source_hash(recorded.source_hash) && !recorded.code_hash.empty();
+}
+
+KernelMatch match_recorded_kernel(const KernelTemplate& t, const RecordedKernel& recorded,
+                                  const std::string& code_now) {
+  if (t.matches_source_hash(recorded.source_hash)) return KernelMatch::kSameSource;
+  if (recorded.code_hash.empty()) return KernelMatch::kUnknown;
+  return !code_now.empty() && code_now == recorded.code_hash ? KernelMatch::kSameKernel : KernelMatch::kChanged;
+}
+
+std::string describe_source_change(const KernelTemplate& t, const RecordedKernel& recorded) {
+  return "template " + t.name() + " changed since it was recorded (source hash " + recorded.source_hash + " then, " +
+         t.source_hash() + " now)";
+}
+
+std::string describe_kernel_match(KernelMatch match, const KernelTemplate& t, const RecordedKernel& recorded,
+                                  const std::string& code_now) {
+  if (match == KernelMatch::kSameSource) return {};
+  const std::string changed = describe_source_change(t, recorded);
+  switch (match) {
+    case KernelMatch::kSameKernel:
+      return changed + ", but this config compiles to the same kernel (code hash " + recorded.code_hash + ")";
+    case KernelMatch::kChanged:
+      return changed + ", and so did this config's kernel (code hash " + recorded.code_hash + " then, " +
+             (code_now.empty() ? std::string("none") : code_now) + " now)";
+    default:
+      return changed + ", and no code hash was recorded to tell whether its kernel changed";
+  }
+}
+
 }  // namespace tilesmith

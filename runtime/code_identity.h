@@ -27,4 +27,26 @@ std::string device_code_digest(std::string_view ptx, std::string_view binary);
 // the digest is.
 std::string kernel_code_hash(const RenderedKernel& rendered, const std::string& code_digest);
 
+// Whether a recorded config (a best_config.json entry, an export's winner) still describes
+// the kernel today's template builds for it: the same source; or another source but the
+// same code hash; or a changed kernel; or, without a recorded code hash, not known.
+enum class KernelMatch { kSameSource, kSameKernel, kChanged, kUnknown };
+struct RecordedKernel {
+  std::string source_hash;  // the template's, when it was recorded
+  std::string code_hash;    // the config's kernel then (may be empty: recorded before code hashes)
+};
+// `code_now`: today's code hash of the config (compile_candidate); needed only where the
+// source changed and a code hash was recorded (needs_compile).
+bool needs_compile(const KernelTemplate& t, const RecordedKernel& recorded);
+KernelMatch match_recorded_kernel(const KernelTemplate& t, const RecordedKernel& recorded,
+                                  const std::string& code_now);
+// What a person reads about it; empty for kSameSource. "template T changed since it was
+// recorded (source hash A then, B now), but this config compiles to the same kernel (code
+// hash C)" / ", and so did this config's kernel (code hash C then, D now)" / ", and no code
+// hash was recorded to tell whether its kernel changed".
+// "template T changed since it was recorded (source hash A then, B now)".
+std::string describe_source_change(const KernelTemplate& t, const RecordedKernel& recorded);
+std::string describe_kernel_match(KernelMatch match, const KernelTemplate& t, const RecordedKernel& recorded,
+                                  const std::string& code_now);
+
 }  // namespace tilesmith

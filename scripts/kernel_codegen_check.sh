@@ -3,7 +3,8 @@
 # scripts/kernel_codegen_cases.txt (template | arch | problem flags | config) is compiled twice
 # by the same autotune-loop: from the kernels/ of a base revision and from the working tree's.
 # NVIDIA cases are compared by their PTX (`autotune-loop compile --ptx`) without the line
-# information (.loc and .file lines, debug sections), which moves with every source line; AMD
+# information (.loc and .file lines, debug sections) and comment lines, which move with every
+# source line (the rule of the code hash, runtime/code_identity.h); AMD
 # cases by their code objects (`--binary`), disassembled with llvm-objdump where they differ.
 #
 #   scripts/kernel_codegen_check.sh [--base REV] [--only TEMPLATE] [-j N] [--out DIR]
@@ -43,17 +44,19 @@ cases=scripts/kernel_codegen_cases.txt
 [[ -x $bin ]] || { echo "no $bin (build it, or set TILESMITH_BIN)" >&2; exit 2; }
 tree=$(git rev-parse "$base:kernels") || exit 2
 compiler=$("$bin" --list-devices 2>/dev/null | grep -Eo '(nvrtc|hiprtc)[^,;]*' | sort -u | tr -d ' ()' | tr '\n' '+')
-key=$(echo "$tree $compiler normalised-v2" | sha256sum | cut -c1-16)
+key=$(echo "$tree $compiler normalised-v3" | sha256sum | cut -c1-16)
 base_out=$out/base-$key new_out=$out/new
 mkdir -p "$out"
 rm -rf "$new_out" "$out/diff"
 mkdir -p "$new_out" "$out/diff"
 
-# Normalises a PTX file: no line information, no debug sections.
+# Normalises a PTX file as runtime/code_identity.h's normalized_ptx does for the code hash that
+# keeps tuned entries current: no line information, no debug sections, no comment lines.
 strip_ptx() {
   awk '/^[ \t]*\.section[ \t]+\.debug/ {skip = 1; next}
        skip { if ($0 ~ /^[ \t]*}[ \t]*$/) skip = 0; next }
        /^[ \t]*\.(loc|file)[ \t]/ {next}
+       /^[ \t]*\/\// {next}
        {print}' "$1"
 }
 # The same text with every mangled name replaced by its order of first appearance.

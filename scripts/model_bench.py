@@ -241,25 +241,15 @@ def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay, env=None)
     return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
 
 
-def fastest_template(folder):
-    """The template of the folder's fastest best_config.json entry (its row's winner)."""
-    try:
-        entries = read_json(os.path.join(folder, "best_config.json")).get("entries", [])
-    except (OSError, ValueError):
-        return None
-    timed = [e for e in entries if isinstance(e.get("metrics", {}).get("median_ms"), (int, float))]
-    return min(timed, key=lambda e: e["metrics"]["median_ms"])["template"]["name"] if timed else None
-
-
 def winner_kernel_unchanged(bin_dir, folder, env=None):
     """Whether the folder's winner still compiles to the kernel it was tuned with although its
     template's source changed (its code hash, bench-best --record-code-hashes: no GPU): then
     its row stands, and the shape is not tuned again."""
-    tmpl = fastest_template(folder)
-    if not tmpl:
+    best = os.path.join(folder, "best_config.json")
+    if not os.path.exists(best):
         return False
-    p = subprocess.run([os.path.join(bin_dir, "bench-best"), "--best-config", os.path.join(folder, "best_config.json"),
-                        "--template", tmpl, "--record-code-hashes"], capture_output=True, text=True, env=env)
+    p = subprocess.run([os.path.join(bin_dir, "bench-best"), "--best-config", best, "--fastest-only",
+                        "--record-code-hashes"], capture_output=True, text=True, env=env)
     return p.returncode == 0
 
 

@@ -322,6 +322,26 @@ TEST(CliBenchBest, RecordsCodeHashesAndTellsAnEditedTemplatesSameKernelFromAChan
   EXPECT_TRUE(contains(unknown.out, "UNKNOWN  gemm_tiled")) << unknown.out;
   EXPECT_TRUE(read_best_config(file)->front().code_hash.empty()) << "nothing is written for it";
 
+  // --fastest-only and the problem flags narrow the entries as for a measurement: of two
+  // templates' entries for the problem, the faster one.
+  BestEntry slower = e;
+  const KernelTemplate& other = *lib->find("gemm_async");
+  slower.template_name = other.name();
+  slower.template_hash = other.source_hash();
+  slower.config = other.defaults();
+  slower.metrics = json{{"median_ms", 0.08}};
+  ASSERT_TRUE(write_best_config(file, {e, slower}).ok());
+  auto fastest = run_process({bench_best_exe().string(), "--best-config", file.string(), "--kernels-dir",
+                              kernels.string(), "--record-code-hashes", "--fastest-only", "--m", "512", "--n", "512",
+                              "--k", "512"},
+                             dir);
+  EXPECT_TRUE(contains(fastest.out, "1 entry checked")) << fastest.out << fastest.err;
+  EXPECT_FALSE(contains(fastest.out, "gemm_async")) << fastest.out;
+  auto other_problem = run_process({bench_best_exe().string(), "--best-config", file.string(), "--kernels-dir",
+                                    kernels.string(), "--record-code-hashes", "--m", "256", "--n", "512", "--k", "512"},
+                                   dir);
+  EXPECT_TRUE(contains(other_problem.out, "0 entries checked")) << other_problem.out << other_problem.err;
+
   auto usage = run_process({bench_best_exe().string(), "--record-code-hashes", "--m", "512", "--n", "512", "--k", "512",
                             "--config", "{}"},
                            dir);

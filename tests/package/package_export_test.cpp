@@ -307,11 +307,11 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
   BestEntry changed = entry("gemm_hmma", p, 0.01);
   changed.template_hash = "0123456789abcdef";
   ASSERT_TRUE(write_best_config(results / "best_config.json", {changed}).ok());
-  expect_refused("changed since it was tuned (source hash 0123456789abcdef then");
+  expect_refused("changed since it was recorded (source hash 0123456789abcdef then");
   // With a code hash: one that is not the kernel's today is refused, naming both.
   changed.code_hash = "fedcba9876543210";
   ASSERT_TRUE(write_best_config(results / "best_config.json", {changed}).ok());
-  expect_refused("and so did the winner's kernel (code hash fedcba9876543210 then");
+  expect_refused("and so did this config's kernel (code hash fedcba9876543210 then");
   // The kernel's own (the source changed, the kernel did not): exported, with a note.
   {
     auto facts = device_facts_from_json(changed.device);
@@ -323,7 +323,7 @@ TEST_F(PackageExport, RefusesWhatItCannotShipAndLeavesNothingHalfWritten) {
     auto r = export_package({results, dir_ / "pkg", "", false}, *lib_, *c);
     ASSERT_TRUE(r.ok()) << r.status().message();
     const bool noted = std::any_of(r->notes.begin(), r->notes.end(), [](const std::string& n) {
-      return n.find("but the winner compiles to the same kernel") != std::string::npos;
+      return n.find("but this config compiles to the same kernel") != std::string::npos;
     });
     EXPECT_TRUE(noted);
     fs::remove_all(dir_ / "pkg");
