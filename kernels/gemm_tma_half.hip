@@ -101,6 +101,9 @@
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
 #endif
+#ifndef TS_BLOCK_SCALES
+#define TS_BLOCK_SCALES 0
+#endif
 // GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
@@ -250,11 +253,67 @@ __device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC
       wgmma_k32_fp8<BLOCK_N>(part[t], desc_a + (unsigned long long)(t * (8192 >> 4) + s * 2),
                              desc_b + (unsigned long long)(s * 2), accumulate | (s > 0));
 }
+
+#if TS_BLOCK_SCALES
+// Block scales (TS_BLOCK_SCALES, a block-scaled FP8 problem): A has one fp32 factor per row per
+// 128-deep block of K (scale_a, M x ceil(K/128) row-major), B one per 128 x 128 block
+// (scale_b, ceil(K/128) x ceil(N/128) row-major). A slice is one block of K (BLOCK_K 128) and
+// every slice is promoted (PROMOTE_SLICES 1), so the promotion multiplies the slice's products
+// by its row's and column block's factors. A tile spans at most three column blocks.
+#define SCALE_SPAN ((BLOCK_N + 127) / 128 + 1 < 3 ? (BLOCK_N + 127) / 128 + 1 : 3)
+struct BlockScales {
+  float a[WG_M_TILES][2];  // the two rows of each 64-row tile a thread holds
+  float b[SCALE_SPAN];     // the tile's column blocks, from block_n / 128 on
+};
+
+// The factors of K block kb for this thread's accumulators, read before the slice's products
+// are waited for (the loads overlap the tensor cores' work). Rows and blocks past the edges
+// read the last ones: their products are zero fill, or never stored.
+__device__ __forceinline__ BlockScales read_block_scales(const float* __restrict__ scale_a,
+                                                         const float* __restrict__ scale_b, const TsTile& tile,
+                                                         int wg, int w, int lane, int kb, int M, int N, int K) {
+  BlockScales s;
+  const int kbs = (K + 127) / 128, nbs = (N + 127) / 128;
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = min(tile.block_m + acc_row(wg, w, lane, t, 2 * h), M - 1);
+      s.a[t][h] = __ldg(scale_a + (long long)row * kbs + kb);
+    }
+#pragma unroll
+  for (int j = 0; j < SCALE_SPAN; ++j) s.b[j] = __ldg(scale_b + (long long)kb * nbs + min(tile.block_n / 128 + j, nbs - 1));
+  return s;
+}
+
+// acc += part * (A's row factor * B's column-block factor), accumulator by accumulator.
+__device__ __forceinline__ void promote_scaled(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
+                                               const BlockScales& s, const TsTile& tile, int lane) {
+  const int first_block = tile.block_n / 128;
+#pragma unroll
+  for (int i = 0; i < ACC_N; i += 4) {  // 8 columns a group, all in one 128-column block
+    const int j = (tile.block_n + acc_col(lane, i)) / 128 - first_block;
+    const float sb = j == 0 ? s.b[0] : (SCALE_SPAN > 2 && j == 2) ? s.b[SCALE_SPAN - 1] : s.b[SCALE_SPAN > 1 ? 1 : 0];
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t) {
+      const float s0 = s.a[t][0] * sb, s1 = s.a[t][1] * sb;
+      acc[t][i] += part[t][i] * s0;
+      acc[t][i + 1] += part[t][i + 1] * s0;
+      acc[t][i + 2] += part[t][i + 2] * s1;
+      acc[t][i + 3] += part[t][i + 3] * s1;
+    }
+  }
+}
+#endif  // TS_BLOCK_SCALES
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) TS_TMA_CLUSTER
 gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorMap map_a,
-              const __grid_constant__ TsTensorMap map_b, const __grid_constant__ TsTensorMap map_c) {
+              const __grid_constant__ TsTensorMap map_b, const __grid_constant__ TsTensorMap map_c
+#if TS_BLOCK_SCALES
+              , const float* __restrict__ scale_a, const float* __restrict__ scale_b
+#endif
+) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
   __shared__ __align__(8) unsigned long long full_bar[STAGES], empty_bar[STAGES];
 #if PINGPONG
@@ -372,16 +431,24 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
       // loop's do: the wait lets the latest group run while the previous stage is released.
       multiply_stage_fp8(part, desc_a0 + off, desc_b0 + off, in_part > 0);
       wgmma_commit();
+#if TS_BLOCK_SCALES
+      const BlockScales scales =
+          read_block_scales(scale_a, scale_b, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, k0 / BLOCK_K, M, N, K);
+#endif
       if (++in_part == PROMOTE_SLICES || k0 + BLOCK_K >= tile.k_end) {
         wgmma_wait_all(part);
         if (held >= 0) release_stage(empty_addr + 8u * held, lane);
         release_stage(empty_addr + 8u * ring.stage, lane);
         held = -1;
         in_part = 0;
+#if TS_BLOCK_SCALES
+        promote_scaled(acc, part, scales, tile, lane);
+#else
 #pragma unroll
         for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
           for (int i = 0; i < ACC_N; ++i) acc[t][i] += part[t][i];
+#endif
       } else {
         wgmma_wait<1>();
         if (held >= 0) release_stage(empty_addr + 8u * held, lane);

@@ -274,6 +274,7 @@ SpaceContext KernelTemplate::context(const GemmProblem& p, const DeviceFacts* de
                    {"C_DTYPE_BYTES", double(dtype_bytes(p.c_type))},
                    {"HAS_BETA", p.beta != 0.0 ? 1.0 : 0.0},
                    {"HAS_EPILOGUE", p.epilogue != Epilogue::kNone ? 1.0 : 0.0},
+                   {"BLOCK_SCALED", p.scaling == Scaling::kBlock ? 1.0 : 0.0},
                    {"WARP_SIZE", double(device ? device->warp_size : 32)},
                    {"LDA", double(p.lda())},
                    {"LDB", double(p.ldb())},
@@ -376,6 +377,9 @@ Result<RenderedKernel> KernelTemplate::render(const GemmProblem& problem, const 
   // Only where B differs (mixed FP8), so every other kernel's options, and cache keys, stay as they were.
   if (problem.b_type != problem.a_type) flag("TS_B_DTYPE", dtype_info(problem.b_type).kernel_code);
   flag("TS_C_DTYPE", dtype_info(problem.c_type).kernel_code);
+  // Only for block scales, whose grids the kernel takes as two more parameters: every other
+  // kernel's options (and cache keys, and code) stay as they were.
+  if (problem.scaling == Scaling::kBlock) flag("TS_BLOCK_SCALES", 1);
   flag("TS_WARP_SIZE", device.warp_size);
   flag(device.backend == "hip" ? "TS_VENDOR_AMD" : "TS_VENDOR_NVIDIA", 1);
   return r;

@@ -18,7 +18,10 @@
 // C types in "supports.c_dtypes" (without it, C has the input type; a template taking an FP8 type
 // must list them), and the FP8 scalings in "supports.scalings" (without it, "none" only). With
 // per-tensor scales the kernel's alpha is the problem's alpha * scale_a * scale_b (the scales
-// factor out of the sum, as cuBLASLt takes them); block scaling has no kernel ABI yet.
+// factor out of the sum, as cuBLASLt takes them). A block-scaled problem (Scaling::kBlock)
+// defines TS_BLOCK_SCALES 1 and passes its scale grids after the tensor maps: const float*
+// scale_a (M x ceil(K/128), row-major) and const float* scale_b (ceil(K/128) x ceil(N/128),
+// row-major), as registry/problem.h defines them; rules may read BLOCK_SCALED (0/1).
 //
 // Immutable after loading; const methods are thread-safe.
 

@@ -82,6 +82,7 @@ struct GpuEvaluator::State {
   std::unique_ptr<ProblemInputsCache> inputs_cache;
   std::shared_ptr<const ProblemInputs> inputs;
   DeviceBuffer a, b, c, c0, bias, workspace;
+  DeviceBuffer scale_a, scale_b;  // a block-scaled FP8 problem's scale grids, for our kernels
 
   // Where C is copied for the check: page-locked when the device gives it (a pageable
   // copy of a 64 MB output took most of a check's 140-180 ms on an H200 host), else an
@@ -117,6 +118,7 @@ struct GpuEvaluator::State {
     if (problem_key == p.key()) return;
     problem_key.clear();
     a.reset(); b.reset(); c.reset(); c0.reset(); bias.reset(); workspace.reset();
+    scale_a.reset(); scale_b.reset();
     problem = p;
     if (!inputs_cache) inputs_cache = std::make_unique<ProblemInputsCache>(options.seed);
     inputs = inputs_cache->get(p);
@@ -133,6 +135,10 @@ struct GpuEvaluator::State {
     upload(data.b, p.b_type, b);
     upload(data.c0, p.c_type, c0);
     upload(data.bias, p.c_type, bias);
+    if (p.scaling == Scaling::kBlock) {  // fp32, laid out as registry/problem.h defines them
+      upload(data.scale_a, DType::kF32, scale_a);
+      upload(data.scale_b, DType::kF32, scale_b);
+    }
     // Whole 32-bit words, so the poison fill covers an odd count of 16-bit elements.
     c = DeviceBuffer(*device, (c_bytes() + 3) / 4 * 4);
     problem_key = p.key();
@@ -457,6 +463,12 @@ Evaluation GpuEvaluator::evaluate_racing(const KernelTemplate& tmpl, const GemmP
       const TensorMapSpec& spec = rk.tensor_maps[i];
       s.device->encode_tensor_map(spec, spec.operand == 'A' ? pa : spec.operand == 'B' ? pb : pc, maps[i].bytes);
       args.push_back(maps[i].bytes);
+    }
+    // Then a block-scaled problem's scale grids (registry/kernel_template.h).
+    DevicePtr psa = s.scale_a ? s.scale_a.get() : 0, psb = s.scale_b ? s.scale_b.get() : 0;
+    if (problem.scaling == Scaling::kBlock) {
+      args.push_back(&psa);
+      args.push_back(&psb);
     }
     auto launch = [&] { s.device->launch(fn, rk.grid, rk.block, rk.dynamic_shared_bytes, args.data()); };
 

@@ -509,10 +509,37 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
     ASSERT_TRUE(apply_layout_code(code, other).ok());
     EXPECT_FALSE(t.space().validate(configs[0], t.context(other, &dev)).ok()) << code << ": FP8 is read K-major";
   }
+  // Block scales: every slice promoted, the grids as two more parameters (TS_BLOCK_SCALES), on
+  // tile widths that span one, two and three 128-column blocks, cooperative, ping-pong,
+  // split-K and a K cluster, with a fused epilogue; and only there.
   GemmProblem block = p;
   block.scaling = Scaling::kBlock;
   block.scale_a = block.scale_b = 1.0;
-  EXPECT_FALSE(t.supports(block).ok()) << "block scales have no kernel ABI yet";
+  ASSERT_TRUE(t.supports(block).ok()) << t.supports(block).message();
+  EXPECT_FALSE(t.space().validate(wide_p2, t.context(block, &dev)).ok()) << "one block of K a promotion";
+  GemmProblem block_fused = block;
+  block_fused.epilogue = Epilogue::kBiasGelu;
+  block_fused.k = 1008;  // a partial last block (16-byte rows for TMA)
+  // 96 accumulators, 96 products and the factors spill (128 x 192: 128 bytes): at most 80.
+  EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 192}, {"STAGES", 4}}),
+                                  t.context(block, &dev))
+                   .ok());
+  for (const Config& c : {testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}}),
+                          testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}}),
+                          testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 160}, {"STAGES", 6}, {"PINGPONG", 1}}),
+                          testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PINGPONG", 1}}),
+                          testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2}}),
+                          testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1},
+                                                   {"CONSUMER_REGS", 240}, {"STAGES", 8}, {"CLUSTER_K", 4},
+                                                   {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}})}) {
+    expect_valid_and_compiled(*nvrtc, t, block, c, dev);
+    expect_valid_and_compiled(*nvrtc, t, block_fused, c, dev);
+  }
+  auto rb = t.render(block, configs[0], dev);
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  EXPECT_EQ(std::count(rb->options.begin(), rb->options.end(), std::string("-DTS_BLOCK_SCALES=1")), 1);
+  EXPECT_EQ(std::count(r->options.begin(), r->options.end(), std::string("-DTS_BLOCK_SCALES=1")), 0)
+      << "per-tensor and unscaled kernels keep their options";
   // e4m3 with e5m2 either way round: B's type reaches the kernel only where it differs.
   EXPECT_EQ(std::count(r->options.begin(), r->options.end(), std::string("-DTS_B_DTYPE=4")), 0);
   for (DType a : {DType::kE4M3, DType::kE5M2}) {

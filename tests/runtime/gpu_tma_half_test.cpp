@@ -268,6 +268,40 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
     }
 }
 
+// gemm_tma_half on block-scaled FP8 (1 x 128 factors for A, 128 x 128 for B, TS_BLOCK_SCALES):
+// every slice promoted with its factors, tiles that span one, two and three 128-column blocks
+// (128 wide, 160 wide off the blocks' grid), cooperative, ping-pong, split-K, a K cluster and a
+// 2-block cluster along M; partial last blocks of K, M and N off the tiles, every type pair and
+// C type, fused epilogues. The reference applies the same factors in fp32.
+TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const Config configs[] = {
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PERSISTENT", 1}, {"GROUP_M", 4}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 160}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
+                      {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+  };
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
+  int i = 0;
+  for (const Config& c : configs)
+    for (int v = 0; v < 4; ++v, ++i) {
+      // A K cluster needs fewer tiles than SMs; split-K without a persistent grid more.
+      const bool few = c.at("CLUSTER_K") > 1, many = c.at("SPLIT_K") > 1;
+      GemmProblem p = varied_fp8_problem(few ? 200 : many ? 1000 : 520 + 8 * (i % 3), few ? 392 : many ? 1032 : 776,
+                                         i % 2 ? 1040 : 2000, 2 * i);
+      p.scaling = Scaling::kBlock;
+      p.scale_a = p.scale_b = 1.0;
+      p.epilogue = epilogues[i % 4];
+      ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+      expect_valid_and_validated(t, p, c);
+    }
+}
+
 // EPILOGUE_SMEM 2: C through shared memory and the tensor memory accelerator's store. Tiles off
 // C's edges (clipped by the unit), every fused epilogue, alpha, both 16-bit C types, every
 // layout of A and B, the cooperative, ping-pong, 256-row and cluster schedules, 64- and 32-column
