@@ -79,6 +79,7 @@ bool apply_evolve_options(const std::string& text, EvolveOptions* o) {
       {"initial_design", [](EvolveOptions& o, double v) { o.initial_design = static_cast<int>(v); }},
       {"initial_design_prior", [](EvolveOptions& o, double v) { o.initial_design_prior = static_cast<int>(v); }},
       {"prior_feature", [](EvolveOptions& o, double v) { o.prior_feature = v != 0; }},
+      {"prior_quick_evaluations", [](EvolveOptions& o, double v) { o.prior_quick_evaluations = static_cast<int>(v); }},
       {"prior_agree_rho", [](EvolveOptions& o, double v) { o.prior_agree_rho = v; }},
       {"trees", [](EvolveOptions& o, double v) { o.forest.trees = static_cast<int>(v); }},
       {"min_leaf", [](EvolveOptions& o, double v) { o.forest.min_leaf = static_cast<int>(v); }},

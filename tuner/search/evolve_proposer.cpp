@@ -245,6 +245,13 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
     return initial_design(request, view, rng, count);
   }
 
+  // Half batches just past a design that an agreeing prior shortened (prior_quick_evaluations).
+  size_t batch_size = want;
+  if (view.has_prior() && design == static_cast<size_t>(options_.initial_design_prior) &&
+      design < static_cast<size_t>(options_.initial_design) &&
+      history.size() < design + static_cast<size_t>(std::max(0, options_.prior_quick_evaluations)))
+    batch_size = std::max<size_t>(1, want / 2);
+
   // The parts, in the order they draw from rng: the surrogate (the forest's seed), the
   // candidates (a pool's draws), the picks (Thompson's draws).
   parts::SurrogateModels models;
@@ -276,7 +283,7 @@ ProposalBatch EvolveProposer::propose(const ProposalRequest& request) {
   const parts::Distance dist = parts::distance(options_, history, stalled);
   if (request.convergence_margin && view.enumerated())
     batch.converged = converged(*request.convergence_margin, view, history, scores, want);
-  parts::BatchPicks picks(cand, &scores, acquisition, dist, history.observations(), want);
+  parts::BatchPicks picks(cand, &scores, acquisition, dist, history.observations(), batch_size);
   parts::PickPolicies(view, history, cand, acquisition, dist, elite, stalled,
                        parts::pick_options(options_))
       .pick(&picks, &scores, rng);

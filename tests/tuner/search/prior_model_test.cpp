@@ -1,6 +1,6 @@
 // A prior's measurements in the search (ProposalRequest::prior): the space view's model of
 // them, evolve's shorter initial design while they agree with the run's own measurements (and
-// not when they disagree), the warm start handing them on, and their pooling over sources.
+// not when they disagree) and its half batches just after it, the warm start handing them on, and their pooling over sources.
 
 #include <cmath>
 #include <string>
@@ -114,11 +114,23 @@ TEST(PriorModel, AnAgreeingPriorEndsTheInitialDesignSoonerAndAMisleadingOneDoesN
   ASSERT_TRUE(first.status.ok()) << first.status.to_string();
   EXPECT_EQ(first.proposals.size(), 6u);
   EXPECT_TRUE(from_initial_design(first));
-  // At ten measurements that agree with it, the model takes over.
+  // At ten measurements that agree with it, the model takes over, in half batches for the
+  // next prior_quick_evaluations evaluations (refitted sooner), then whole ones.
   auto agreeing = EvolveProposer(o).propose(request(space, ten, 8, &agree));
   ASSERT_TRUE(agreeing.status.ok());
-  EXPECT_EQ(agreeing.proposals.size(), 8u);
+  ASSERT_EQ(o.prior_quick_evaluations, 8);
+  EXPECT_EQ(agreeing.proposals.size(), 4u);
   EXPECT_FALSE(from_initial_design(agreeing)) << agreeing.proposals.front().rationale;
+  std::vector<PointValues> more;  // measurements past the quick evaluations
+  for (size_t i = 0; i < 18; ++i) more.push_back(all[i * all.size() / 18]);
+  auto later = EvolveProposer(o).propose(request(space, measured(space, more), 8, &agree));
+  ASSERT_TRUE(later.status.ok());
+  EXPECT_EQ(later.proposals.size(), 8u);
+  o.prior_quick_evaluations = 0;
+  auto whole = EvolveProposer(o).propose(request(space, ten, 8, &agree));
+  ASSERT_TRUE(whole.status.ok());
+  EXPECT_EQ(whole.proposals.size(), 8u);
+  o.prior_quick_evaluations = 8;
   // One that contradicts them leaves the design as long as without a prior; so does none.
   for (const auto* prior : {&mislead, static_cast<const std::vector<PriorMeasurement>*>(nullptr)}) {
     auto batch = EvolveProposer(o).propose(request(space, ten, 8, prior));
