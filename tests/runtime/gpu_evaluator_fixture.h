@@ -22,6 +22,13 @@ namespace tilesmith::gpu_test {
 using testing::config_with;  // t's defaults with the given parameters set
 
 class GpuEvaluatorTest : public ::testing::Test {
+ public:
+  // The embedded templates, loaded once for every test (and the helpers outside a test).
+  static const TemplateLibrary& library() {
+    static const TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
+    return lib;
+  }
+
  protected:
   static void SetUpTestSuite() {
     for (const char* name : {"cuda", "hip"}) {
@@ -128,10 +135,7 @@ class GpuEvaluatorTest : public ::testing::Test {
       }
     }
   }
-  static const KernelTemplate& tiled() {
-    static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-    return *lib.find("gemm_tiled");
-  }
+  static const KernelTemplate& tiled() { return *library().find("gemm_tiled"); }
   // Samples 8 valid configs per problem (default problems: odd shapes, every layout, beta,
   // column-major C, an epilogue).
   static void sample_family(const std::string& name, std::vector<GemmProblem> problems = {});

@@ -170,8 +170,7 @@ TEST_F(GpuEvaluatorTest, ReadFloorReadsEveryByteOnceAndIsPrintedBesideTheVendor)
 // Random valid configs of each fast template over odd shapes, every layout, beta, a
 // column-major C and an epilogue: all must validate (or be refused for resources).
 void GpuEvaluatorTest::sample_family(const std::string& name, std::vector<GemmProblem> problems) {
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find(name);
+  const KernelTemplate& t = *library().find(name);
   if (problems.empty()) {
     problems = {make(1000, 999, 1001, "NN"), make(512, 384, 640, "TN"), make(16, 4096, 4096, "NN"),
                 make(300, 260, 1024, "TT"), make(128, 512, 2048, "NT")};
@@ -211,8 +210,7 @@ TEST_F(GpuEvaluatorTest, WarpgroupFamilyValidatesAcrossItsSpace) {
 // sampled config must run and validate, not three quarters.
 TEST_F(GpuEvaluatorTest, TmaTf32FamilyValidatesEveryConfigItServes) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_tf32 needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_tf32");
+  const KernelTemplate& t = *library().find("gemm_tma_tf32");
   std::vector<GemmProblem> problems =
       fp32_wgmma_problems({"NN", "NN", "TT", "NT", "TN", "NT"}, make(2052, 2044, 1000, "TN"), make(1000, 1004, 996, "TT"));
   problems[5].epilogue = Epilogue::kBiasCol;
@@ -243,8 +241,7 @@ TEST_F(GpuEvaluatorTest, TmaTf32FamilyValidatesEveryConfigItServes) {
 // A template reading through tensor maps (tma_strides) may refuse exactly the problems whose
 // A or B rows are not a multiple of 16 bytes apart, and must say so.
 void cover_half_combinations(GpuEvaluator& ev, const std::string& name, std::int64_t m_small, bool tma_strides = false) {
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate* t = lib.find(name);
+  const KernelTemplate* t = GpuEvaluatorTest::library().find(name);
   ASSERT_NE(t, nullptr) << name;
   std::mt19937_64 rng(7);
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol,
@@ -310,8 +307,7 @@ TEST_F(GpuEvaluatorTest, WgmmaHalfTemplateValidatesEveryTypeLayoutAndEpilogue) {
 
 TEST_F(GpuEvaluatorTest, WgmmaHalfLargeTileConfigsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_wgmma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_wgmma_half");
+  const KernelTemplate& t = *library().find("gemm_wgmma_half");
   struct Tile {
     int block_m, block_n, warpgroups, stages, pending, loads_first, min_blocks;
   };
@@ -351,8 +347,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfTemplateValidatesEveryTypeLayoutAndEpilogue) {
 // the epilogues, sizes off every tile and odd leading dimensions (narrow loads), several
 // random valid configs each, split-K among them.
 TEST_F(GpuEvaluatorTest, GemvTemplateValidatesSkinnyShapesEveryLayoutAndType) {
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_gemv");
+  const KernelTemplate& t = *library().find("gemm_gemv");
   struct Shape {
     std::int64_t m, n, k;
   };
@@ -402,8 +397,7 @@ TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
 TEST_F(GpuEvaluatorTest, StreamTemplateValidatesEdgesEpiloguesAndSampledConfigs) {
   if (evaluator_->device().backend != "cuda" || std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
     GTEST_SKIP() << "gemm_stream needs NVIDIA sm_80+, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_stream");
+  const KernelTemplate& t = *library().find("gemm_stream");
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kBiasCol, Epilogue::kRelu,
                                 Epilogue::kLeakyRelu, Epilogue::kGelu, Epilogue::kBiasGelu};
   const std::int64_t ms[] = {1, 5, 16, 12, 9, 16};
@@ -449,8 +443,7 @@ TEST_F(GpuEvaluatorTest, StreamTemplateValidatesEdgesEpiloguesAndSampledConfigs)
 TEST_F(GpuEvaluatorTest, StreamTemplateOnFp8ValidatesTypesScalesAndEdges) {
   if (evaluator_->device().backend != "cuda" || std::atoi(evaluator_->device().arch.c_str() + 3) < 89)
     GTEST_SKIP() << "gemm_stream's FP8 needs NVIDIA sm_89+, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_stream");
+  const KernelTemplate& t = *library().find("gemm_stream");
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu,
                                 Epilogue::kBiasCol, Epilogue::kBiasGelu};
   const std::int64_t ms[] = {1, 5, 16, 12, 9, 16, 8, 3};

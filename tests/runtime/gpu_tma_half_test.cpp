@@ -18,8 +18,7 @@ namespace {
 // layout, with M, N and K off the tiles (the TMA unit's zero fill at every edge).
 TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   struct Tile {
     int block_m, block_n, consumers, stages, persistent, split_k, regs, cluster, cluster_n = 1;
   };
@@ -69,8 +68,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
 // column-major C and beta (the register epilogue), the shared-memory one.
 TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   const std::pair<int, int> tiles[] = {{128, 128}, {64, 256}, {128, 128}};
   int i = 0;
   for (auto [bm, bn] : tiles)
@@ -93,8 +91,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
 // column-major, beta, the epilogues.
 TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   struct Tile {
     int block_m, block_n, consumers, stages, cluster_k;
   };
@@ -130,8 +127,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
 // split-K summed through the workspace.
 TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   struct Tile {
     int block_m, block_n, consumers, pingpong, split_k = 1, cluster_m = 1, cluster_n = 1;
   };
@@ -172,8 +168,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
 // type, alpha and the epilogues.
 TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   struct Schedule {
     int block_m, consumers, pingpong, persistent, cluster_m, split_k, epilogue_smem;
   };
@@ -222,8 +217,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
 // and split schedules, shapes off the tiles (K not a multiple of the 128-deep slice) and epilogues.
 TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   const Config configs[] = {
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
       config_with(
@@ -275,8 +269,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
 // C type, fused epilogues. The reference applies the same factors in fp32.
 TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   const Config configs[] = {
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PERSISTENT", 1}, {"GROUP_M", 4}}),
@@ -308,8 +301,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
 // passes, and FP8.
 TEST_F(GpuEvaluatorTest, TmaHalfTmaStoreEpilogueValidates) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
-  static TemplateLibrary lib = std::move(TemplateLibrary::embedded()).value();
-  const KernelTemplate& t = *lib.find("gemm_tma_half");
+  const KernelTemplate& t = *library().find("gemm_tma_half");
   const Config configs[] = {
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 6}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
