@@ -5,7 +5,8 @@
 //     two of them successful), a space-filling batch: from a large random sample of
 //     untried valid points, greedily the one farthest (in normalised parameter ranks)
 //     from everything tried or chosen so far. With a prior (ProposalRequest::prior) that
-//     agrees with the measurements, `initial_design_prior` observations instead.
+//     agrees with the measurements, `initial_design_prior` observations instead, and the
+//     next `prior_quick_evaluations` come in half batches (the model refitted sooner).
 //  2. Surrogate. A random forest fitted on the history: log(time) of every ok trial,
 //     clipped at the `clip_quantile` of the successes (the model's job is to tell good
 //     configurations apart); every failed trial (invalid, compile_error, wrong_result,

@@ -1,6 +1,7 @@
 // A prior's measurements in the search (ProposalRequest::prior): the space view's model of
 // them, evolve's shorter initial design while they agree with the run's own measurements (and
-// not when they disagree) and its half batches just after it, the warm start handing them on, and their pooling over sources.
+// not when they disagree) and its half batches just after it, the warm start handing them on,
+// and their pooling over sources.
 
 #include <cmath>
 #include <string>
@@ -126,11 +127,11 @@ TEST(PriorModel, AnAgreeingPriorEndsTheInitialDesignSoonerAndAMisleadingOneDoesN
   auto later = EvolveProposer(o).propose(request(space, measured(space, more), 8, &agree));
   ASSERT_TRUE(later.status.ok());
   EXPECT_EQ(later.proposals.size(), 8u);
-  o.prior_quick_evaluations = 0;
-  auto whole = EvolveProposer(o).propose(request(space, ten, 8, &agree));
+  EvolveOptions whole_batches = o;
+  whole_batches.prior_quick_evaluations = 0;
+  auto whole = EvolveProposer(whole_batches).propose(request(space, ten, 8, &agree));
   ASSERT_TRUE(whole.status.ok());
   EXPECT_EQ(whole.proposals.size(), 8u);
-  o.prior_quick_evaluations = 8;
   // One that contradicts them leaves the design as long as without a prior; so does none.
   for (const auto* prior : {&mislead, static_cast<const std::vector<PriorMeasurement>*>(nullptr)}) {
     auto batch = EvolveProposer(o).propose(request(space, ten, 8, prior));
