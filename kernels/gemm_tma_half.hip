@@ -104,6 +104,9 @@
 #ifndef TS_BLOCK_SCALES
 #define TS_BLOCK_SCALES 0
 #endif
+#ifndef PROMOTE_OVERLAP
+#define PROMOTE_OVERLAP 0
+#endif
 // GROUP_M and SPLIT_K take their defaults (8, 1) from ts_tile.h.
 #include "ts_gemm_common.h"
 
@@ -227,6 +230,13 @@ __device__ __forceinline__ TsTile unit_tile(int unit, int M, int N, int K, unsig
 #if CLUSTER_K > 1
   ts_k_share(K, (int)rank, CLUSTER_K, tile.k_begin, tile.k_end);
 #endif
+#if PROMOTE_OVERLAP
+  // The overlapped promotion's loop takes at least one slice (entered unconditionally, its product
+  // buffers need no copies, which would make ptxas serialise the wgmma groups): an empty share
+  // (the last of a split whose slices do not divide evenly) takes one slice past K, which the
+  // tensor memory accelerator fills with zeros.
+  if (tile.k_end <= tile.k_begin) tile.k_end = tile.k_begin + BLOCK_K;
+#endif
   return tile;
 }
 
@@ -259,52 +269,129 @@ __device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC
 // 128-deep block of K (scale_a, M x ceil(K/128) row-major), B one per 128 x 128 block
 // (scale_b, ceil(K/128) x ceil(N/128) row-major). A slice is one block of K (BLOCK_K 128) and
 // every slice is promoted (PROMOTE_SLICES 1), so the promotion multiplies the slice's products
-// by its row's and column block's factors. A tile spans at most three column blocks.
-#define SCALE_SPAN ((BLOCK_N + 127) / 128 + 1 < 3 ? (BLOCK_N + 127) / 128 + 1 : 3)
-struct BlockScales {
-  float a[WG_M_TILES][2];  // the two rows of each 64-row tile a thread holds
-  float b[SCALE_SPAN];     // the tile's column blocks, from block_n / 128 on
+// by its row's and column block's factors. A thread's accumulators come in groups of 8 columns
+// (acc_col), each inside one 128-column block. Tiles of 64, 128 or 256 columns start on a block
+// boundary or inside one (64), so which block each group is in is known when compiling; other
+// widths span up to three blocks from a start that depends on the tile.
+#define SCALES_ALIGNED (BLOCK_N % 128 == 0 || BLOCK_N == 64)
+#define SCALE_SPAN (SCALES_ALIGNED ? (BLOCK_N + 127) / 128 : 3)
+struct SliceScales {
+  float f[WG_M_TILES][2][SCALE_SPAN];  // A's factor of each of a thread's rows times each column block's
 };
 
-// The factors of K block kb for this thread's accumulators, read before the slice's products
-// are waited for (the loads overlap the tensor cores' work). Rows and blocks past the edges
-// read the last ones: their products are zero fill, or never stored.
-__device__ __forceinline__ BlockScales read_block_scales(const float* __restrict__ scale_a,
-                                                         const float* __restrict__ scale_b, const TsTile& tile,
-                                                         int wg, int w, int lane, int kb, int M, int N, int K) {
-  BlockScales s;
-  const int kbs = (K + 127) / 128, nbs = (N + 127) / 128;
+// What a thread reads its factors with: the tile's first row and column block, its rows' offsets.
+struct ScaleReader {
+  const float* __restrict__ a;  // scale_a at this thread's first row
+  const float* __restrict__ b;  // scale_b at the tile's first column block
+  int row_step[WG_M_TILES][2];  // from the first row to each of the thread's rows, in floats
+  int kbs, nbs, last_b;         // K blocks, N blocks, the tile's last column block less its first
+};
+
+// A reader of the tile's factors. Rows past M read the last one.
+__device__ __forceinline__ ScaleReader scale_reader(const float* __restrict__ scale_a, const float* __restrict__ scale_b,
+                                                    const TsTile& tile, int wg, int w, int lane, int M, int N, int K) {
+  ScaleReader r;
+  r.kbs = (K + 127) / 128;
+  r.nbs = (N + 127) / 128;
+  const int first_row = min(tile.block_m + acc_row(wg, w, lane, 0, 0), M - 1);
+  r.a = scale_a + (long long)first_row * r.kbs;
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      r.row_step[t][h] = (min(tile.block_m + acc_row(wg, w, lane, t, 2 * h), M - 1) - first_row) * r.kbs;
+  r.b = scale_b + min(tile.block_n / 128, r.nbs - 1);
+  r.last_b = r.nbs - 1 - min(tile.block_n / 128, r.nbs - 1);
+  return r;
+}
+
+// The factors of the slice at k0 for this thread's accumulators. Read a slice before the slice is
+// issued and used when it is promoted, so the loads (one float in each of the tile's rows, from
+// L2 under the stages' traffic) have two slices of the tensor cores' work to arrive in: read when
+// the slice itself was issued, they cost 18% at 4096^3 (H200). Blocks past N and K read the last
+// ones: their products are zero fill, never stored or never used. (Reading four K blocks a row at
+// once, a lane each, shared by shuffles, read fewer sectors but ran 2-8% slower.)
+__device__ __forceinline__ SliceScales slice_scales(const ScaleReader& r, int k0) {
+  const int kb = min(k0 / BLOCK_K, r.kbs - 1);
+  float b[SCALE_SPAN];
+#pragma unroll
+  for (int j = 0; j < SCALE_SPAN; ++j) b[j] = __ldg(r.b + (long long)kb * r.nbs + min(j, r.last_b));
+  SliceScales s;
 #pragma unroll
   for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = min(tile.block_m + acc_row(wg, w, lane, t, 2 * h), M - 1);
-      s.a[t][h] = __ldg(scale_a + (long long)row * kbs + kb);
-    }
+      const float a = __ldg(r.a + r.row_step[t][h] + kb);
 #pragma unroll
-  for (int j = 0; j < SCALE_SPAN; ++j) s.b[j] = __ldg(scale_b + (long long)kb * nbs + min(tile.block_n / 128 + j, nbs - 1));
+      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = a * b[j];
+    }
   return s;
 }
 
-// acc += part * (A's row factor * B's column-block factor), accumulator by accumulator.
-__device__ __forceinline__ void promote_scaled(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
-                                               const BlockScales& s, const TsTile& tile, int lane) {
-  const int first_block = tile.block_n / 128;
+// acc += part * (A's row factor * B's column-block factor): one multiply-add per accumulator.
+__device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
+                                       const SliceScales& s, const TsTile& tile) {
+  const int offset = tile.block_n % 128;  // columns of the first block before the tile's
 #pragma unroll
-  for (int i = 0; i < ACC_N; i += 4) {  // 8 columns a group, all in one 128-column block
-    const int j = (tile.block_n + acc_col(lane, i)) / 128 - first_block;
-    const float sb = j == 0 ? s.b[0] : (SCALE_SPAN > 2 && j == 2) ? s.b[SCALE_SPAN - 1] : s.b[SCALE_SPAN > 1 ? 1 : 0];
+  for (int i = 0; i < ACC_N; i += 4) {  // group i / 4: columns 8 * (i / 4) .. + 7 of the tile
+    const int col = 8 * (i / 4);
 #pragma unroll
-    for (int t = 0; t < WG_M_TILES; ++t) {
-      const float s0 = s.a[t][0] * sb, s1 = s.a[t][1] * sb;
-      acc[t][i] += part[t][i] * s0;
-      acc[t][i + 1] += part[t][i + 1] * s0;
-      acc[t][i + 2] += part[t][i + 2] * s1;
-      acc[t][i + 3] += part[t][i + 3] * s1;
-    }
+    for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float f;
+        if (SCALES_ALIGNED)
+          f = s.f[t][h][col / 128 < SCALE_SPAN ? col / 128 : SCALE_SPAN - 1];
+        else
+          f = offset + col < 128 ? s.f[t][h][0] : offset + col < 256 ? s.f[t][h][1] : s.f[t][h][SCALE_SPAN - 1];
+        acc[t][i + 2 * h] += part[t][i + 2 * h] * f;
+        acc[t][i + 2 * h + 1] += part[t][i + 2 * h + 1] * f;
+      }
   }
 }
+#else
+struct SliceScales {};  // per-tensor scales are applied to C (alpha)
+struct ScaleReader {};
+__device__ __forceinline__ ScaleReader scale_reader(const float*, const float*, const TsTile&, int, int, int, int, int,
+                                                    int) {
+  return {};
+}
+__device__ __forceinline__ SliceScales slice_scales(const ScaleReader&, int) { return {}; }
+__device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
+                                       const SliceScales&, const TsTile&) {
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int i = 0; i < ACC_N; ++i) acc[t][i] += part[t][i];
+}
 #endif  // TS_BLOCK_SCALES
+
+#if PROMOTE_OVERLAP
+// One slice of the overlapped loop (PROMOTE_OVERLAP): issue the slice at k0 into `issue`, wait
+// until only it is in flight, hand back the previous slice's stage, and promote that slice's
+// products (`done`, with done_scales) while this one multiplies; done_scales then become this
+// slice's (`ahead`, read a step ago), and `ahead` the next slice's.
+__device__ __forceinline__ void fp8_overlapped_step(float (&acc)[WG_M_TILES][ACC_N], float (&issue)[WG_M_TILES][ACC_N],
+                                                    float (&done)[WG_M_TILES][ACC_N], bool promote_done,
+                                                    SliceScales& done_scales, SliceScales& ahead,
+                                                    const ScaleReader& reader, Ring& ring, int& held, int k0,
+                                                    unsigned full_addr, unsigned empty_addr,
+                                                    unsigned long long desc_a0, unsigned long long desc_b0,
+                                                    const TsTile& tile, int lane) {
+  mbar_wait(full_addr + 8u * ring.stage, ring.phase);
+  wgmma_fence();
+  const unsigned long long off = (unsigned long long)(ring.stage * (STAGE_BYTES >> 4));
+  multiply_stage_fp8(issue, desc_a0 + off, desc_b0 + off, 0);
+  wgmma_commit();
+  wgmma_wait_for<1>(done);
+  if (held >= 0) release_stage(empty_addr + 8u * held, lane);
+  held = ring.stage;
+  ring.next();
+  if (promote_done) promote(acc, done, done_scales, tile);
+  done_scales = ahead;
+  ahead = slice_scales(reader, k0 + BLOCK_K);
+}
+#endif
 #endif
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) TS_TMA_CLUSTER
@@ -394,8 +481,18 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
   const unsigned long long desc_b0 = smem_descriptor(stages_addr + A_TILE_BYTES, DESC_LBO(B_K_MAJOR), DESC_SBO);
   Ring ring;
   float acc[WG_M_TILES][ACC_N];
-#if TS_AB_IS_FP8
+#if TS_AB_IS_FP8 && PROMOTE_OVERLAP
+  float part[2][WG_M_TILES][ACC_N];  // two slices' products: one being multiplied, one being promoted
+#elif TS_AB_IS_FP8
   float part[WG_M_TILES][ACC_N];  // one slice's products before their promotion into acc
+#endif
+#if TS_AB_IS_FP8
+  // What scale_reader reads the factors with (nothing without block scales).
+#if TS_BLOCK_SCALES
+#define SCALE_ARGS scale_a, scale_b, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, M, N, K
+#else
+#define SCALE_ARGS nullptr, nullptr, tile, 0, 0, lane, M, N, K
+#endif
 #endif
   int turn = 0;  // the block's units in order (PINGPONG: consumer c takes every other one)
   for (int unit = first_unit; unit < units; unit += unit_stride, ++turn) {
@@ -417,8 +514,37 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
 #pragma unroll
       for (int i = 0; i < ACC_N; ++i) acc[t][i] = 0.0f;
     int held = -1;  // the stage whose wgmma group is still in flight
+#if TS_AB_IS_FP8 && PROMOTE_OVERLAP
+    // Two buffers of products: slice n goes into part[n % 2] while slice n - 1's, finished, are
+    // promoted, so the tensor cores never wait for a promotion (at the cost of a third set of
+    // accumulator registers). The loop takes two slices a turn so that each buffer is named when
+    // compiling (registers cannot be indexed at run time).
+    SliceScales done_scales{};  // the scales of the slice whose products wait for their promotion
+    ScaleReader reader = scale_reader(SCALE_ARGS);
+    SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
+    // (Every tile has at least one slice here: unit_tile.)
+    int k0 = tile.k_begin;
+    for (bool first = true;; first = false) {
+      fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
+                          empty_addr, desc_a0, desc_b0, tile, lane);
+      if ((k0 += BLOCK_K) >= tile.k_end) {
+        wgmma_wait_for<0>(part[0]);
+        promote(acc, part[0], done_scales, tile);
+        break;
+      }
+      fp8_overlapped_step(acc, part[1], part[0], true, done_scales, ahead, reader, ring, held, k0, full_addr,
+                          empty_addr, desc_a0, desc_b0, tile, lane);
+      if ((k0 += BLOCK_K) >= tile.k_end) {
+        wgmma_wait_for<0>(part[1]);
+        promote(acc, part[1], done_scales, tile);
+        break;
+      }
+    }
+#else
 #if TS_AB_IS_FP8
     int in_part = 0;  // slices summed in part since its last promotion
+    ScaleReader reader = scale_reader(SCALE_ARGS);
+    SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
 #endif
     for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
       mbar_wait(full_addr + 8u * ring.stage, ring.phase);
@@ -431,24 +557,15 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
       // loop's do: the wait lets the latest group run while the previous stage is released.
       multiply_stage_fp8(part, desc_a0 + off, desc_b0 + off, in_part > 0);
       wgmma_commit();
-#if TS_BLOCK_SCALES
-      const BlockScales scales =
-          read_block_scales(scale_a, scale_b, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, k0 / BLOCK_K, M, N, K);
-#endif
+      const SliceScales scales = ahead;
+      ahead = slice_scales(reader, k0 + BLOCK_K);
       if (++in_part == PROMOTE_SLICES || k0 + BLOCK_K >= tile.k_end) {
         wgmma_wait_all(part);
         if (held >= 0) release_stage(empty_addr + 8u * held, lane);
         release_stage(empty_addr + 8u * ring.stage, lane);
         held = -1;
         in_part = 0;
-#if TS_BLOCK_SCALES
-        promote_scaled(acc, part, scales, tile, lane);
-#else
-#pragma unroll
-        for (int t = 0; t < WG_M_TILES; ++t)
-#pragma unroll
-          for (int i = 0; i < ACC_N; ++i) acc[t][i] += part[t][i];
-#endif
+        promote(acc, part, scales, tile);
       } else {
         wgmma_wait<1>();
         if (held >= 0) release_stage(empty_addr + 8u * held, lane);
@@ -463,6 +580,7 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
 #endif
       ring.next();
     }
+#endif
 #if PINGPONG
     if (lane == 0) mbar_arrive(&loop_done[c]);  // every full barrier of this tile has been waited on
 #endif

@@ -57,13 +57,19 @@ __device__ __forceinline__ void wgmma_wait_all(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
-template <int T, int N>
-__device__ __forceinline__ void wgmma_wait_all(float (&d)[T][N]) {
-  wgmma_wait<0>();
+// Waits until at most `pending` groups are in flight; d, the accumulators of a group that has
+// finished by then, pass through the same empty asm.
+template <int pending, int T, int N>
+__device__ __forceinline__ void wgmma_wait_for(float (&d)[T][N]) {
+  wgmma_wait<pending>();
 #pragma unroll
   for (int t = 0; t < T; ++t)
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[t][i])::"memory");
+}
+template <int T, int N>
+__device__ __forceinline__ void wgmma_wait_all(float (&d)[T][N]) {
+  wgmma_wait_for<0>(d);
 }
 
 // Makes this thread's generic-proxy writes to shared memory visible to the async proxy, through

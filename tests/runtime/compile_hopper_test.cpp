@@ -275,6 +275,31 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
     expect_valid_and_compiled(*nvrtc, t, block, c, dev);
     expect_valid_and_compiled(*nvrtc, t, block_fused, c, dev);
   }
+  // Overlapped promotion (two product buffers): at most 64 accumulators, one slice a promotion,
+  // on the cooperative, ping-pong, narrow, split-K and K-cluster schedules, per-tensor and block
+  // scaled, with a fused epilogue; refused on 16-bit inputs, wider tiles and with the TMA-store
+  // epilogue (it spilled 116-148 bytes).
+  for (const Config& c :
+       {testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PROMOTE_OVERLAP", 1}}),
+        testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"CLUSTER_M", 2},
+                                 {"PROMOTE_OVERLAP", 1}}),
+        testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PINGPONG", 1},
+                                 {"PROMOTE_OVERLAP", 1}}),
+        testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2}, {"PROMOTE_OVERLAP", 1}}),
+        testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240},
+                                 {"STAGES", 8}, {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0},
+                                 {"PROMOTE_OVERLAP", 1}})}) {
+    for (const GemmProblem& q : {p, fused, block, block_fused}) expect_valid_and_compiled(*nvrtc, t, q, c, dev);
+  }
+  expect_changes_refused(t, p, dev,
+                         testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
+                                                  {"PROMOTE_OVERLAP", 1}}),
+                         {{"BLOCK_N", 160}, {"PROMOTE_SLICES", 2}, {"EPILOGUE_SMEM", 2}});
+  EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
+                                                           {"PROMOTE_OVERLAP", 1}}),
+                                  t.context(bf16_problem(4096, "NT"), &dev))
+                   .ok())
+      << "16-bit inputs have no promotion";
   auto rb = t.render(block, configs[0], dev);
   ASSERT_TRUE(rb.ok()) << rb.status().message();
   EXPECT_EQ(std::count(rb->options.begin(), rb->options.end(), std::string("-DTS_BLOCK_SCALES=1")), 1);

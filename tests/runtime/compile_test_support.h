@@ -48,14 +48,17 @@ inline GemmProblem bf16_problem(std::int64_t m, const char* layout) {
   return p;
 }
 
-// c is a valid config of t for p, and compiles under NVRTC without spilling.
+// c is a valid config of t for p, and compiles under NVRTC without spilling (and, on Hopper,
+// without ptxas serialising the wgmma groups it cannot prove independent of other code).
 inline void expect_valid_and_compiled(Compiler& nvrtc, const KernelTemplate& t, const GemmProblem& p,
                                       const Config& c, const DeviceFacts& dev) {
   const Status valid = t.space().validate(c, t.context(p, &dev));
   ASSERT_TRUE(valid.ok()) << valid.message();
   auto cc = compile_candidate(nvrtc, t, p, c, dev);
   EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << cc.evaluation.message << "\n" << cc.compiled.log;
-  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0);
+  EXPECT_EQ(cc.evaluation.resources.spill_store_bytes, 0) << config_to_json_text(c) << " " << scaling_name(p.scaling) << " " << epilogue_name(p.epilogue);
+  EXPECT_EQ(cc.compiled.log.find("serialized"), std::string::npos)
+      << config_to_json_text(c) << " " << scaling_name(p.scaling) << "\n" << cc.compiled.log;
 }
 // Each of these one-parameter changes of c is refused by t's rules for p.
 inline void expect_changes_refused(const KernelTemplate& t, const GemmProblem& p, const DeviceFacts& dev,

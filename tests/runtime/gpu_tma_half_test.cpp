@@ -214,7 +214,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
 
 // gemm_tma_half on FP8 inputs (NT): each slice's FP8 products promoted into fp32, unscaled and
 // per-tensor scales (on alpha), e4m3 and e5m2, C in every type, the cooperative, ping-pong, cluster
-// and split schedules, shapes off the tiles (K not a multiple of the 128-deep slice) and epilogues.
+// and split schedules, one or two slices a promotion or promotions overlapped with the next slice,
+// shapes off the tiles (K not a multiple of the 128-deep slice) and epilogues.
 TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_tma_half");
@@ -247,6 +248,14 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
                       {"PERSISTENT", 1},
                       {"CLUSTER_N", 2},
                       {"PROMOTE_SLICES", 2}}),
+      // Overlapped promotion: two product buffers, odd and even slice counts per tile.
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 64},
+                      {"BLOCK_N", 128},
+                      {"STAGES", 8},
+                      {"PERSISTENT", 1},
+                      {"PINGPONG", 1},
+                      {"PROMOTE_OVERLAP", 1}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu,
                                 Epilogue::kBiasRow};
@@ -265,8 +274,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
 // gemm_tma_half on block-scaled FP8 (1 x 128 factors for A, 128 x 128 for B, TS_BLOCK_SCALES):
 // every slice promoted with its factors, tiles that span one, two and three 128-column blocks
 // (128 wide, 160 wide off the blocks' grid), cooperative, ping-pong, split-K, a K cluster and a
-// 2-block cluster along M; partial last blocks of K, M and N off the tiles, every type pair and
-// C type, fused epilogues. The reference applies the same factors in fp32.
+// 2-block cluster along M, each also with the promotion overlapped (PROMOTE_OVERLAP); partial last
+// blocks of K, M and N off the tiles, every type pair and C type, fused epilogues. The reference
+// applies the same factors in fp32.
 TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_tma_half");
@@ -278,6 +288,16 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
                       {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
+      // Overlapped promotion: each slice's factors applied one slice later, from the other buffer.
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PERSISTENT", 1}, {"PINGPONG", 1},
+                      {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2},
+                      {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
+                      {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}, {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2},
+                      {"PROMOTE_OVERLAP", 1}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
   int i = 0;
