@@ -352,10 +352,6 @@ __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const f
 #else
 struct SliceScales {};  // per-tensor scales are applied to C (alpha)
 struct ScaleReader {};
-__device__ __forceinline__ ScaleReader scale_reader(const float*, const float*, const TsTile&, int, int, int, int, int,
-                                                    int) {
-  return {};
-}
 __device__ __forceinline__ SliceScales slice_scales(const ScaleReader&, int) { return {}; }
 __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
                                        const SliceScales&, const TsTile&) {
@@ -487,11 +483,11 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
   float part[WG_M_TILES][ACC_N];  // one slice's products before their promotion into acc
 #endif
 #if TS_AB_IS_FP8
-  // What scale_reader reads the factors with (nothing without block scales).
+  // The reader of a tile's block scales (an empty one without them).
 #if TS_BLOCK_SCALES
-#define SCALE_ARGS scale_a, scale_b, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, M, N, K
+#define TILE_SCALE_READER() scale_reader(scale_a, scale_b, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, M, N, K)
 #else
-#define SCALE_ARGS nullptr, nullptr, tile, 0, 0, lane, M, N, K
+#define TILE_SCALE_READER() ScaleReader{}
 #endif
 #endif
   int turn = 0;  // the block's units in order (PINGPONG: consumer c takes every other one)
@@ -520,7 +516,7 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     // accumulator registers). The loop takes two slices a turn so that each buffer is named when
     // compiling (registers cannot be indexed at run time).
     SliceScales done_scales{};  // the scales of the slice whose products wait for their promotion
-    ScaleReader reader = scale_reader(SCALE_ARGS);
+    const ScaleReader reader = TILE_SCALE_READER();
     SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
     // (Every tile has at least one slice here: unit_tile.)
     int k0 = tile.k_begin;
@@ -543,7 +539,7 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
 #else
 #if TS_AB_IS_FP8
     int in_part = 0;  // slices summed in part since its last promotion
-    ScaleReader reader = scale_reader(SCALE_ARGS);
+    const ScaleReader reader = TILE_SCALE_READER();
     SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
 #endif
     for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {

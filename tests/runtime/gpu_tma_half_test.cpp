@@ -250,12 +250,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
                       {"PROMOTE_SLICES", 2}}),
       // Overlapped promotion: two product buffers, odd and even slice counts per tile.
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"PROMOTE_OVERLAP", 1}}),
-      config_with(t, {{"BLOCK_M", 64},
-                      {"BLOCK_N", 128},
-                      {"STAGES", 8},
-                      {"PERSISTENT", 1},
-                      {"PINGPONG", 1},
-                      {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PINGPONG", 1}, {"PROMOTE_OVERLAP", 1}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu,
                                 Epilogue::kBiasRow};
