@@ -77,7 +77,7 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   if (ours.ok() && vendor) {
     std::function<Result<Evaluation>()> vendor_once = [&] { return ev.vendor_baseline(problem); };
     ProblemRounds pr = measure_rounds({{tmpl->name(), [&] { return ev.evaluate(*tmpl, problem, config); }}},
-                                      &vendor_once, o.rounds);
+                                      &vendor_once, o.rounds_plan());
     paired = pr.paired.front();
     paired_steady = pr.paired_steady.front();
     if (!paired) paired_note = unpaired_note(pr, true);
@@ -250,7 +250,7 @@ int bench_best(const BenchBestOptions& o) {
     results.push_back(bench_entry(e, file, *opened, lib ? &*lib : nullptr, vendors, floors,
                                   o.drift_tolerance_pct / 100));
   }
-  const std::vector<ProblemContest> contests = measure_entry_rounds(results, ev, o.rounds);
+  const std::vector<ProblemContest> contests = measure_entry_rounds(results, ev, o.rounds_plan());
   bool drift = false;
   const int code = exit_code_for(results, o, &drift);
   if (o.json) print_json(src, *opened, device, sel, results, contests, code);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_best_rounds.h"
 #include "cli/cli_common.h"
 #include "cli/evaluator_flags.h"
 
@@ -48,6 +49,9 @@ struct BenchBestOptions {
   bool no_vendor = false;
   bool vendor_only = false;  // the flags' problem: the vendor library and the read floor, no config of ours
   int rounds = 8;  // ours and the vendor in this many alternating rounds (0: one measurement each)
+  int rounds_max = 0;        // then pairs of rounds while a ratio's interval is wider than
+  double ratio_width = 0.05;  // this, up to rounds_max (0: exactly `rounds`)
+  RoundsPlan rounds_plan() const { return RoundsPlan{rounds, rounds_max, ratio_width}; }
   bool json = false;
   double drift_tolerance_pct = 10;
   bool fail_on_drift = false;

@@ -80,6 +80,16 @@ int main(int argc, char** argv) {
                  "(0: skip; 6 or more for an interval)")
       ->check(integer_at_least<int>(0))
       ->capture_default_str();
+  app.add_option("--rounds-max", o.rounds_max,
+                 "after --rounds, measure two more rounds at a time while a ratio's 95% interval is wider than "
+                 "--ratio-width, up to this many rounds (0: exactly --rounds). A GPU at its power cap gave 8-round "
+                 "intervals 0.2 wide at M = 4096")
+      ->check(integer_at_least<int>(0))
+      ->capture_default_str();
+  app.add_option("--ratio-width", o.ratio_width,
+                 "the width (upper less lower bound) of the ratio's interval that --rounds-max measures towards")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_flag("--json", o.json, "print one JSON object instead of the tables");
   app.add_flag("--record-code-hashes", o.record_code_hashes,
                "no GPU needed: compile each entry of the --best-config/--results files for the device it was "

@@ -142,7 +142,8 @@ EntryResult bench_entry(const BestEntry* e, const fs::path& file, OpenedEvaluato
   return r;
 }
 
-std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& results, Evaluator& ev, int rounds) {
+std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& results, Evaluator& ev,
+                                                const RoundsPlan& plan) {
   // The problems in result order, each with the entries that ran for it.
   std::vector<std::pair<GemmProblem, std::vector<std::size_t>>> groups;
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -167,7 +168,7 @@ std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& resul
     // The vendor where bench-best measured it for this problem (not after --no-vendor or a failure).
     const bool with_vendor = results[members.front()].vendor.has_value();
     std::function<Result<Evaluation>()> vendor = [&ev, p = problem] { return ev.vendor_baseline(p); };
-    ProblemRounds pr = measure_rounds(cs, with_vendor ? &vendor : nullptr, rounds);
+    ProblemRounds pr = measure_rounds(cs, with_vendor ? &vendor : nullptr, plan);
     for (std::size_t k = 0; k < members.size(); ++k) {
       EntryResult& r = results[members[k]];
       r.paired = pr.paired[k];

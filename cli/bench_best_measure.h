@@ -100,7 +100,8 @@ EpilogueCost measure_epilogue_cost(Evaluator& ev, const KernelTemplate& tmpl, co
 // --rounds over the results: per problem, the entries that ran and the vendor in alternating
 // rounds (cli/bench_best_rounds.h); each entry's paired ratio, and a contest between the
 // entries of a problem served by several. One contest per such problem, in result order.
-std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& results, Evaluator& ev, int rounds);
+std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& results, Evaluator& ev,
+                                                const RoundsPlan& plan);
 
 // Compiles every entry that will run, on `threads` threads (the evaluator's prepare, so the
 // compile cache holds them when each is measured): many entries then cost one compile

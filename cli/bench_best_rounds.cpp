@@ -7,8 +7,17 @@ std::string unpaired_note(const ProblemRounds& rounds, bool with_vendor) {
   return with_vendor ? "a round gave no positive time" : "no vendor figure to pair with";
 }
 
+bool ratio_too_wide(const ProblemRounds& so_far, const RoundsPlan& plan) {
+  for (std::size_t i = 0; i < so_far.ms.size(); ++i) {
+    const auto p = analysis::paired_ratio(so_far.ms[i], so_far.vendor_ms);
+    if (!p || !p->interval || p->interval->hi - p->interval->lo > plan.ratio_width) return true;
+  }
+  return false;
+}
+
 ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
-                             const std::function<Result<Evaluation>()>* vendor, int rounds) {
+                             const std::function<Result<Evaluation>()>* vendor, const RoundsPlan& plan) {
+  const int rounds = plan.rounds;
   ProblemRounds out;
   out.ms.resize(contestants.size());
   out.paired.resize(contestants.size());
@@ -22,7 +31,14 @@ ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
   // Slot i < n: contestant i; slot n: the vendor.
   const std::size_t n = contestants.size();
   const std::size_t slots = n + (vendor ? 1 : 0);
-  for (int round = 0; round < rounds && out.note.empty(); ++round) {
+  // The plan's rounds, then pairs of rounds while a ratio is still too wide.
+  auto another_round = [&](int round) {
+    if (round < rounds) return true;
+    if (!vendor) return false;
+    if ((round - rounds) % 2 == 1) return true;  // the second of a pair
+    return round + 2 <= plan.max_rounds && ratio_too_wide(out, plan);
+  };
+  for (int round = 0; another_round(round) && out.note.empty(); ++round) {
     std::vector<double> got(slots, 0);
     std::vector<std::optional<double>> got_steady(slots);
     for (std::size_t k = 0; k < slots && out.note.empty(); ++k) {

@@ -39,10 +39,28 @@ struct ProblemRounds {
 // vendor to pair with, or a round without a positive time.
 std::string unpaired_note(const ProblemRounds& rounds, bool with_vendor);
 
-// Runs up to `rounds` rounds of the contestants and (when `vendor` is given) the vendor,
-// then the paired ratios and the contest. A failed measurement ends the rounds with a note;
-// what the completed rounds say is kept.
+// How many rounds: `rounds`, then, with the vendor, two more at a time (one of each order)
+// while a contestant's paired interval is wider than `ratio_width` (its upper bound less its
+// lower), as long as a whole pair fits in `max_rounds`. On a GPU at its power cap 8 rounds gave intervals 0.2 wide at
+// M = 4096 (notes/device-runs.md, runs 196 and 205): too wide to tell 0.97 from 1.03.
+struct RoundsPlan {
+  int rounds = 0;
+  int max_rounds = 0;       // at most `rounds` (the default): exactly `rounds`
+  double ratio_width = 0;   // the interval's width that ends the extra rounds
+};
+
+// Whether the rounds so far leave a contestant's ratio to the vendor wider than the plan
+// wants (no interval yet counts as wide).
+bool ratio_too_wide(const ProblemRounds& so_far, const RoundsPlan& plan);
+
+// Runs the plan's rounds of the contestants and (when `vendor` is given) the vendor, then
+// the paired ratios and the contest. A failed measurement ends the rounds with a note; what
+// the completed rounds say is kept.
 ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
-                             const std::function<Result<Evaluation>()>* vendor, int rounds);
+                             const std::function<Result<Evaluation>()>* vendor, const RoundsPlan& plan);
+inline ProblemRounds measure_rounds(const std::vector<RoundContestant>& contestants,
+                                    const std::function<Result<Evaluation>()>* vendor, int rounds) {
+  return measure_rounds(contestants, vendor, RoundsPlan{rounds});
+}
 
 }  // namespace tilesmith::cli

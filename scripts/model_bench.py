@@ -16,6 +16,7 @@ mix; autotune-loop refuses a folder of another device anyway):
     shapes/<m..._n..._k..._dtype_layout>/   one autotune-loop results folder per distinct shape
     shapes/<folder>.loop.txt                that shape's last autotune-loop output
     shapes/<folder>.warm                    the warm-start folders chosen at its first session
+    shapes/<folder>.prior                   its --prior (the twin in the other 16-bit type), likewise
     bench.json, bench.err                   the last bench-best batch (--json); the pass's errors
     bench-all.json                          every shape's latest measurement over all passes (the table's)
     table.txt                               the last table
@@ -166,12 +167,32 @@ def log_distance(a, b):
     return sum(abs(math.log(a[x]) - math.log(b[x])) for x in ("m", "n", "k"))
 
 
+# Input types whose kernels are the same instructions at the same rate (wgmma and mma.sync take
+# bf16 and fp16 alike): a shape tuned in one is the best start for the other.
+SIXTEEN_BIT = ("bf16", "fp16")
+
+
+def twin(shape, candidates):
+    """The same shape and layout tuned in the other 16-bit type (bf16 for fp16 and back), or
+    None: its winners and its measurements carry over whole (the kernels differ in the type
+    named in two instructions)."""
+    if shape["dtype"] not in SIXTEEN_BIT:
+        return None
+    for c in candidates:
+        if (c["dtype"] in SIXTEEN_BIT and c["dtype"] != shape["dtype"] and c["layout"] == shape["layout"]
+                and all(c[x] == shape[x] for x in ("m", "n", "k"))):
+            return c
+    return None
+
+
 def choose_warm(shape, candidates, limit=2):
-    """Up to `limit` tuned shapes of the same dtype and layout, nearest in log (M, N, K)."""
+    """The shape's twin in the other 16-bit type where it is tuned, then up to `limit` tuned
+    shapes of the same dtype and layout, nearest in log (M, N, K)."""
     same = [c for c in candidates if c["dtype"] == shape["dtype"] and c["layout"] == shape["layout"]
             and c["folder"] != shape["folder"]]
     same.sort(key=lambda c: (log_distance(shape, c), c["folder"]))
-    return same[:limit]
+    first = twin(shape, candidates)
+    return ([first] if first else []) + same[:limit]
 
 
 # ---------------------------------------------------------------- running
@@ -356,19 +377,37 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
             os.makedirs(shapes_dir, exist_ok=True)
             with open(warm_file, "w") as f:
                 f.write("\n".join(warm) + "\n")
+    # Prior: the twin's whole history (its measurements rank this shape's configurations as well),
+    # likewise chosen once and kept for resumes.
+    prior_file = folder + ".prior"
+    if os.path.exists(prior_file):
+        with open(prior_file) as f:
+            prior = [p for p in f.read().split() if os.path.exists(os.path.join(p, "history.csv"))]
+    else:
+        tuned = [x for x in everything if os.path.exists(os.path.join(shapes_dir, x["folder"], "history.csv"))]
+        first = twin(r, tuned)
+        prior = [os.path.join(shapes_dir, first["folder"])] if first else []
+        if prior and not args.no_warm_start:
+            os.makedirs(shapes_dir, exist_ok=True)
+            with open(prior_file, "w") as f:
+                f.write("\n".join(prior) + "\n")
     if args.no_warm_start:
         warm = []
+        prior = []
     cmd = loop_command(args, bin_dir, r, folder, args.evals, replay) + ["--seed", "1"]
     if not replay:
         cmd += ["--compile-threads", str(args.compile_threads)]
     for w in warm:
         cmd += ["--warm-start", w]
+    for p in prior:
+        cmd += ["--prior", p]
     if left is not None:
         cmd += ["--hours", "%.4f" % (max(left - 45, 30) / 3600.0)]
     cmd += loop_args + passthrough
-    log("== %s[%d/%d] %s (%d of %d evaluations so far)%s" % (
+    log("== %s[%d/%d] %s (%d of %d evaluations so far)%s%s" % (
         who, i + 1, len(todo), r["folder"], done_before, args.evals,
-        (", warm start from " + ", ".join(os.path.basename(w) for w in warm)) if warm else ""))
+        (", warm start from " + ", ".join(os.path.basename(w) for w in warm)) if warm else "",
+        (", prior " + ", ".join(os.path.basename(p) for p in prior)) if prior else ""))
     for attempt in (1, 2):
         t0 = time.time()
         with open(folder + ".loop.txt", "w") as out:
@@ -441,6 +480,8 @@ def bench_batch(args, bin_dir, dev_dir, shapes_dir, folders, passthrough, timeou
     side). The merged document's path, or None when nothing came back."""
     cmd = [os.path.join(bin_dir, "bench-best"), "--fastest-only", "--json",
            "--read-floor-max-m", str(FLOOR_MAX_M)]
+    if args.rounds_max:
+        cmd += ["--rounds-max", str(args.rounds_max)]
     for f in folders:
         cmd += ["--results", os.path.join(shapes_dir, f)]
     cmd += passthrough
@@ -545,6 +586,9 @@ def main(argv):
     ap.add_argument("--bench-batch", type=int, default=12,
                     help="shapes per bench-best process in a bench pass (default 12); each batch's rows join "
                          "the table as soon as it ends, so a call cut short keeps them")
+    ap.add_argument("--rounds-max", type=int, default=16,
+                    help="bench-best's --rounds-max: after its 8 paired rounds, two more at a time while a "
+                         "ratio's 95%% interval is wider than 0.05, up to this many (default 16; 0: 8 rounds)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--tune-only", action="store_true", help="tune, no bench pass")
     mode.add_argument("--bench-only", action="store_true", help="no tuning: one bench-best pass and the table")
@@ -561,7 +605,8 @@ def main(argv):
                          "FOLDER.changed-DATE, and its winners are the new search's first warm start")
     ap.add_argument("--gpus", help="tune on these GPUs at once (e.g. 0,1,2,3): one autotune-loop per GPU, each "
                     "taking the next shape, largest first; the bench pass's batches likewise, each batch on one GPU")
-    ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes")
+    ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes (nor give it "
+                    "its 16-bit twin's history as a prior)")
     ap.add_argument("--loop-args", default="", help="more flags for autotune-loop only (one string)")
     ap.add_argument("--device-label", help="the results subfolder (default: the GPU's name)")
     ap.add_argument("--bin", default=os.environ.get("TILESMITH_BIN", "build/cli"),

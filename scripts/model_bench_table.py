@@ -127,6 +127,15 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
                 t["ratio"] = paired["ratio"]
                 t["ratio_interval"] = paired.get("interval")
                 t["ratio_rounds"] = paired.get("rounds")
+                # The throughputs from the rounds' medians too: the single measurements above run
+                # ours first and the vendor second, and a GPU that heats up meanwhile (at its power
+                # cap by M = 4096) slows the second, so their TF/s can say "ours faster" where the
+                # rounds say the opposite.
+                if paired.get("ours_median_ms"):
+                    t["ours_tflops"] = now["tflops"] * ours_ms / paired["ours_median_ms"]
+                    if vendor_ms is not None and paired.get("vendor_median_ms"):
+                        t["vendor_tflops"] = vendor["tflops"] * vendor_ms / paired["vendor_median_ms"]
+                    t["tflops_from_rounds"] = True
             floor = e.get("read_floor")
             t["floor_ms"] = floor["median_ms"] if floor else None
             t["floor_note"] = e.get("read_floor_unavailable", "")
@@ -236,9 +245,10 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None,
         out.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(r)).rstrip())
     out.append("")
     out.append("ratio = %s time / ours (above 1: ours faster); where bench-best ran --rounds, the median of the "
-               "rounds' ratios (ours and %s alternating) with its 95%% interval in brackets; %% of the dtype's dense "
-               "tensor peak for M > %d, of the read floor (floor time / kernel time, measured in the same bench-best "
-               "process) for M <= %d" % (vendor, vendor, FLOOR_MAX_M, FLOOR_MAX_M))
+               "rounds' ratios (ours and %s alternating) with its 95%% interval in brackets, and TF/s from the "
+               "rounds' medians; %% of the dtype's dense tensor peak for M > %d (from those TF/s), of the read floor "
+               "(floor time / kernel time, measured in the same bench-best process) for M <= %d"
+               % (vendor, vendor, FLOOR_MAX_M, FLOOR_MAX_M))
     passes = sorted({t["measured_at"] for t in table if t.get("state") == "measured" and t.get("measured_at")})
     out.append("shapes: %d distinct in %d rows; %d measured%s" % (
         s["shapes"], s["rows"], s["measured"],

@@ -47,6 +47,24 @@ TEST(BenchBestRounds, AlternatingRoundsGivePairedRatiosAndAContest) {
   EXPECT_EQ(pr.contest->winner, 0u);
 }
 
+TEST(BenchBestRounds, WideRatiosGetMoreRoundsInPairsUpToTheMost) {
+  // Ours alternates between 0.9 and 1.1 of the vendor's time: 8 rounds leave an interval
+  // wider than 0.05, so pairs of rounds follow until the most allowed.
+  int calls = 0;
+  std::vector<RoundContestant> noisy{{"[1] a", [&] { return timed(++calls % 2 ? 0.9 : 1.1); }}};
+  std::function<Result<Evaluation>()> vendor = [] { return Result<Evaluation>(timed(1.0)); };
+  ProblemRounds pr = measure_rounds(noisy, &vendor, RoundsPlan{8, 13, 0.05});
+  EXPECT_EQ(pr.rounds, 12) << "whole pairs only: a 13th round would have no partner";
+  EXPECT_TRUE(ratio_too_wide(pr, RoundsPlan{8, 13, 0.05}));
+  // A steady ratio stops at the plan's rounds; without a most, exactly those.
+  std::vector<RoundContestant> steady{{"[1] b", [] { return timed(0.95); }}};
+  EXPECT_EQ(measure_rounds(steady, &vendor, RoundsPlan{8, 24, 0.05}).rounds, 8);
+  EXPECT_EQ(measure_rounds(noisy, &vendor, RoundsPlan{8, 0, 0.05}).rounds, 8);
+  EXPECT_EQ(measure_rounds(noisy, nullptr, RoundsPlan{8, 24, 0.05}).rounds, 8) << "no vendor: no ratio to narrow";
+  // Too few rounds for an interval count as wide.
+  EXPECT_EQ(measure_rounds(steady, &vendor, RoundsPlan{2, 6, 0.05}).rounds, 6);
+}
+
 TEST(BenchBestRounds, AFailedMeasurementEndsTheRoundsAndKeepsWhatWasMeasured) {
   int calls = 0;
   std::vector<RoundContestant> cs{{"[1] a", [&] {

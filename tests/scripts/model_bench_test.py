@@ -148,9 +148,20 @@ class ShapeFolders(unittest.TestCase):
         a = row("x", "a", 16, 4096, 4096)
         near = row("x", "b", 16, 6144, 4096)
         far = row("x", "c", 4096, 28672, 4096)
-        other_type = row("x", "d", 16, 4096, 4096, dtype="fp16")
-        self.assertEqual([w["name"] for w in mb.choose_warm(a, [far, other_type, near, a])], ["b", "c"])
+        other_shape_fp16 = row("x", "d", 16, 6144, 4096, dtype="fp16")
+        self.assertEqual([w["name"] for w in mb.choose_warm(a, [far, other_shape_fp16, near, a])], ["b", "c"])
         self.assertEqual(mb.choose_warm(a, [a]), [])
+
+    def test_warm_start_takes_the_twin_in_the_other_16_bit_type_first(self):
+        a = row("x", "a", 512, 4096, 4096, dtype="fp16")
+        near = row("x", "b", 512, 6144, 4096, dtype="fp16")
+        twin = row("x", "t", 512, 4096, 4096)  # bf16
+        fp8 = row("x", "e", 512, 4096, 4096, dtype="e4m3")
+        self.assertEqual([w["name"] for w in mb.choose_warm(a, [near, fp8, twin])], ["t", "b"])
+        self.assertEqual(mb.twin(a, [near, fp8, twin])["name"], "t")
+        self.assertEqual(mb.twin(twin, [a])["name"], "a", "and back")
+        self.assertIsNone(mb.twin(fp8, [a, twin]), "FP8 has no 16-bit twin")
+        self.assertIsNone(mb.twin(a, [near, fp8]))
 
 
 class Table(unittest.TestCase):
@@ -255,6 +266,22 @@ class Table(unittest.TestCase):
         text = mt.format_report(table, s)
         self.assertIn("1.040 [1.020-1.060]", text)
         self.assertIn("with its 95% interval in brackets", text)
+        self.assertNotIn("tflops_from_rounds", paired, "no medians in these rounds: the single pass's TF/s stay")
+
+    def test_paired_rounds_give_the_throughputs(self):
+        # The rounds' medians replace the single measurements' TF/s (ours ran first there, on a
+        # cooler GPU), and the % of peak follows them.
+        bench = {"entries": [dict(e) for e in self.bench["entries"]]}
+        e = bench["entries"][3]
+        once_ours, once_vendor = e["now"]["tflops"], e["vendor"]["tflops"]
+        e["paired"] = {"rounds": 8, "ratio": 0.9, "interval": [0.85, 0.95], "ours_median_ms": 0.50 * 1.2,
+                       "vendor_median_ms": 0.45 * 0.9}
+        table, _ = mt.summarize(self.r, bench, self.tuned)
+        t = next(x for x in table if x["folder"] == self.r[3]["folder"])
+        self.assertTrue(t["tflops_from_rounds"])
+        self.assertAlmostEqual(t["ours_tflops"], once_ours / 1.2)
+        self.assertAlmostEqual(t["vendor_tflops"], once_vendor / 0.9)
+        self.assertAlmostEqual(t["pct"], 100.0 * t["ours_tflops"] / e["peak_tflops"])
 
     def test_no_bench_yet(self):
         table, s = mt.summarize(self.r, None, self.tuned)
