@@ -10,7 +10,11 @@
 #        scripts/device/model_bench_gpu.sh --bench-only --minutes 8
 #        scripts/device/model_bench_gpu.sh --gpus 0,1,2,3 --retune-changed --minutes 8.5   (a four-GPU host)
 # --minutes bounds the tuning and the bench pass (in batches of --bench-batch shapes, each kept
-# as it ends), so a call ends with its results packed before the machine's limit.
+# as it ends). It bounds when a shape starts, not when it ends (a large shape's autotune-loop
+# ran 80 s past it, run 203), so the call keeps its own deadline as well:
+# TILESMITH_CALL_LIMIT_S (default 560 s from this script's start; 0: none) stops the
+# benchmark there (TERM, then KILL: every results folder resumes after either) and packs what
+# is done. The benchmark's output goes to $OUT/model-bench.log (its last lines printed at the end).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 export TILESMITH_BIN=$bin
@@ -24,14 +28,32 @@ if [[ -x $bin/gpu_evaluator_test && ! -f $res/read_floor_gpu_test.txt ]]; then
   echo "   exit $?"
   grep -E "read floor|vendor|FAILED|OK \]|PASSED|SKIPPED" "$res/read_floor_gpu_test.txt" | head -n 20
 fi
+limit=${TILESMITH_CALL_LIMIT_S:-560}
+mkdir -p "$out"
+log=$out/model-bench.log
 pack() {
-  mkdir -p "$out"
+  tail -n 80 "$log"
   tar czf "$out/model-bench.tgz" "$res" && echo "== results packed: $out/model-bench.tgz (carry it in as results/model-bench.tgz)"
 }
-# A call stopped from outside (the machine's time limit sends TERM) still packs what it has: give
-# --minutes a minute or two below the call's limit so that it ends on its own.
-trap 'pack; exit 143' TERM INT
-scripts/model_bench.sh "$res" "$@"
+# The benchmark in its own process group, so that stopping it stops its autotune-loop and
+# bench-best processes too; this shell only waits, so a TERM from outside is handled at once.
+setsid scripts/model_bench.sh "$res" "$@" >"$log" 2>&1 &
+pid=$!
+stop() {
+  kill -TERM -- -"$pid" 2>/dev/null
+  for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
+  kill -KILL -- -"$pid" 2>/dev/null
+}
+trap 'echo "== stopped from outside: packing what is done"; stop; pack; exit 143' TERM INT
+while kill -0 "$pid" 2>/dev/null; do
+  if (( limit > 0 && SECONDS >= limit )); then
+    echo "== $limit s into the call: stopping the benchmark and packing what is done (the next call resumes it)"
+    stop
+    break
+  fi
+  sleep 2
+done
+wait "$pid"
 status=$?
 pack
 exit $status
