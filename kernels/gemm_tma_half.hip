@@ -276,7 +276,8 @@ __device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC
 #define SCALES_ALIGNED (BLOCK_N % 128 == 0 || BLOCK_N == 64)
 #define SCALE_SPAN (SCALES_ALIGNED ? (BLOCK_N + 127) / 128 : 3)
 struct SliceScales {
-  float f[WG_M_TILES][2][SCALE_SPAN];  // A's factor of each of a thread's rows times each column block's
+  float a[WG_M_TILES][2];  // A's factor of each of a thread's rows
+  float b[SCALE_SPAN];     // B's factor of each column block of the tile
 };
 
 // What a thread reads its factors with: the tile's first row and column block, its rows' offsets.
@@ -308,29 +309,37 @@ __device__ __forceinline__ ScaleReader scale_reader(const float* __restrict__ sc
 // The factors of the slice at k0 for this thread's accumulators. Read a slice before the slice is
 // issued and used when it is promoted, so the loads (one float in each of the tile's rows, from
 // L2 under the stages' traffic) have two slices of the tensor cores' work to arrive in: read when
-// the slice itself was issued, they cost 18% at 4096^3 (H200). Blocks past N and K read the last
-// ones: their products are zero fill, never stored or never used. (Reading four K blocks a row at
+// the slice itself was issued, they cost 18% at 4096^3 (H200). Only loads here: their products
+// are formed in promote(), since an instruction that reads a loaded register waits for the load,
+// and one here, before the next slice's barrier wait and wgmma, would put the load's whole
+// latency in front of the tensor cores every slice. Blocks past N and K read the last ones:
+// their products are zero fill, never stored or never used. (Reading four K blocks a row at
 // once, a lane each, shared by shuffles, read fewer sectors but ran 2-8% slower.)
 __device__ __forceinline__ SliceScales slice_scales(const ScaleReader& r, int k0) {
   const int kb = min(k0 / BLOCK_K, r.kbs - 1);
-  float b[SCALE_SPAN];
-#pragma unroll
-  for (int j = 0; j < SCALE_SPAN; ++j) b[j] = __ldg(r.b + (long long)kb * r.nbs + min(j, r.last_b));
   SliceScales s;
+#pragma unroll
+  for (int j = 0; j < SCALE_SPAN; ++j) s.b[j] = __ldg(r.b + (long long)kb * r.nbs + min(j, r.last_b));
 #pragma unroll
   for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float a = __ldg(r.a + r.row_step[t][h] + kb);
-#pragma unroll
-      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = a * b[j];
-    }
+    for (int h = 0; h < 2; ++h) s.a[t][h] = __ldg(r.a + r.row_step[t][h] + kb);
   return s;
 }
 
-// acc += part * (A's row factor * B's column-block factor): one multiply-add per accumulator.
+// acc += part * (A's row factor * B's column-block factor): one multiply-add per accumulator,
+// after one multiply per row and column block for the factors' products.
 __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
-                                       const SliceScales& s, const TsTile& tile) {
+                                       const SliceScales& scales, const TsTile& tile) {
+  struct {
+    float f[WG_M_TILES][2][SCALE_SPAN];
+  } s;
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = scales.a[t][h] * scales.b[j];
   const int offset = tile.block_n % 128;  // columns of the first block before the tile's
 #pragma unroll
   for (int i = 0; i < ACC_N; i += 4) {  // group i / 4: columns 8 * (i / 4) .. + 7 of the tile
