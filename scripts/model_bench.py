@@ -185,6 +185,20 @@ def twin(shape, candidates):
     return None
 
 
+def chosen_once(path, needs, keep, choose):
+    """Folders chosen once for a shape and kept in `path` for its resumes (those still holding
+    the file `needs`); `choose` makes the choice where there is none yet, written when `keep`."""
+    if os.path.exists(path):
+        with open(path) as f:
+            return [w for w in f.read().split() if os.path.exists(os.path.join(w, needs))]
+    chosen = choose()
+    if keep:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write("\n".join(chosen) + "\n")
+    return chosen
+
+
 def choose_warm(shape, candidates, limit=2):
     """The shape's twin in the other 16-bit type where it is tuned, then up to `limit` tuned
     shapes of the same dtype and layout, nearest in log (M, N, K)."""
@@ -363,34 +377,19 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
             rest = [x["folder"] for x in todo if not shape_done(os.path.join(shapes_dir, x["folder"]), args.evals)]
             log("== %stime is up: %d shapes left to tune (%s)" % (who, len(rest), " ".join(rest)))
             return False
-    # Warm start: chosen once, at the shape's first session, and kept for resumes.
-    warm_file = folder + ".warm"
-    if os.path.exists(warm_file):
-        with open(warm_file) as f:
-            warm = [w for w in f.read().split() if os.path.exists(os.path.join(w, "best_config.json"))]
-    else:
-        tuned = [x for x in everything
-                 if os.path.exists(os.path.join(shapes_dir, x["folder"], "best_config.json"))]
-        warm = with_old_winners(aside or latest_aside(folder),
-                                [os.path.join(shapes_dir, w["folder"]) for w in choose_warm(r, tuned)])
-        if not args.no_warm_start:
-            os.makedirs(shapes_dir, exist_ok=True)
-            with open(warm_file, "w") as f:
-                f.write("\n".join(warm) + "\n")
-    # Prior: the twin's whole history (its measurements rank this shape's configurations as well),
-    # likewise chosen once and kept for resumes.
-    prior_file = folder + ".prior"
-    if os.path.exists(prior_file):
-        with open(prior_file) as f:
-            prior = [p for p in f.read().split() if os.path.exists(os.path.join(p, "history.csv"))]
-    else:
-        tuned = [x for x in everything if os.path.exists(os.path.join(shapes_dir, x["folder"], "history.csv"))]
-        first = twin(r, tuned)
-        prior = [os.path.join(shapes_dir, first["folder"])] if first else []
-        if prior and not args.no_warm_start:
-            os.makedirs(shapes_dir, exist_ok=True)
-            with open(prior_file, "w") as f:
-                f.write("\n".join(prior) + "\n")
+    # Warm start and prior: chosen at the shape's first session and kept for its resumes.
+    def tuned_with(name):  # the shapes whose folder holds the file `name`
+        return [x for x in everything if os.path.exists(os.path.join(shapes_dir, x["folder"], name))]
+
+    def folders(rows):
+        return [os.path.join(shapes_dir, x["folder"]) for x in rows]
+
+    warm = chosen_once(folder + ".warm", "best_config.json", not args.no_warm_start,
+                       lambda: with_old_winners(aside or latest_aside(folder),
+                                                folders(choose_warm(r, tuned_with("best_config.json")))))
+    # The twin's whole history: its measurements rank this shape's configurations as well.
+    prior = chosen_once(folder + ".prior", "history.csv", not args.no_warm_start,
+                        lambda: folders([t for t in [twin(r, tuned_with("history.csv"))] if t]))
     if args.no_warm_start:
         warm = []
         prior = []
@@ -434,7 +433,7 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
                 if not args.no_warm_start and os.path.exists(os.path.join(aside, "best_config.json")):
                     cmd = cmd + ["--warm-start", aside]
                     log("   %s%s: warm start from %s" % (who, r["folder"], os.path.basename(aside)))
-                    with open(warm_file, "w") as f:
+                    with open(folder + ".warm", "w") as f:
                         f.write("\n".join(with_old_winners(aside, warm)) + "\n")
                 continue
             log("   %s: not resumed: its templates changed since it was tuned, so its row describes the old "
