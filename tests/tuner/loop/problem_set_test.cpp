@@ -2,6 +2,9 @@
 // entry and the field, the set as run and the check on resume; and the example sets
 // shipped in data/problems.
 
+#include <set>
+#include <tuple>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -208,6 +211,29 @@ TEST(ProblemSetFile, ModelBenchmarkFp8SetIsTheLlamaShapesInE4m3) {
     ms.insert(p.m);
   }
   EXPECT_EQ(ms, (std::set<std::int64_t>{16, 128, 4096}));
+}
+
+// Issue 37's acceptance shapes: 4096^3, 8192^3 and 8192x1024x8192 and their N and K at M = 16,
+// 64 and 128, each per-tensor and block-scaled (no scale values for block scales: the
+// factors come with the inputs).
+TEST(ProblemSetFile, Fp8AcceptanceSetHoldsEveryShapeInBothScalings) {
+  auto s = read_problem_set(std::string(TILESMITH_SOURCE_DIR) + "/data/problems/fp8_acceptance_nt.json");
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, Scaling>> got;
+  for (const auto& e : s->entries) {
+    const GemmProblem& p = e.problem;
+    EXPECT_EQ(p.a_type, DType::kE4M3) << e.name;
+    EXPECT_EQ(p.c_type, DType::kBF16) << e.name;
+    EXPECT_EQ(p.layout_code(), "NT") << e.name;
+    got.insert({p.m, p.n, p.k, p.scaling});
+  }
+  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t, Scaling>> want;
+  for (Scaling sc : {Scaling::kPerTensor, Scaling::kBlock})
+    for (auto [big, n, k] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{4096, 4096, 4096},
+                             {8192, 8192, 8192}, {8192, 1024, 8192}})
+      for (std::int64_t m : {std::int64_t(16), std::int64_t(64), std::int64_t(128), big}) want.insert({m, n, k, sc});
+  EXPECT_EQ(s->entries.size(), 24u);
+  EXPECT_EQ(got, want);
 }
 
 // The set's slice label leads the status line and the plain progress line.
