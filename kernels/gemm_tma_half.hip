@@ -331,15 +331,13 @@ __device__ __forceinline__ SliceScales slice_scales(const ScaleReader& r, int k0
 // after one multiply per row and column block for the factors' products.
 __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
                                        const SliceScales& scales, const TsTile& tile) {
-  struct {
-    float f[WG_M_TILES][2][SCALE_SPAN];
-  } s;
+  float product[WG_M_TILES][2][SCALE_SPAN];
 #pragma unroll
   for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = scales.a[t][h] * scales.b[j];
+      for (int j = 0; j < SCALE_SPAN; ++j) product[t][h][j] = scales.a[t][h] * scales.b[j];
   const int offset = tile.block_n % 128;  // columns of the first block before the tile's
 #pragma unroll
   for (int i = 0; i < ACC_N; i += 4) {  // group i / 4: columns 8 * (i / 4) .. + 7 of the tile
@@ -350,9 +348,9 @@ __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const f
       for (int h = 0; h < 2; ++h) {
         float f;
         if (SCALES_ALIGNED)
-          f = s.f[t][h][col / 128 < SCALE_SPAN ? col / 128 : SCALE_SPAN - 1];
+          f = product[t][h][col / 128 < SCALE_SPAN ? col / 128 : SCALE_SPAN - 1];
         else
-          f = offset + col < 128 ? s.f[t][h][0] : offset + col < 256 ? s.f[t][h][1] : s.f[t][h][SCALE_SPAN - 1];
+          f = offset + col < 128 ? product[t][h][0] : offset + col < 256 ? product[t][h][1] : product[t][h][SCALE_SPAN - 1];
         acc[t][i + 2 * h] += part[t][i + 2 * h] * f;
         acc[t][i + 2 * h + 1] += part[t][i + 2 * h + 1] * f;
       }
