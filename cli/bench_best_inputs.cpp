@@ -47,12 +47,14 @@ std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool r
     if (!o.config_json.empty() || from_file)
       return bench_usage("--vendor-only measures the vendor library alone: no --config, --best-config or --results");
     if (o.no_vendor) return bench_usage("--vendor-only and --no-vendor leave nothing to measure");
-    if (o.epilogue_cost || o.fastest_only || !o.template_name.empty())
+    if (o.epilogue_cost || o.fastest_only || !o.template_name.empty() || o.rounds_max > 0)
       return bench_usage("--vendor-only takes the problem flags, --rounds and --no-read-floor only");
     if (!problem_given(o.problem))
       return bench_usage("--vendor-only needs the problem: --m M --n N --k K (and --dtype, --layout, ... as needed)");
     return std::nullopt;
   }
+  if (o.rounds_max > 0 && o.no_vendor)
+    return bench_usage("--rounds-max adds rounds while the ratio to the vendor is uncertain: not with --no-vendor");
   if (o.record_code_hashes) {
     if (!from_file || replay)
       return bench_usage("--record-code-hashes compiles the entries of --best-config/--results files, on a real "

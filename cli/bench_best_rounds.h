@@ -41,8 +41,9 @@ std::string unpaired_note(const ProblemRounds& rounds, bool with_vendor);
 
 // How many rounds: `rounds`, then, with the vendor, two more at a time (one of each order)
 // while a contestant's paired interval is wider than `ratio_width` (its upper bound less its
-// lower), as long as a whole pair fits in `max_rounds`. On a GPU at its power cap 8 rounds gave intervals 0.2 wide at
-// M = 4096 (notes/device-runs.md, runs 196 and 205): too wide to tell 0.97 from 1.03.
+// lower), as long as a whole pair fits in `max_rounds`. On a GPU at its power cap 8 rounds
+// gave intervals 0.2 wide at M = 4096 (notes/device-runs.md, runs 196 and 205): too wide to
+// tell 0.97 from 1.03.
 struct RoundsPlan {
   int rounds = 0;
   int max_rounds = 0;       // at most `rounds` (the default): exactly `rounds`

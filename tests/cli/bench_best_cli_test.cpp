@@ -181,6 +181,9 @@ TEST(CliBenchBest, VendorOnlyMeasuresTheVendorAloneOnTheFlagsProblem) {
   auto nothing = run({"--no-vendor"});
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_NE(nothing.err.find("leave nothing to measure"), std::string::npos) << nothing.err;
+  auto widen = run({"--rounds-max", "16"});
+  EXPECT_EQ(widen.exit_code, 2);
+  EXPECT_NE(widen.err.find("--vendor-only takes the problem flags"), std::string::npos) << widen.err;
 }
 
 TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
@@ -228,6 +231,16 @@ TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
 
   auto few = bench(1.0, {"--rounds", "3"});
   EXPECT_TRUE(contains(few.out, "too few rounds")) << few.out;
+  // Too few rounds for an interval: --rounds-max adds pairs until there is one (a replayed
+  // ratio is steady, so the first interval is narrow enough).
+  auto widened = bench(1.0, {"--json", "--rounds", "3", "--rounds-max", "16"});
+  ASSERT_EQ(widened.exit_code, 0) << widened.out << widened.err;
+  const int rounds = json::parse(widened.out)["paired"]["rounds"].get<int>();
+  EXPECT_GT(rounds, 3);
+  EXPECT_LE(rounds, 16);
+  auto unpaired = bench(1.0, {"--no-vendor", "--rounds-max", "16"});
+  EXPECT_EQ(unpaired.exit_code, 2);
+  EXPECT_TRUE(contains(unpaired.err, "not with --no-vendor")) << unpaired.err;
 
   auto none = bench(1.0, {"--json", "--rounds", "0"});
   json n = json::parse(none.out);
