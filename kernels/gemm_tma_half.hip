@@ -276,8 +276,7 @@ __device__ __forceinline__ void multiply_stage_fp8(float (&part)[WG_M_TILES][ACC
 #define SCALES_ALIGNED (BLOCK_N % 128 == 0 || BLOCK_N == 64)
 #define SCALE_SPAN (SCALES_ALIGNED ? (BLOCK_N + 127) / 128 : 3)
 struct SliceScales {
-  float a[WG_M_TILES][2];  // A's factor of each of a thread's rows
-  float b[SCALE_SPAN];     // B's factor of each column block of the tile
+  float f[WG_M_TILES][2][SCALE_SPAN];  // A's factor of each of a thread's rows times each column block's
 };
 
 // What a thread reads its factors with: the tile's first row and column block, its rows' offsets.
@@ -308,36 +307,34 @@ __device__ __forceinline__ ScaleReader scale_reader(const float* __restrict__ sc
 
 // The factors of the slice at k0 for this thread's accumulators. Read a slice before the slice is
 // issued and used when it is promoted, so the loads (one float in each of the tile's rows, from
-// L2 under the stages' traffic) have two slices of the tensor cores' work to arrive in: read when
-// the slice itself was issued, they cost 18% at 4096^3 (H200). Only loads here: their products
-// are formed in promote(), since an instruction that reads a loaded register waits for the load,
-// and one here, before the next slice's barrier wait and wgmma, would put the load's whole
-// latency in front of the tensor cores every slice. Blocks past N and K read the last ones:
-// their products are zero fill, never stored or never used. (Reading four K blocks a row at
-// once, a lane each, shared by shuffles, read fewer sectors but ran 2-8% slower.)
+// L2 under the stages' traffic) have a slice of the tensor cores' work to arrive in: read when
+// the slice itself was issued, they cost 18% at 4096^3 (H200). Their products are formed here
+// (ptxas places the multiplies after the next slice's promotion). Formed at the promotion
+// instead, or from factors read two slices ahead, ptxas moved B's factor (the same for the
+// whole tile) into a uniform register right after its load and waited for the load there: 2-10%
+// slower at 4096^3 and 8192^3 (runs 206-208). Blocks past N and K read the last ones: their
+// products are zero fill, never stored or never used. (Reading four K blocks a row at once, a
+// lane each, shared by shuffles, read fewer sectors but ran 2-8% slower.)
 __device__ __forceinline__ SliceScales slice_scales(const ScaleReader& r, int k0) {
   const int kb = min(k0 / BLOCK_K, r.kbs - 1);
-  SliceScales s;
+  float b[SCALE_SPAN];
 #pragma unroll
-  for (int j = 0; j < SCALE_SPAN; ++j) s.b[j] = __ldg(r.b + (long long)kb * r.nbs + min(j, r.last_b));
+  for (int j = 0; j < SCALE_SPAN; ++j) b[j] = __ldg(r.b + (long long)kb * r.nbs + min(j, r.last_b));
+  SliceScales s;
 #pragma unroll
   for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) s.a[t][h] = __ldg(r.a + r.row_step[t][h] + kb);
+    for (int h = 0; h < 2; ++h) {
+      const float a = __ldg(r.a + r.row_step[t][h] + kb);
+#pragma unroll
+      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = a * b[j];
+    }
   return s;
 }
 
-// acc += part * (A's row factor * B's column-block factor): one multiply-add per accumulator,
-// after one multiply per row and column block for the factors' products.
+// acc += part * (A's row factor * B's column-block factor): one multiply-add per accumulator.
 __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
-                                       const SliceScales& scales, const TsTile& tile) {
-  float product[WG_M_TILES][2][SCALE_SPAN];
-#pragma unroll
-  for (int t = 0; t < WG_M_TILES; ++t)
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int j = 0; j < SCALE_SPAN; ++j) product[t][h][j] = scales.a[t][h] * scales.b[j];
+                                       const SliceScales& s, const TsTile& tile) {
   const int offset = tile.block_n % 128;  // columns of the first block before the tile's
 #pragma unroll
   for (int i = 0; i < ACC_N; i += 4) {  // group i / 4: columns 8 * (i / 4) .. + 7 of the tile
@@ -348,9 +345,9 @@ __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const f
       for (int h = 0; h < 2; ++h) {
         float f;
         if (SCALES_ALIGNED)
-          f = product[t][h][col / 128 < SCALE_SPAN ? col / 128 : SCALE_SPAN - 1];
+          f = s.f[t][h][col / 128 < SCALE_SPAN ? col / 128 : SCALE_SPAN - 1];
         else
-          f = offset + col < 128 ? product[t][h][0] : offset + col < 256 ? product[t][h][1] : product[t][h][SCALE_SPAN - 1];
+          f = offset + col < 128 ? s.f[t][h][0] : offset + col < 256 ? s.f[t][h][1] : s.f[t][h][SCALE_SPAN - 1];
         acc[t][i + 2 * h] += part[t][i + 2 * h] * f;
         acc[t][i + 2 * h + 1] += part[t][i + 2 * h + 1] * f;
       }
