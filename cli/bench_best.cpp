@@ -22,8 +22,49 @@ using nlohmann::json;
 
 namespace {
 
-// --config: one config on the flags' problem.
-int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const TemplateLibrary* lib) {
+// The template --config names (--template), or the only one that supports the problem; the
+// error is a usage message.
+Result<const KernelTemplate*> config_template(const TemplateLibrary& lib, const std::string& name,
+                                              const GemmProblem& problem) {
+  std::string chosen = name;
+  if (chosen.empty()) {
+    auto supporting = lib.supporting(problem);
+    if (supporting.size() != 1) {
+      std::string names;
+      for (auto* t : supporting) names += " " + t->name();
+      return Status::invalid(supporting.empty() ? "no template supports " + problem.describe()
+                                                : "several templates support the problem; pick one with --template:" + names);
+    }
+    chosen = supporting.front()->name();
+  }
+  const KernelTemplate* tmpl = lib.find(chosen);
+  if (!tmpl) return Status::invalid("no template named '" + chosen + "'");
+  if (Status st = tmpl->supports(problem); !st.ok()) return st;
+  return tmpl;
+}
+
+// --versus-kernels-dir: the other version of the template --config measures, from that folder;
+// checked before a GPU is opened. It must be another source: the same one would be measured
+// against itself.
+Result<const KernelTemplate*> versus_template(const BenchBestOptions& o, const TemplateLibrary& lib,
+                                              const TemplateLibrary& versus_lib) {
+  auto p = to_problem(o.problem);
+  if (!p.ok()) return p.status();
+  auto base = config_template(lib, o.template_name, *p);
+  if (!base.ok()) return base.status();
+  const KernelTemplate* other = versus_lib.find((*base)->name());
+  if (!other) return Status::invalid(o.versus_kernels_dir + " has no template '" + (*base)->name() + "'");
+  if (other->source_hash() == (*base)->source_hash())
+    return Status::invalid(o.versus_kernels_dir + "'s " + other->name() + " is the same source as the one it would be "
+                           "compared with (source hash " + other->source_hash() + "): nothing to compare");
+  if (Status st = other->supports(*p); !st.ok()) return Status::invalid(o.versus_kernels_dir + ": " + st.message());
+  return other;
+}
+
+// --config: one config on the flags' problem (and with `versus`, the same config of that
+// version of the template beside it).
+int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const TemplateLibrary* lib,
+              const KernelTemplate* versus) {
   if (opened.recordings.size() > 1)
     return bench_usage("--config measures one config of one recording: give one --replay-file");
   if (!problem_given(o.problem) && !opened.recording)
@@ -42,20 +83,9 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
       return bench_usage("the replay backend has only the recording's template '" + opened.recorded_template->name() + "'");
     tmpl = &*opened.recorded_template;
   } else {
-    std::string name = o.template_name;
-    if (name.empty()) {
-      auto supporting = lib->supporting(problem);
-      if (supporting.size() != 1) {
-        std::string names;
-        for (auto* t : supporting) names += " " + t->name();
-        return bench_usage(supporting.empty() ? "no template supports " + problem.describe()
-                                        : "several templates support the problem; pick one with --template:" + names);
-      }
-      name = supporting.front()->name();
-    }
-    tmpl = lib->find(name);
-    if (!tmpl) return bench_usage("no template named '" + name + "'");
-    if (Status st = tmpl->supports(problem); !st.ok()) return bench_usage(st.message());
+    auto t = config_template(*lib, o.template_name, problem);
+    if (!t.ok()) return bench_usage(t.status().message());
+    tmpl = *t;
   }
   std::vector<std::string> filled;
   auto c = config_over_defaults(*tmpl, o.config_json, &filled);
@@ -66,21 +96,37 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
   std::vector<Row> rows;
   Evaluation ours = ev.evaluate(*tmpl, problem, config);
   rows.push_back({tmpl->name(), ours});
+  // The other version: named by its folder in the table and the versus line; the one it is
+  // compared with by --kernels-dir, or "built-in".
+  const std::string versus_name = o.versus_kernels_dir, base_name = o.kernels_dir.empty() ? "built-in" : o.kernels_dir;
+  std::optional<Evaluation> theirs;
+  if (versus) {
+    theirs = ev.evaluate(*versus, problem, config);
+    rows.push_back({(versus->name() + " (" + versus_name + ")").substr(0, 34), *theirs});
+  }
   VendorCache vendors(ev, o.no_vendor);
   std::string vendor_note;
   std::optional<Evaluation> vendor = vendors.get(problem, &vendor_note);
   if (vendor) rows.push_back({ev.vendor_name().substr(0, 34), *vendor});
   std::optional<double> ratio;
   if (ours.ok() && vendor && ours.timing.median_ms > 0) ratio = vendor->timing.median_ms / ours.timing.median_ms;
-  std::optional<analysis::PairedRatio> paired, paired_steady;
+  std::optional<analysis::PairedRatio> paired, paired_steady, versus_paired, versus_base;
   std::string paired_note = !vendor ? "no vendor figure to pair with" : ours.ok() ? "" : "ours did not run";
-  if (ours.ok() && vendor) {
+  std::string versus_note = !versus ? "" : !ours.ok() ? base_name + "'s did not run" : !theirs->ok() ? versus_name + "'s did not run" : "";
+  // One set of rounds for all of them: this version, the other, the vendor, alternating.
+  std::vector<RoundContestant> contestants{{tmpl->name(), [&] { return ev.evaluate(*tmpl, problem, config); }}};
+  if (versus && theirs->ok()) contestants.push_back({versus_name, [&] { return ev.evaluate(*versus, problem, config); }});
+  if (ours.ok() && (vendor || contestants.size() == 2)) {
     std::function<Result<Evaluation>()> vendor_once = [&] { return ev.vendor_baseline(problem); };
-    ProblemRounds pr = measure_rounds({{tmpl->name(), [&] { return ev.evaluate(*tmpl, problem, config); }}},
-                                      &vendor_once, o.rounds_plan());
+    ProblemRounds pr = measure_rounds(contestants, vendor ? &vendor_once : nullptr, o.rounds_plan());
     paired = pr.paired.front();
     paired_steady = pr.paired_steady.front();
-    if (!paired) paired_note = unpaired_note(pr, true);
+    if (!paired && vendor) paired_note = unpaired_note(pr, true);
+    if (contestants.size() == 2) {
+      versus_paired = pr.paired[1];
+      if (pr.rounds > 0) versus_base = analysis::paired_ratio(pr.ms[1], pr.ms[0]);
+      if (!versus_base) versus_note = unpaired_note(pr, true);
+    }
   }
   std::optional<EpilogueCost> epilogue_cost;
   if (o.epilogue_cost) epilogue_cost = measure_epilogue_cost(ev, *tmpl, problem, config, vendor.has_value(), vendors, o.rounds);
@@ -112,6 +158,16 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     else j["read_floor_unavailable"] = floor_note;
     j["floor_beaten_by"] = floor_beaten_by(floor, ours, vendor);
     if (epilogue_cost) j["epilogue_cost"] = to_json(*epilogue_cost);
+    if (versus) {
+      json v{{"kernels_dir", versus_name},
+             {"against", base_name},
+             {"template", {{"name", versus->name()}, {"source_hash", versus->source_hash()}}}};
+      to_json(v["result"], *theirs);
+      v["paired"] = versus_paired ? to_json(*versus_paired) : json(nullptr);
+      v["against_ratio"] = versus_base ? versus_json(*versus_base, versus_name, base_name) : json(nullptr);
+      if (!versus_base) v["against_unavailable"] = versus_note;
+      j["versus"] = v;
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf("config   %s %s\n", tmpl->name().c_str(), config_to_json_text(config).c_str());
@@ -126,8 +182,13 @@ int bench_one(const BenchBestOptions& o, OpenedEvaluator& opened, const Template
     if (!vendor_note.empty()) std::printf("vendor library: %s\n", vendor_note.c_str());
     std::printf("%s\n", floor_line(floor, floor_note, ours, vendor).c_str());
     if (epilogue_cost) std::printf("%s\n", epilogue_cost_line(*epilogue_cost, problem).c_str());
+    if (versus) {
+      std::printf("versus   %s against %s: %s\n", versus_name.c_str(), base_name.c_str(),
+                  versus_text(versus_base, versus_note, versus_name, base_name).c_str());
+      if (versus_paired) std::printf("         %s with the vendor: %s\n", versus_name.c_str(), paired_text(versus_paired, "").c_str());
+    }
   }
-  return ours.ok() ? kExitOk : kExitFailed;
+  return ours.ok() && (!theirs || theirs->ok()) ? kExitOk : kExitFailed;
 }
 
 // --vendor-only: the vendor library and the read floor on the flags' problem, the vendor
@@ -202,6 +263,16 @@ int bench_best(const BenchBestOptions& o) {
     if (!l.ok()) return bench_usage(l.status().message());
     lib = std::move(l).value();
   }
+  std::optional<TemplateLibrary> versus_lib;
+  const KernelTemplate* versus = nullptr;
+  if (!o.versus_kernels_dir.empty()) {
+    auto l = TemplateLibrary::from_directory(o.versus_kernels_dir);
+    if (!l.ok()) return bench_usage("--versus-kernels-dir: " + l.status().message());
+    versus_lib = std::move(l).value();
+    auto v = versus_template(o, *lib, *versus_lib);
+    if (!v.ok()) return bench_usage("--versus-kernels-dir: " + v.status().message());
+    versus = *v;
+  }
   std::vector<BestEntry> entries;
   std::vector<fs::path> entry_files;
   Sources src;
@@ -227,6 +298,7 @@ int bench_best(const BenchBestOptions& o) {
       from_file ? std::clamp(int(std::thread::hardware_concurrency()) / 2, 1, 8) : 1;
   ec.compile_threads = compile_threads;
   if (!o.kernels_dir.empty()) ec.template_dirs.push_back(o.kernels_dir);
+  if (versus) ec.template_dirs.push_back(o.versus_kernels_dir);  // the worker finds each version by its source hash
   auto opened = open_evaluator(o.evaluator, ec);
   if (!opened.ok()) {
     const bool no_gpu = opened.status().code() == StatusCode::kUnavailable;
@@ -234,7 +306,7 @@ int bench_best(const BenchBestOptions& o) {
     return no_gpu ? kExitNoDevice : kExitUsage;
   }
   if (o.vendor_only) return bench_vendor(o, *opened);
-  if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr);
+  if (!from_file) return bench_one(o, *opened, lib ? &*lib : nullptr, versus);
 
   Evaluator& ev = opened->primary();
   const DeviceFacts& device = ev.device();

@@ -11,6 +11,8 @@
 //    reference and timed; the recorded figures, today's, the vendor library's and the
 //    problem's read floor (runtime/read_floor.h) are printed side by side, all measured
 //    in one process, and a median that moved by more than --drift-tolerance is flagged.
+//    With --versus-kernels-dir DIR as well, the same config compiled from DIR's template of the
+//    same name (a changed kernel against the one before it) runs beside it in the same rounds.
 //  - Then ours and the vendor are measured again in --rounds alternating rounds, and their
 //    ratio is given round by round with its interval (analysis/paired_ratio.h): the figure
 //    to compare with, since a clock that moves between two separate measurements does not
@@ -44,6 +46,7 @@ struct BenchBestOptions {
   bool read_floor = true;                 // measure each problem's read floor
   std::int64_t read_floor_max_m = -1;     // only for problems with M <= this (-1: all)
   std::string kernels_dir;
+  std::string versus_kernels_dir;         // --config: the same config from this folder's template too
   std::uint64_t seed = 1;
   bool epilogue_cost = false;             // --config: also time the plain GEMM, ours and the vendor's
   bool no_vendor = false;

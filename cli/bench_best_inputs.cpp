@@ -70,6 +70,12 @@ std::optional<int> check_flags(const BenchBestOptions& o, bool from_file, bool r
                        "(or --vendor-only for the vendor library alone)");
   if (!o.config_json.empty() && o.fastest_only) return bench_usage("--fastest-only goes with --best-config/--results");
   if (o.epilogue_cost && o.config_json.empty()) return bench_usage("--epilogue-cost goes with --config");
+  if (!o.versus_kernels_dir.empty()) {
+    if (o.config_json.empty())
+      return bench_usage("--versus-kernels-dir compares two versions of one template on one config: it goes with --config");
+    if (replay) return bench_usage("--versus-kernels-dir compiles both versions: not with --backend replay");
+    if (o.epilogue_cost) return bench_usage("--versus-kernels-dir does not go with --epilogue-cost");
+  }
   if (o.epilogue_cost && o.problem.epilogue == "none")
     return bench_usage("--epilogue-cost needs a fused --epilogue (bias_row, bias_col, relu, leaky_relu or gelu)");
   if (o.drift_tolerance_pct < 0) return bench_usage("--drift-tolerance must not be negative");

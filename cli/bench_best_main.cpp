@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   app.add_option("--read-floor-max-m", o.read_floor_max_m,
                  "measure the read floor only for problems with M at most this (default: every problem)");
   app.add_option("--kernels-dir", o.kernels_dir, "load templates from this folder instead of the built-in ones");
+  app.add_option("--versus-kernels-dir", o.versus_kernels_dir,
+                 "with --config: also measure the config compiled from the template of the same name in this folder "
+                 "(e.g. a kernel change against the one before it), in the same process and the same alternating "
+                 "rounds, and give their ratio with its interval (the versus line)");
   app.add_option("--seed", o.seed, "input data seed")->check(integer_at_least<std::uint64_t>(0))->capture_default_str();
   app.add_option("--drift-tolerance", o.drift_tolerance_pct,
                  "flag an entry whose median moved by more than this many percent from the recorded one")

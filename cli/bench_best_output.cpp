@@ -101,17 +101,50 @@ std::string telemetry_line(const Evaluation& e, double flops) {
   return out;
 }
 
-std::string paired_text(const std::optional<analysis::PairedRatio>& p, const std::string& note) {
-  if (!p) return note;
-  std::string line = "ratio " + fmt("%.3f", p->median);
-  if (p->interval)
-    line += " [" + fmt("%.3f", p->interval->lo) + ", " + fmt("%.3f", p->interval->hi) + "] (" +
-            fmt("%.1f%%", p->interval->coverage * 100) + ", ";
+namespace {
+
+// "ratio 1.032 [1.011, 1.047] (95.0%, 8 rounds alternating WHO; medians a / b ms): VERDICT".
+std::string ratio_line(const analysis::PairedRatio& p, const std::string& who, const std::string& verdict) {
+  std::string line = "ratio " + fmt("%.3f", p.median);
+  if (p.interval)
+    line += " [" + fmt("%.3f", p.interval->lo) + ", " + fmt("%.3f", p.interval->hi) + "] (" +
+            fmt("%.1f%%", p.interval->coverage * 100) + ", ";
   else
     line += " (";
-  line += std::to_string(p->rounds) + " rounds alternating ours and the vendor; medians " +
-          fmt("%.4f", p->ours_median_ms) + " / " + fmt("%.4f", p->vendor_median_ms) + " ms): " + p->verdict();
-  return line;
+  return line + std::to_string(p.rounds) + " rounds alternating " + who + "; medians " +
+         fmt("%.4f", p.ours_median_ms) + " / " + fmt("%.4f", p.vendor_median_ms) + " ms): " + verdict;
+}
+
+// PairedRatio::verdict with the two sides named.
+std::string named_verdict(const analysis::PairedRatio& p, const std::string& first, const std::string& second) {
+  const std::string v = p.verdict();
+  if (v == "ours faster") return first + " faster";
+  if (v == "vendor faster") return second + " faster";
+  return v;
+}
+
+}  // namespace
+
+std::string paired_text(const std::optional<analysis::PairedRatio>& p, const std::string& note) {
+  if (!p) return note;
+  return ratio_line(*p, "ours and the vendor", p->verdict());
+}
+
+std::string versus_text(const std::optional<analysis::PairedRatio>& p, const std::string& note,
+                        const std::string& first, const std::string& second) {
+  if (!p) return note;
+  return ratio_line(*p, "them", named_verdict(*p, first, second));
+}
+
+nlohmann::json versus_json(const analysis::PairedRatio& p, const std::string& first, const std::string& second) {
+  json j{{"rounds", p.rounds},
+         {"ratio", p.median},
+         {"first_median_ms", p.ours_median_ms},
+         {"second_median_ms", p.vendor_median_ms},
+         {"verdict", named_verdict(p, first, second)}};
+  j["interval"] = p.interval ? json{p.interval->lo, p.interval->hi} : json(nullptr);
+  if (p.interval) j["coverage"] = p.interval->coverage;
+  return j;
 }
 
 nlohmann::json to_json(const analysis::PairedRatio& p) {

@@ -93,6 +93,16 @@ std::string telemetry_line(const Evaluation& e, double flops);
 std::string paired_text(const std::optional<analysis::PairedRatio>& p, const std::string& note);
 nlohmann::json to_json(const analysis::PairedRatio& p);
 
+// Two versions of one template on one config (bench-best --versus-kernels-dir), from the same
+// alternating rounds, as a PairedRatio of `first` against `second` (paired_ratio(first_ms,
+// second_ms): above 1, `first` is faster): "ratio 1.032 [1.011, 1.047] (95.0%, 8 rounds
+// alternating them; medians 0.1346 / 0.1389 ms): FIRST faster", or the note.
+std::string versus_text(const std::optional<analysis::PairedRatio>& p, const std::string& note,
+                        const std::string& first, const std::string& second);
+// The same in --json: rounds, ratio, interval, coverage, first_median_ms, second_median_ms and
+// the verdict ("FIRST faster", "SECOND faster", "tie" or "too few rounds").
+nlohmann::json versus_json(const analysis::PairedRatio& p, const std::string& first, const std::string& second);
+
 // For an entry tuned for energy or edp (BestEntry::objective), what it was tuned for and
 // ours beside the vendor in the figures that matter for it: "energy (energy per launch):
 // ours 0.5123 ms, 0.4375 J/GEMM, 2.51 TFLOP/s per W; vendor 0.4981 ms, 0.4710 J/GEMM,

@@ -274,6 +274,53 @@ TEST(CliBenchBest, PairedRoundsGiveTheRatioWithItsIntervalAndVerdict) {
 // kernel's code hash written into its file; after a change that leaves the kernel as it
 // was (a comment) the entry is the same kernel, after one that changes the arithmetic it
 // is CHANGED (exit 4); an entry of a changed template with no hash cannot be told.
+// --versus-kernels-dir: another version of the --config template, measured beside it. What
+// the flags can be wrong about is said before a GPU is opened: no --config, replay, a folder
+// without the template, the same source. Valid flags get to the GPU: without one, exit 3;
+// with one, both versions run and the versus line compares them.
+TEST(CliBenchBest, VersusKernelsDirIsCheckedBeforeAGpuIsOpened) {
+  const fs::path dir = fresh_dir("bench_versus");
+  const fs::path edited = dir / "edited", other = dir / "other";
+  fs::copy(source_dir() / "kernels", edited);
+  {
+    std::ifstream in(edited / "gemm_tiled.hip");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    const auto at = text.find("#include");
+    ASSERT_NE(at, std::string::npos);
+    text.insert(at, "// a note on the schedule\n");
+    std::ofstream(edited / "gemm_tiled.hip") << text;
+  }
+  fs::create_directories(other);
+  for (const char* f : {"gemm_tma_half.hip", "gemm_tma_half.json"}) fs::copy(source_dir() / "kernels" / f, other / f);
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv{bench_best_exe().string(), "--m", "256", "--n", "256", "--k", "256", "--template",
+                                  "gemm_tiled", "--config", "{}", "--rounds", "6"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_process(argv, dir);
+  };
+  auto valid = run({"--versus-kernels-dir", edited.string()});
+  if (valid.exit_code == 3) {
+    EXPECT_TRUE(contains(valid.err, "no GPU found")) << valid.err;
+  } else {
+    EXPECT_EQ(valid.exit_code, 0) << valid.out << valid.err;
+    EXPECT_TRUE(contains(valid.out, "versus   " + edited.string() + " against built-in: ratio ")) << valid.out;
+  }
+  auto same = run({"--versus-kernels-dir", (source_dir() / "kernels").string()});
+  EXPECT_EQ(same.exit_code, 2) << same.err;
+  EXPECT_TRUE(contains(same.err, "the same source") && contains(same.err, "nothing to compare")) << same.err;
+  auto missing = run({"--versus-kernels-dir", other.string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_TRUE(contains(missing.err, "has no template 'gemm_tiled'")) << missing.err;
+  auto replay = run({"--versus-kernels-dir", edited.string(), "--backend", "replay", "--replay-file", "x.json"});
+  EXPECT_EQ(replay.exit_code, 2) << replay.err;
+  EXPECT_TRUE(contains(replay.err, "not with --backend replay")) << replay.err;
+  auto from_file = run_process({bench_best_exe().string(), "--best-config", (dir / "best_config.json").string(),
+                                "--versus-kernels-dir", edited.string()},
+                               dir);
+  EXPECT_EQ(from_file.exit_code, 2) << from_file.err;
+  EXPECT_TRUE(contains(from_file.err, "it goes with --config")) << from_file.err;
+}
+
 TEST(CliBenchBest, RecordsCodeHashesAndTellsAnEditedTemplatesSameKernelFromAChangedOne) {
   auto backend = make_backend("cuda");
   if (!backend.ok() || !(*backend)->compiler().ok()) GTEST_SKIP() << "NVRTC unavailable";
