@@ -391,6 +391,29 @@ __device__ __forceinline__ void fp8_overlapped_step(float (&acc)[WG_M_TILES][ACC
   done_scales = ahead;
   ahead = slice_scales(reader, k0 + BLOCK_K);
 }
+#if PROMOTE_SLICES == 2
+// With two slices a promotion (per-tensor scales only: a block-scaled slice has its own
+// factors), the second slice of a pair goes into the same buffer as the first, on top of its
+// products while they may still be in flight (as the 16-bit loop's slices go into acc); then,
+// once only it is in flight, the first's stage is handed back. Nothing is promoted here: the
+// pair's sum is, during the next pair's first slice. Half the promotions' adds of one slice a
+// promotion, with the same registers.
+__device__ __forceinline__ void fp8_overlapped_second(float (&issue)[WG_M_TILES][ACC_N], Ring& ring, int& held,
+                                                      unsigned full_addr, unsigned empty_addr,
+                                                      unsigned long long desc_a0, unsigned long long desc_b0,
+                                                      int lane) {
+  mbar_wait(full_addr + 8u * ring.stage, ring.phase);
+  wgmma_fence();
+  const unsigned long long off = (unsigned long long)(ring.stage * (STAGE_BYTES >> 4));
+  multiply_stage_fp8(issue, desc_a0 + off, desc_b0 + off, 1);
+  wgmma_commit();
+  wgmma_wait<1>();
+  if (held >= 0) release_stage(empty_addr + 8u * held, lane);
+  held = ring.stage;
+  ring.next();
+}
+static_assert(!TS_BLOCK_SCALES, "block scales promote every slice");
+#endif
 #endif
 #endif
 
@@ -524,6 +547,37 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
     // (Every tile has at least one slice here: unit_tile.)
     int k0 = tile.k_begin;
+#if PROMOTE_SLICES == 2
+    // Pairs of slices: two into part[0], promoted during the first of the next two into part[1].
+    for (bool first = true;; first = false) {
+      fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
+                          empty_addr, desc_a0, desc_b0, tile, lane);
+      if ((k0 += BLOCK_K) >= tile.k_end) {
+        wgmma_wait_for<0>(part[0]);
+        promote(acc, part[0], done_scales, tile);
+        break;
+      }
+      fp8_overlapped_second(part[0], ring, held, full_addr, empty_addr, desc_a0, desc_b0, lane);
+      if ((k0 += BLOCK_K) >= tile.k_end) {
+        wgmma_wait_for<0>(part[0]);
+        promote(acc, part[0], done_scales, tile);
+        break;
+      }
+      fp8_overlapped_step(acc, part[1], part[0], true, done_scales, ahead, reader, ring, held, k0, full_addr,
+                          empty_addr, desc_a0, desc_b0, tile, lane);
+      if ((k0 += BLOCK_K) >= tile.k_end) {
+        wgmma_wait_for<0>(part[1]);
+        promote(acc, part[1], done_scales, tile);
+        break;
+      }
+      fp8_overlapped_second(part[1], ring, held, full_addr, empty_addr, desc_a0, desc_b0, lane);
+      if ((k0 += BLOCK_K) >= tile.k_end) {
+        wgmma_wait_for<0>(part[1]);
+        promote(acc, part[1], done_scales, tile);
+        break;
+      }
+    }
+#else
     for (bool first = true;; first = false) {
       fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
@@ -540,6 +594,7 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
         break;
       }
     }
+#endif
 #else
 #if TS_AB_IS_FP8
     int in_part = 0;  // slices summed in part since its last promotion

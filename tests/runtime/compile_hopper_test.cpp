@@ -291,10 +291,21 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
                                  {"PROMOTE_OVERLAP", 1}})}) {
     for (const GemmProblem& q : {p, fused, block, block_fused}) expect_valid_and_compiled(*nvrtc, t, q, c, dev);
   }
+  // Two slices a buffer in the overlapped loop: per-tensor (or unscaled) only.
+  for (const Config& c :
+       {testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PROMOTE_OVERLAP", 1},
+                                 {"PROMOTE_SLICES", 2}}),
+        testing::config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PINGPONG", 1},
+                                 {"PROMOTE_OVERLAP", 1}, {"PROMOTE_SLICES", 2}}),
+        testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"SPLIT_K", 2},
+                                 {"PROMOTE_OVERLAP", 1}, {"PROMOTE_SLICES", 2}})}) {
+    for (const GemmProblem& q : {p, fused}) expect_valid_and_compiled(*nvrtc, t, q, c, dev);
+    EXPECT_FALSE(t.space().validate(c, t.context(block, &dev)).ok()) << "block scales promote every slice";
+  }
   expect_changes_refused(t, p, dev,
                          testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
                                                   {"PROMOTE_OVERLAP", 1}}),
-                         {{"BLOCK_N", 160}, {"PROMOTE_SLICES", 2}, {"EPILOGUE_SMEM", 2}});
+                         {{"BLOCK_N", 160}, {"EPILOGUE_SMEM", 2}});
   EXPECT_FALSE(t.space().validate(testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
                                                            {"PROMOTE_OVERLAP", 1}}),
                                   t.context(bf16_problem(4096, "NT"), &dev))

@@ -264,6 +264,19 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
       ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
       expect_valid_and_validated(t, p, c);
     }
+  // Overlapped with two slices a buffer (per-tensor): tiles of 9, 10, 11 and 12 slices, so that
+  // the loop ends after each of its four steps (a pair's first or second slice, in either buffer).
+  for (const Config& c :
+       {config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"PROMOTE_OVERLAP", 1},
+                        {"PROMOTE_SLICES", 2}}),
+        config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PINGPONG", 1}, {"PROMOTE_OVERLAP", 1},
+                        {"PROMOTE_SLICES", 2}})})
+    for (int k : {1040, 1280, 1408, 1536}) {
+      GemmProblem p = varied_fp8_problem(520, 776, k, i++);
+      p.epilogue = epilogues[i % 4];
+      ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+      expect_valid_and_validated(t, p, c);
+    }
 }
 
 // gemm_tma_half on block-scaled FP8 (1 x 128 factors for A, 128 x 128 for B, TS_BLOCK_SCALES):
