@@ -391,6 +391,15 @@ __device__ __forceinline__ void fp8_overlapped_step(float (&acc)[WG_M_TILES][ACC
   done_scales = ahead;
   ahead = slice_scales(reader, k0 + BLOCK_K);
 }
+// After a slice of the overlapped loop: k0 moves on a slice; at the tile's end the buffer the
+// last slice went into is waited for and promoted, and the loop ends.
+__device__ __forceinline__ bool overlapped_tile_done(int& k0, const TsTile& tile, float (&acc)[WG_M_TILES][ACC_N],
+                                                     float (&last)[WG_M_TILES][ACC_N], const SliceScales& scales) {
+  if ((k0 += BLOCK_K) < tile.k_end) return false;
+  wgmma_wait_for<0>(last);
+  promote(acc, last, scales, tile);
+  return true;
+}
 #if PROMOTE_SLICES == 2
 // With two slices a promotion (per-tensor scales only: a block-scaled slice has its own
 // factors), the second slice of a pair goes into the same buffer as the first, on top of its
@@ -552,47 +561,23 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     for (bool first = true;; first = false) {
       fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
-      if ((k0 += BLOCK_K) >= tile.k_end) {
-        wgmma_wait_for<0>(part[0]);
-        promote(acc, part[0], done_scales, tile);
-        break;
-      }
+      if (overlapped_tile_done(k0, tile, acc, part[0], done_scales)) break;
       fp8_overlapped_second(part[0], ring, held, full_addr, empty_addr, desc_a0, desc_b0, lane);
-      if ((k0 += BLOCK_K) >= tile.k_end) {
-        wgmma_wait_for<0>(part[0]);
-        promote(acc, part[0], done_scales, tile);
-        break;
-      }
+      if (overlapped_tile_done(k0, tile, acc, part[0], done_scales)) break;
       fp8_overlapped_step(acc, part[1], part[0], true, done_scales, ahead, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
-      if ((k0 += BLOCK_K) >= tile.k_end) {
-        wgmma_wait_for<0>(part[1]);
-        promote(acc, part[1], done_scales, tile);
-        break;
-      }
+      if (overlapped_tile_done(k0, tile, acc, part[1], done_scales)) break;
       fp8_overlapped_second(part[1], ring, held, full_addr, empty_addr, desc_a0, desc_b0, lane);
-      if ((k0 += BLOCK_K) >= tile.k_end) {
-        wgmma_wait_for<0>(part[1]);
-        promote(acc, part[1], done_scales, tile);
-        break;
-      }
+      if (overlapped_tile_done(k0, tile, acc, part[1], done_scales)) break;
     }
 #else
     for (bool first = true;; first = false) {
       fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
-      if ((k0 += BLOCK_K) >= tile.k_end) {
-        wgmma_wait_for<0>(part[0]);
-        promote(acc, part[0], done_scales, tile);
-        break;
-      }
+      if (overlapped_tile_done(k0, tile, acc, part[0], done_scales)) break;
       fp8_overlapped_step(acc, part[1], part[0], true, done_scales, ahead, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
-      if ((k0 += BLOCK_K) >= tile.k_end) {
-        wgmma_wait_for<0>(part[1]);
-        promote(acc, part[1], done_scales, tile);
-        break;
-      }
+      if (overlapped_tile_done(k0, tile, acc, part[1], done_scales)) break;
     }
 #endif
 #else
