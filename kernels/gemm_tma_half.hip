@@ -18,11 +18,12 @@
 // A box is 64 rows of 128 bytes: for a K-major operand (A row-major, B column-major) 64 M/N
 // rows of one K slice, for an MN-major one 64 K rows of 64 M/N values; either way it lands
 // as one 8 KiB piece of the layouts ts_wgmma_half.h describes, so BLOCK_M / 64 boxes fill A's tile
-// and BLOCK_N / 64 B's. BLOCK_N 160 and 224 (a K-major B only) take B in 32-row boxes of 4 KiB
-// instead, which stack the same way (rows 128 bytes apart, 8-row groups on 1 KiB boundaries): tile
-// widths that are not multiples of 64 let a shape's tile count fit the SMs (512 x 5120 is 108 tiles
-// of 128 x 192 on 132 SMs but 128 of 128 x 160; 4096 x 1280 is 1.7 waves of 128 x 192, 1.94 of
-// 128 x 160). Reads outside the matrix are zero-filled by the TMA unit (and still
+// and BLOCK_N / 64 B's. BLOCK_N 96, 160 and 224 (a K-major B only) take B in 32-row boxes of 4 KiB
+// instead, and 80 and 112 in 16-row boxes of 2 KiB, which stack the same way (rows 128 bytes apart,
+// 8-row groups on 1 KiB boundaries): tile widths that are not multiples of 64 let a shape's tile
+// count fit the SMs (512 x 5120 is 108 tiles of 128 x 192 on 132 SMs but 128 of 128 x 160; 4096 x
+// 1280 is 1.7 waves of 128 x 192, 1.94 of 128 x 160; 512 x 1280 is 80 tiles of 64 x 128 but, split
+// in two along K, 128 units of 128 x 80, the vendor library's choice there). Reads outside the matrix are zero-filled by the TMA unit (and still
 // count their bytes), so M, N and K need not be multiples of the tile; a leading dimension
 // whose byte stride is not a multiple of 16 cannot be described and is refused before
 // compiling (the JSON's constraints).
@@ -124,7 +125,7 @@
 #define A_TILE_BYTES (BLOCK_M * 128)
 #define B_TILE_BYTES (BLOCK_N * 128)
 // Rows of B per box (the runtime's map has the same box: launch.tensor_maps in the JSON).
-#define B_BOX_ROWS (BLOCK_N % 64 == 0 ? 64 : 32)
+#define B_BOX_ROWS (BLOCK_N % 64 == 0 ? 64 : BLOCK_N % 32 == 0 ? 32 : 16)
 #define STAGE_BYTES (A_TILE_BYTES + B_TILE_BYTES)
 #define A_K_MAJOR TS_A_ROW_MAJOR
 #define B_K_MAJOR (!TS_B_ROW_MAJOR)
@@ -149,8 +150,8 @@ static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row
 // same consumer in both blocks and the empty barriers' count (ROW_SHARES * 4 * CLUSTER_PEERS) holds.
 static_assert(PINGPONG == 0 || (CONSUMERS == 2 && PERSISTENT == 1 && SPLIT_K == 1 && CLUSTER_K == 1),
               "ping-pong: two consumers taking turns over a persistent block's tiles, no split");
-static_assert((BLOCK_N % 64 == 0 || (BLOCK_N % 32 == 0 && B_K_MAJOR)) && BLOCK_N <= 256,
-              "BLOCK_N: 64, 128, 192 or 256, or 160 or 224 with a K-major B");
+static_assert((BLOCK_N % 64 == 0 || (BLOCK_N % 16 == 0 && B_K_MAJOR)) && BLOCK_N >= 64 && BLOCK_N <= 256,
+              "BLOCK_N: 64, 128, 192 or 256, or 80, 96, 112, 160 or 224 with a K-major B");
 static_assert(STAGES >= 2, "at least two stages");
 static_assert(!TS_AB_IS_FP8 || (A_K_MAJOR && B_K_MAJOR), "FP8: both operands K-major (layout NT)");
 // A pair with a single box to share (BLOCK_N 64 along M, BLOCK_M 64 along N) has rank 0 multicast

@@ -19,11 +19,15 @@
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
 
-// The first 32, 64, 80, 96, 112 or 128 operands of an asm statement as a register list: the
-// accumulators of a wgmma form (N / 2 a thread, written first), "{" TS_REGS_32 "}" for N = 64.
+// The first 32, 40, 48, 56, 64, 80, 96, 112 or 128 operands of an asm statement as a register
+// list: the accumulators of a wgmma form (N / 2 a thread, written first), "{" TS_REGS_32 "}" for
+// N = 64.
 #define TS_REGS_32 \
   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" \
   ",%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+#define TS_REGS_40 TS_REGS_32 ",%32,%33,%34,%35,%36,%37,%38,%39"
+#define TS_REGS_48 TS_REGS_40 ",%40,%41,%42,%43,%44,%45,%46,%47"
+#define TS_REGS_56 TS_REGS_48 ",%48,%49,%50,%51,%52,%53,%54,%55"
 #define TS_REGS_64 \
   TS_REGS_32 \
   ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47" \
@@ -103,6 +107,10 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
 // 16 and 32 accumulator registers as read-write asm operands.
 #define TS_F16(d, i) TS_F8(d, i), TS_F8(d, i + 8)
 #define TS_F32(d, i) TS_F16(d, i), TS_F16(d, i + 16)
+// The N of the m64nNk16 / m64nNk32 forms written out below (wgmma has every multiple of 8 up to 256).
+#define TS_WGMMA_N_FORM(N)                                                                                   \
+  ((N) == 64 || (N) == 80 || (N) == 96 || (N) == 112 || (N) == 128 || (N) == 160 || (N) == 192 || (N) == 224 || \
+   (N) == 256)
 
 // d = (accumulate ? d : 0) + A B for a 64 x N x 16 step of 16-bit inputs, both operands from
 // shared memory (desc_a, desc_b); trans_a / trans_b: wgmma's transpose bits, 0 reads the
@@ -110,11 +118,22 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
 template <int N, int trans_a, int trans_b>
 __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                           int accumulate) {
-  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 224 || N == 256,
-                "wgmma_k16: N must be 64, 128, 160, 192, 224 or 256");
+  static_assert(TS_WGMMA_N_FORM(N), "wgmma_k16: N must be 64, 80, 96, 112, 128, 160, 192, 224 or 256");
   if constexpr (N == 64)
     asm volatile(TS_WGMMA_K16_ASM(64, TS_REGS_32, 32, 33, 34, 35, 36)
                  : TS_F32(d, 0)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 80)
+    asm volatile(TS_WGMMA_K16_ASM(80, TS_REGS_40, 40, 41, 42, 43, 44)
+                 : TS_F32(d, 0), TS_F8(d, 32)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 96)
+    asm volatile(TS_WGMMA_K16_ASM(96, TS_REGS_48, 48, 49, 50, 51, 52)
+                 : TS_F32(d, 0), TS_F16(d, 32)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+  else if constexpr (N == 112)
+    asm volatile(TS_WGMMA_K16_ASM(112, TS_REGS_56, 56, 57, 58, 59, 60)
+                 : TS_F32(d, 0), TS_F16(d, 32), TS_F8(d, 48)
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
   else if constexpr (N == 128)
     asm volatile(TS_WGMMA_K16_ASM(128, TS_REGS_64, 64, 65, 66, 67, 68)
@@ -164,11 +183,22 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
 template <int N>
 __device__ __forceinline__ void wgmma_k32_fp8(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                               int accumulate) {
-  static_assert(N == 64 || N == 128 || N == 160 || N == 192 || N == 224 || N == 256,
-                "wgmma_k32_fp8: N must be 64, 128, 160, 192, 224 or 256");
+  static_assert(TS_WGMMA_N_FORM(N), "wgmma_k32_fp8: N must be 64, 80, 96, 112, 128, 160, 192, 224 or 256");
   if constexpr (N == 64)
     asm volatile(TS_WGMMA_K32_FP8_ASM(64, TS_REGS_32, 32, 33, 34)
                  : TS_F32(d, 0)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 80)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(80, TS_REGS_40, 40, 41, 42)
+                 : TS_F32(d, 0), TS_F8(d, 32)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 96)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(96, TS_REGS_48, 48, 49, 50)
+                 : TS_F32(d, 0), TS_F16(d, 32)
+                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  else if constexpr (N == 112)
+    asm volatile(TS_WGMMA_K32_FP8_ASM(112, TS_REGS_56, 56, 57, 58)
+                 : TS_F32(d, 0), TS_F16(d, 32), TS_F8(d, 48)
                  : "l"(desc_a), "l"(desc_b), "r"(accumulate));
   else if constexpr (N == 128)
     asm volatile(TS_WGMMA_K32_FP8_ASM(128, TS_REGS_64, 64, 65, 66)

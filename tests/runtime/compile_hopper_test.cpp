@@ -132,8 +132,10 @@ TEST(Compile, TmaPingPongConfigsCompileAndTheirRulesHold) {
   EXPECT_FALSE(t.space().validate(too_big, t.context(p, &dev)).ok());
 }
 
-// gemm_tma_half's tile widths that are not multiples of 64 (160, 224): B K-major only, loaded in
-// 32-row boxes (the runtime's map says so), every epilogue path compiles; a row-major B is refused.
+// gemm_tma_half's tile widths that are not multiples of 64 (80, 96, 112, 160, 224): B K-major only,
+// loaded in 32-row boxes (96, 160, 224) or 16-row ones (80, 112; the runtime's map says so), every
+// epilogue path compiles (80 and 112: the register epilogue only, the shared-memory one works in
+// 32-column chunks); a row-major B is refused.
 TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
@@ -144,35 +146,51 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
   p.n = 5120;
   p.k = 5120;
   ASSERT_TRUE(apply_layout_code("NT", p).ok());
-  for (int bn : {160, 224}) {
+  for (int bn : {80, 96, 112, 160, 224}) {
+    const bool whole_chunks = bn % 32 == 0;
+    // The widths under 128 are for shapes with fewer than two waves of 128-wide tiles: 512 x 1280.
+    GemmProblem q = p;
+    if (bn < 128) q.n = 1280;
     Config c = t.defaults();
     c["BLOCK_N"] = bn;
     c["STAGES"] = 4;
     c["PERSISTENT"] = 1;
-    expect_valid_and_compiled(*nvrtc, t, p, c, dev);
-    auto r = t.render(p, c, dev);
+    if (!whole_chunks) {
+      Config chunked = c;  // the default EPILOGUE_SMEM 1
+      auto why = t.space().validate(chunked, t.context(q, &dev));
+      EXPECT_FALSE(why.ok()) << bn;
+      EXPECT_NE(why.message().find("EPILOGUE_SMEM"), std::string::npos) << why.message();
+      c["EPILOGUE_SMEM"] = 0;
+    }
+    expect_valid_and_compiled(*nvrtc, t, q, c, dev);
+    auto r = t.render(q, c, dev);
     ASSERT_TRUE(r.ok()) << r.status().message();
-    ASSERT_EQ(r->tensor_maps.size(), 3u);  // A, B and C (unused: the default epilogue is EPILOGUE_SMEM 1)
+    ASSERT_EQ(r->tensor_maps.size(), 3u);  // A, B and C (unused: no TMA-store epilogue, EPILOGUE_SMEM 2)
     EXPECT_TRUE(r->tensor_maps[2].unused);
-    EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 32})) << bn;
+    EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, whole_chunks ? 32u : 16u})) << bn;
     EXPECT_EQ(r->tensor_maps[0].box, (std::array<std::uint32_t, 2>{64, 64})) << bn;
-    EXPECT_EQ(r->grid[0], 4u * ((5120 + bn - 1) / bn)) << "one block per tile: 128 or 92, fewer than the SMs";
+    EXPECT_EQ(r->grid[0], std::min(132u, 4u * unsigned((q.n + bn - 1) / bn))) << "a persistent grid: min(SMs, tiles)";
     // The other schedules: ping-pong on 64-row tiles (a consumer's whole tile), a pair along M
     // multicasting B's odd number of boxes, the register epilogue, split-K.
     Config pp = c;
     pp["PINGPONG"] = 1;
     pp["BLOCK_M"] = 64;
-    expect_valid_and_compiled(*nvrtc, t, p, pp, dev);
+    expect_valid_and_compiled(*nvrtc, t, q, pp, dev);
     Config pair = c;
     pair["CLUSTER_M"] = 2;
-    expect_valid_and_compiled(*nvrtc, t, p, pair, dev);
+    expect_valid_and_compiled(*nvrtc, t, q, pair, dev);
     Config regs = c;
     regs["EPILOGUE_SMEM"] = 0;
     regs["PERSISTENT"] = 0;
-    regs["SPLIT_K"] = 2;
-    expect_valid_and_compiled(*nvrtc, t, p, regs, dev);
+    regs["SPLIT_K"] = bn < 128 ? 4 : 2;  // one block per unit: more units than SMs
+    expect_valid_and_compiled(*nvrtc, t, q, regs, dev);
+    if (bn < 128) {  // two waves of 128-wide tiles or more: refused
+      GemmProblem many = q;
+      many.m = 4096;
+      EXPECT_FALSE(t.space().validate(c, t.context(many, &dev)).ok()) << bn;
+    }
     // B row-major (NN): its boxes are 64 columns wide, so the width must be a multiple of 64.
-    GemmProblem nn = p;
+    GemmProblem nn = q;
     ASSERT_TRUE(apply_layout_code("NN", nn).ok());
     EXPECT_FALSE(t.space().validate(c, t.context(nn, &dev)).ok()) << bn;
   }

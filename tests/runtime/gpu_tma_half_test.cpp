@@ -161,11 +161,11 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
     }
 }
 
-// gemm_tma_half's tile widths that are not multiples of 64 (BLOCK_N 160 and 224, B in 32-row boxes):
-// the cooperative, one-consumer, ping-pong and cluster-pair schedules, split-K and the register
-// epilogue, on shapes off the tiles (N not a multiple of 8: the partial last piece of a row, and the
-// last tile's columns past N read as TMA's zero fill), both layouts with a K-major B, C in every
-// type, alpha and the epilogues.
+// gemm_tma_half's tile widths that are not multiples of 64 (BLOCK_N 96, 160 and 224, B in 32-row
+// boxes; 80 and 112 in 16-row boxes, with the register epilogue): the cooperative, one-consumer,
+// ping-pong and cluster-pair schedules, split-K and the register epilogue, on shapes off the tiles
+// (N not a multiple of 8: the partial last piece of a row, and the last tile's columns past N read
+// as TMA's zero fill), both layouts with a K-major B, C in every type, alpha and the epilogues.
 TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_tma_half");
@@ -181,12 +181,17 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
   const std::int64_t ns[] = {997, 1004, 2120, 330};
   int i = 0;
   int checked = 0;
-  for (int block_n : {160, 224})
+  for (int block_n : {80, 96, 112, 160, 224})
     for (const Schedule& s : schedules)
       for (const char* layout : {"NT", "TT"}) {
-        // One block per unit needs more units than SMs: the larger shapes there.
-        GemmProblem p = s.persistent ? make(ms[i % 4], ns[(i / 2) % 4], i % 3 ? 1032 : 200, layout)
-                                     : make(3080 - 8 * (i % 4), 2997 + 10 * (i % 3), i % 3 ? 1032 : 200, layout);
+        // One block per unit needs more units than SMs: the larger shapes there. The widths under
+        // 128 take shapes of fewer than two waves of 128-wide tiles (where the space allows them).
+        const bool narrow = block_n < 128;
+        GemmProblem p = s.persistent ? make(narrow ? std::min<std::int64_t>(ms[i % 4], 1032) : ms[i % 4],
+                                            narrow ? std::min<std::int64_t>(ns[(i / 2) % 4], 1240) : ns[(i / 2) % 4],
+                                            i % 3 ? 1032 : 200, layout)
+                                     : make(3080 - 8 * (i % 4), (narrow ? 1004 : 2997) + 10 * (i % 3),
+                                            i % 3 ? 1032 : 200, layout);
         p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
         p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
         p.alpha = i % 4 == 2 ? -1.5 : 1.0;
@@ -205,11 +210,11 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
                                    {"SPLIT_K", s.split_k},
                                    {"CONSUMER_REGS", s.consumers == 1 ? 240 : 232},
                                    {"STAGES", 4},
-                                   {"EPILOGUE_SMEM", s.epilogue_smem}});
+                                   {"EPILOGUE_SMEM", block_n % 32 == 0 ? s.epilogue_smem : 0}});
         expect_valid_and_validated(t, p, c);
         ++checked;
       }
-  EXPECT_EQ(checked, 24);
+  EXPECT_EQ(checked, 60);
 }
 
 // gemm_tma_half on FP8 inputs (NT): each slice's FP8 products promoted into fp32, unscaled and
@@ -251,6 +256,11 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
       // Overlapped promotion: two product buffers, odd and even slice counts per tile.
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"PROMOTE_OVERLAP", 1}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PINGPONG", 1}, {"PROMOTE_OVERLAP", 1}}),
+      // Narrow tiles in 16-row boxes of B (the register epilogue), split along K.
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 80}, {"STAGES", 6}, {"PERSISTENT", 1}, {"SPLIT_K", 2},
+                      {"EPILOGUE_SMEM", 0}, {"PROMOTE_OVERLAP", 1}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 112}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1},
+                      {"EPILOGUE_SMEM", 0}, {"PROMOTE_SLICES", 2}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu,
                                 Epilogue::kBiasRow};
@@ -305,6 +315,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
                       {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}, {"PROMOTE_OVERLAP", 1}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2},
+                      {"PROMOTE_OVERLAP", 1}}),
+      // 80 columns from a start off the 128-column blocks: one or two of B's factors a tile.
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 80}, {"STAGES", 6}, {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 0},
                       {"PROMOTE_OVERLAP", 1}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
