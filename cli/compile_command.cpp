@@ -79,6 +79,11 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       c = std::make_shared<CompileCache>(c, opts->cache_dir.empty() ? default_cache_dir() / "kernels" : std::filesystem::path(opts->cache_dir),
                                          CompileCache::kDefaultMaxBytes);
     CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts, !opts->ptx_path.empty());
+    // A rule that reads NUM_SMS saw 0 where --sms was not given: say so, not only "NUM_SMS=0".
+    if (cc.evaluation.outcome == Outcome::kInvalid && opts->sms == 0 &&
+        cc.evaluation.message.find("NUM_SMS=0") != std::string::npos)
+      cc.evaluation.message += " (NUM_SMS is 0 because the target's multiprocessors are not known: give --sms, "
+                               "e.g. 132 for an H100 SXM or H200)";
     const Evaluation& e = cc.evaluation;
     if (e.outcome == Outcome::kCompileError &&
         (e.compile_log.find("--gpu-architecture") != std::string::npos ||
