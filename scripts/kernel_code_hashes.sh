@@ -14,6 +14,10 @@ TILESMITH_WRITE_CODE_HASHES=1 "$build/tests/cli/cli_kernel_code_hashes_test" --g
 if git diff --quiet -- tests/kernel_code_hashes.txt 2>/dev/null; then
   echo "no generated code changed"
 else
-  echo "templates whose code changed (cases):"
-  git diff -U0 -- tests/kernel_code_hashes.txt | grep '^+[0-9a-f]' | awk -F'|' '{print $2}' | sort | uniq -c
+  # A case whose line left with one hash and came back with another changed; one only added is new.
+  git diff -U0 -- tests/kernel_code_hashes.txt | awk '
+    /^-[0-9a-f]/ { sub(/^-[^|]*\| */, ""); old[$0] = 1 }
+    /^\+[0-9a-f]/ { line = $0; sub(/^\+[^|]*\| */, "", line); split(line, f, " *\\| *"); plus[line] = f[1] }
+    END { for (l in plus) n[(l in old ? "changed" : "new") " " plus[l]]++
+          for (k in n) print "  " n[k] " case(s) " k }' | sort
 fi
