@@ -107,10 +107,32 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
 // 16 and 32 accumulator registers as read-write asm operands.
 #define TS_F16(d, i) TS_F8(d, i), TS_F8(d, i + 8)
 #define TS_F32(d, i) TS_F16(d, i), TS_F16(d, i + 16)
-// The N of the m64nNk16 / m64nNk32 forms written out below (wgmma has every multiple of 8 up to 256).
-#define TS_WGMMA_N_FORM(N)                                                                                   \
-  ((N) == 64 || (N) == 80 || (N) == 96 || (N) == 112 || (N) == 128 || (N) == 160 || (N) == 192 || (N) == 224 || \
-   (N) == 256)
+// Every m64nN form the templates use, listed once for wgmma_k16 and wgmma_k32_fp8 (wgmma has every
+// multiple of 8 up to 256): N; the accumulators' register list (N / 2 operands, written first); the
+// numbers of the operands after them (descriptors, accumulate flag, transpose bits; the FP8 form
+// uses the first three); the accumulators as asm operands: F(ASM, N, REGS, (OPERAND NUMBERS), (ACCUMULATORS)),
+// ASM the asm text's macro passed through.
+#define TS_WGMMA_FORMS(F, ASM)                                                                       \
+  F(ASM, 64, TS_REGS_32, (32, 33, 34, 35, 36), (TS_F32(d, 0)))                                       \
+  F(ASM, 80, TS_REGS_40, (40, 41, 42, 43, 44), (TS_F32(d, 0), TS_F8(d, 32)))                         \
+  F(ASM, 96, TS_REGS_48, (48, 49, 50, 51, 52), (TS_F32(d, 0), TS_F16(d, 32)))                        \
+  F(ASM, 112, TS_REGS_56, (56, 57, 58, 59, 60), (TS_F32(d, 0), TS_F16(d, 32), TS_F8(d, 48)))         \
+  F(ASM, 128, TS_REGS_64, (64, 65, 66, 67, 68), (TS_F32(d, 0), TS_F32(d, 32)))                       \
+  F(ASM, 160, TS_REGS_80, (80, 81, 82, 83, 84), (TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64)))        \
+  F(ASM, 192, TS_REGS_96, (96, 97, 98, 99, 100), (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)))       \
+  F(ASM, 224, TS_REGS_112, (112, 113, 114, 115, 116),                                                \
+    (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96)))                                     \
+  F(ASM, 256, TS_REGS_128, (128, 129, 130, 131, 132),                                                \
+    (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F32(d, 96)))
+// A parenthesised list without its parentheses, and a macro called on an argument list that holds one.
+#define TS_UNPAREN(...) __VA_ARGS__
+#define TS_CALL(M, ...) M(__VA_ARGS__)
+// One form's branch of a wgmma function: if constexpr (N == NN) asm ...; else (the next form's, and
+// last an error). TS_WGMMA_INPUTS, the asm's input operands, is the function's own (defined around it).
+#define TS_WGMMA_BRANCH(ASM, NN, REGS, OPS, ACC)                                                     \
+  if constexpr (N == NN)                                                                             \
+    asm volatile(TS_CALL(ASM, NN, REGS, TS_UNPAREN OPS) : TS_UNPAREN ACC : TS_WGMMA_INPUTS);         \
+  else
 
 // d = (accumulate ? d : 0) + A B for a 64 x N x 16 step of 16-bit inputs, both operands from
 // shared memory (desc_a, desc_b); trans_a / trans_b: wgmma's transpose bits, 0 reads the
@@ -118,43 +140,11 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
 template <int N, int trans_a, int trans_b>
 __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                           int accumulate) {
-  static_assert(TS_WGMMA_N_FORM(N), "wgmma_k16: N must be 64, 80, 96, 112, 128, 160, 192, 224 or 256");
-  if constexpr (N == 64)
-    asm volatile(TS_WGMMA_K16_ASM(64, TS_REGS_32, 32, 33, 34, 35, 36)
-                 : TS_F32(d, 0)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 80)
-    asm volatile(TS_WGMMA_K16_ASM(80, TS_REGS_40, 40, 41, 42, 43, 44)
-                 : TS_F32(d, 0), TS_F8(d, 32)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 96)
-    asm volatile(TS_WGMMA_K16_ASM(96, TS_REGS_48, 48, 49, 50, 51, 52)
-                 : TS_F32(d, 0), TS_F16(d, 32)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 112)
-    asm volatile(TS_WGMMA_K16_ASM(112, TS_REGS_56, 56, 57, 58, 59, 60)
-                 : TS_F32(d, 0), TS_F16(d, 32), TS_F8(d, 48)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 128)
-    asm volatile(TS_WGMMA_K16_ASM(128, TS_REGS_64, 64, 65, 66, 67, 68)
-                 : TS_F32(d, 0), TS_F32(d, 32)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 160)
-    asm volatile(TS_WGMMA_K16_ASM(160, TS_REGS_80, 80, 81, 82, 83, 84)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 192)
-    asm volatile(TS_WGMMA_K16_ASM(192, TS_REGS_96, 96, 97, 98, 99, 100)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else if constexpr (N == 224)
-    asm volatile(TS_WGMMA_K16_ASM(224, TS_REGS_112, 112, 113, 114, 115, 116)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
-  else
-    asm volatile(TS_WGMMA_K16_ASM(256, TS_REGS_128, 128, 129, 130, 131, 132)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F32(d, 96)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b));
+#define TS_WGMMA_INPUTS "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b)
+  TS_WGMMA_FORMS(TS_WGMMA_BRANCH, TS_WGMMA_K16_ASM) {
+    static_assert(N < 0, "wgmma_k16: N must be one of TS_WGMMA_FORMS' (64, 80, 96, 112, 128, 160, 192, 224, 256)");
+  }
+#undef TS_WGMMA_INPUTS
 }
 
 #if TS_AB_IS_FP8
@@ -170,8 +160,8 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
 #define TS_WGMMA_FP8_TYPE_B "e5m2"
 #endif
 // The text of wgmma_k32_fp8's asm for m64nNNk32: as TS_WGMMA_K16_ASM, without transpose bits (8-bit
-// inputs are read K-major only).
-#define TS_WGMMA_K32_FP8_ASM(NN, REGS, DA, DB, P)                                                        \
+// inputs are read K-major only: the form's last two operand numbers go unused).
+#define TS_WGMMA_K32_FP8_ASM(NN, REGS, DA, DB, P, ...)                                                   \
   "{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                                     \
   "wgmma.mma_async.sync.aligned.m64n" #NN "k32.f32." TS_WGMMA_FP8_TYPE_A "." TS_WGMMA_FP8_TYPE_B " "         \
   "{" REGS "}, "                                                                                       \
@@ -183,43 +173,11 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
 template <int N>
 __device__ __forceinline__ void wgmma_k32_fp8(float (&d)[N / 2], unsigned long long desc_a, unsigned long long desc_b,
                                               int accumulate) {
-  static_assert(TS_WGMMA_N_FORM(N), "wgmma_k32_fp8: N must be 64, 80, 96, 112, 128, 160, 192, 224 or 256");
-  if constexpr (N == 64)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(64, TS_REGS_32, 32, 33, 34)
-                 : TS_F32(d, 0)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 80)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(80, TS_REGS_40, 40, 41, 42)
-                 : TS_F32(d, 0), TS_F8(d, 32)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 96)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(96, TS_REGS_48, 48, 49, 50)
-                 : TS_F32(d, 0), TS_F16(d, 32)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 112)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(112, TS_REGS_56, 56, 57, 58)
-                 : TS_F32(d, 0), TS_F16(d, 32), TS_F8(d, 48)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 128)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(128, TS_REGS_64, 64, 65, 66)
-                 : TS_F32(d, 0), TS_F32(d, 32)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 160)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(160, TS_REGS_80, 80, 81, 82)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 192)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(192, TS_REGS_96, 96, 97, 98)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else if constexpr (N == 224)
-    asm volatile(TS_WGMMA_K32_FP8_ASM(224, TS_REGS_112, 112, 113, 114)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-  else
-    asm volatile(TS_WGMMA_K32_FP8_ASM(256, TS_REGS_128, 128, 129, 130)
-                 : TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F32(d, 96)
-                 : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+#define TS_WGMMA_INPUTS "l"(desc_a), "l"(desc_b), "r"(accumulate)
+  TS_WGMMA_FORMS(TS_WGMMA_BRANCH, TS_WGMMA_K32_FP8_ASM) {
+    static_assert(N < 0, "wgmma_k32_fp8: N must be one of TS_WGMMA_FORMS' (64, 80, 96, 112, 128, 160, 192, 224, 256)");
+  }
+#undef TS_WGMMA_INPUTS
 }
 #endif
 
