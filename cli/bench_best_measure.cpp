@@ -162,8 +162,13 @@ std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& resul
     std::vector<RoundContestant> cs;
     for (std::size_t i : members) {
       const EntryResult& r = results[i];
-      cs.push_back({"[" + std::to_string(i + 1) + "] " + r.entry->template_name,
-                    [&ev, &r] { return ev.evaluate(*r.tmpl, r.entry->problem, r.update.config); }});
+      // Appended piece by piece: "[" + std::to_string(...) + ... trips GCC 12's -Wrestrict false
+      // positive (its PR 105651) once inlined here.
+      std::string label = "[";
+      label += std::to_string(i + 1);
+      label += "] ";
+      label += r.entry->template_name;
+      cs.push_back({std::move(label), [&ev, &r] { return ev.evaluate(*r.tmpl, r.entry->problem, r.update.config); }});
     }
     // The vendor where bench-best measured it for this problem (not after --no-vendor or a failure).
     const bool with_vendor = results[members.front()].vendor.has_value();

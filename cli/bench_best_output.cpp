@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <set>
 
 #include "tuner/records/history_report.h"
@@ -237,7 +238,12 @@ json maybe(const std::optional<double>& v) { return v ? json(*v) : json(nullptr)
 
 std::string contest_text(const ProblemContest& c) {
   const Certification& cert = c.certification;
-  auto label = [&](std::size_t k) { return "[" + std::to_string(c.entries[k] + 1) + "]"; };
+  auto label = [&](std::size_t k) {  // appended: "[" + std::to_string(..) trips GCC 12's -Wrestrict (PR 105651)
+    std::string l = "[";
+    l += std::to_string(c.entries[k] + 1);
+    l += ']';
+    return l;
+  };
   const std::string rounds = " after " + std::to_string(cert.rounds) + " rounds";
   std::string out = c.problem + ": ";
   if (cert.verdict == Verdict::kCertified)

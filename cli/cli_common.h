@@ -8,11 +8,15 @@
 #include <string>
 #include <utility>
 
-#include <CLI/CLI.hpp>
-
 #include "base/status.h"
 #include "registry/problem.h"
 #include "registry/template_library.h"
+
+// CLI11 declared, not included: its header costs ~6 s of compile a translation unit, and most
+// that include this one only pass an App along (cli/run_subcommand.h and the .cpp files include it).
+namespace CLI {
+class App;
+}
 
 namespace tilesmith::cli {
 
@@ -54,18 +58,6 @@ bool problem_given(const ProblemFlags& f);
 struct RunFolderFlags {
   std::string results = "results";
 };
-
-// Such a subcommand: `name`, its description (with an example) and --results DIR. Its
-// flags (a RunFolderFlags) are shared with the callback, which runs after this returns.
-template <typename Flags>
-std::pair<CLI::App*, std::shared_ptr<Flags>> add_run_subcommand(CLI::App& app,
-                                                                const std::string& name,
-                                                                const std::string& description) {
-  auto flags = std::make_shared<Flags>();
-  CLI::App* sub = app.add_subcommand(name, description);
-  sub->add_option("--results", flags->results, "the run's results folder")->capture_default_str();
-  return {sub, flags};
-}
 
 struct ListDevicesOptions {
   bool as_json = false;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/cli_common.h"
+#include "cli/run_subcommand.h"
 #include "cli/exit_codes.h"
 #include "package/package_export.h"
 #include "runtime/backend.h"

@@ -8,6 +8,7 @@
 
 #include "base/files.h"
 #include "cli/cli_common.h"
+#include "cli/run_subcommand.h"
 #include "cli/exit_codes.h"
 #include "cli/flag_checks.h"
 #include "registry/template_library.h"
