@@ -162,11 +162,8 @@ std::vector<ProblemContest> measure_entry_rounds(std::vector<EntryResult>& resul
     std::vector<RoundContestant> cs;
     for (std::size_t i : members) {
       const EntryResult& r = results[i];
-      // Appended piece by piece: "[" + std::to_string(...) + ... trips GCC 12's -Wrestrict false
-      // positive (its PR 105651) once inlined here.
-      std::string label = "[";
-      label += std::to_string(i + 1);
-      label += "] ";
+      std::string label = entry_tag(i);
+      label += ' ';
       label += r.entry->template_name;
       cs.push_back({std::move(label), [&ev, &r] { return ev.evaluate(*r.tmpl, r.entry->problem, r.update.config); }});
     }

@@ -17,6 +17,15 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+std::string entry_tag(std::size_t index) {
+  // Appended piece by piece: "[" + std::to_string(..) trips GCC 12's -Wrestrict false positive
+  // (its PR 105651) where it is inlined.
+  std::string tag = "[";
+  tag += std::to_string(index + 1);
+  tag += ']';
+  return tag;
+}
+
 std::optional<double> metric(const json& m, const char* name) {
   if (m.contains(name) && m[name].is_number()) return m[name].get<double>();
   return std::nullopt;
@@ -238,12 +247,7 @@ json maybe(const std::optional<double>& v) { return v ? json(*v) : json(nullptr)
 
 std::string contest_text(const ProblemContest& c) {
   const Certification& cert = c.certification;
-  auto label = [&](std::size_t k) {  // appended: "[" + std::to_string(..) trips GCC 12's -Wrestrict (PR 105651)
-    std::string l = "[";
-    l += std::to_string(c.entries[k] + 1);
-    l += ']';
-    return l;
-  };
+  auto label = [&](std::size_t k) { return entry_tag(c.entries[k]); };
   const std::string rounds = " after " + std::to_string(cert.rounds) + " rounds";
   std::string out = c.problem + ": ";
   if (cert.verdict == Verdict::kCertified)

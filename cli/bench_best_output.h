@@ -73,6 +73,9 @@ struct Sources {
 // printf with one number, as a string.
 std::string fmt(const char* f, double v);
 
+// "[n]": how the tables and the rounds name the entry at `index` (n = index + 1).
+std::string entry_tag(std::size_t index);
+
 // A number of a metrics object; nullopt when absent or not a number.
 std::optional<double> metric(const nlohmann::json& m, const char* name);
 

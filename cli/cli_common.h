@@ -9,14 +9,9 @@
 #include <utility>
 
 #include "base/status.h"
+#include "cli/cli11_fwd.h"
 #include "registry/problem.h"
 #include "registry/template_library.h"
-
-// CLI11 declared, not included: its header costs ~6 s of compile a translation unit, and most
-// that include this one only pass an App along (cli/run_subcommand.h and the .cpp files include it).
-namespace CLI {
-class App;
-}
 
 namespace tilesmith::cli {
 

@@ -2,13 +2,8 @@
 // The command line of what a command measures with: --backend, --device(s), worker and
 // replay options, into the EvaluatorSettings that tuner/assembly/open_evaluator.h opens.
 
+#include "cli/cli11_fwd.h"
 #include "tuner/assembly/open_evaluator.h"
-
-// CLI11 declared, not included: its header costs ~6 s of compile a translation unit, and most
-// that include this one only pass an App along (cli/run_subcommand.h and the .cpp files include it).
-namespace CLI {
-class App;
-}
 
 namespace tilesmith::cli {
 

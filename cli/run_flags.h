@@ -5,16 +5,9 @@
 
 #include <string>
 
-
 #include "cli/cli_common.h"
 #include "cli/evaluator_flags.h"
 #include "tuner/assembly/run_settings.h"
-
-// CLI11 declared, not included: its header costs ~6 s of compile a translation unit, and most
-// that include this one only pass an App along (cli/run_subcommand.h and the .cpp files include it).
-namespace CLI {
-class App;
-}
 
 namespace tilesmith::cli {
 
