@@ -144,6 +144,7 @@
 #include "ts_wgmma_half.h"
 #include "ts_cluster.h"
 #include "ts_tma.h"
+#include "ts_ldmatrix.h"
 
 static_assert(BLOCK_M % (64 * ROW_SHARES) == 0, "each consumer owns whole 64-row tiles");
 // A cluster pair runs its units in the same order (same turns), so each stage is read by the

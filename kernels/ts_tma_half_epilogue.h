@@ -213,11 +213,14 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 // EPILOGUE_SMEM 2 (16-bit C, no split-K): the consumer's tile leaves through the tensor memory
 // accelerator. Per 64-row tile and pass of PASS_N columns (64, or 32 where BLOCK_N is not a
 // multiple of 64: the 160- and 224-wide tiles) the consumer's threads apply alpha, the bias and
-// the activation to their accumulators in registers, round them in pairs and write them to the
-// consumer's 8 KiB buffer in the layout C's map reads (64 rows of 128 bytes holding PASS_N
-// values, 128-byte swizzled: the 16-byte piece of a row XORed with the row's index mod 8, which
-// also keeps the warps' 4-byte writes off each other's banks); one thread then issues the store. The store runs on while the consumer goes on (the next pass, or the next
-// tile's multiply): only the next write into the buffer waits for it to have been read.
+// the activation to their accumulators in registers, round them in pairs and write them with
+// stmatrix to the consumer's 8 KiB buffer in the layout C's map reads (64 rows of 128 bytes holding
+// PASS_N values, 128-byte swizzled: the 16-byte piece of a row XORed with the row's index mod 8,
+// which also keeps the eight rows of each matrix off each other's banks); one thread then issues
+// the store. The store runs on while the consumer goes on (the next pass, or the next tile's
+// multiply): only the next write into the buffer waits for it to have been read. The passes are
+// unrolled: rolled, each pass picked its accumulators by run-time index, which ptxas does with a
+// select per value and pass (three quarters of the epilogue's instructions with 4 passes).
 // Rows and columns past C's edge are clipped by the unit, so partial tiles need nothing here.
 #define TMA_STORE (SMEM_EPILOGUE && EPILOGUE_SMEM == 2)
 #if TMA_STORE
@@ -296,6 +299,19 @@ struct PassBias {
 #endif
   }
 };
+// A pass's PASS_VALS accumulators of this thread (v) finished (alpha, bias, activation) and
+// rounded in pairs: words[j / 2] holds values j and j + 1, which in the accumulator layout are
+// row 16 w + lane / 4 (+ 8 for j % 4 >= 2), columns 8 (j / 4) + 2 (lane % 4) and the next of the pass.
+__device__ __forceinline__ void finish_pass(unsigned (&words)[PASS_VALS / 2], const float (&v)[PASS_VALS],
+                                            unsigned bias_at, int t, int q, int w, int lane, float alpha,
+                                            float slope) {
+  PassBias b;
+  b.load(bias_at, t, q, w, lane);
+#pragma unroll
+  for (int j = 0; j < PASS_VALS; j += 2)
+    words[j / 2] = ts_c_pack2(ts_epilogue_with(alpha * v[j], b.of(j), slope),
+                              ts_epilogue_with(alpha * v[j + 1], b.of(j + 1), slope));
+}
 // buf: the consumer's 8 KiB for C (1024-byte aligned); bias_at: its 512 bytes of bias (bias_word:
 // this thread's, loaded when the tile started).
 __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES][ACC_N], unsigned bias_word,
@@ -304,32 +320,32 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
                                                    float slope) {
   // The previous tile's passes have read the bias (they are behind a consumer_sync).
   stash_tile_bias(bias_word, bias_at, 32 * w + lane);
-#pragma unroll 1
+#pragma unroll
   for (int pass = 0; pass < WG_M_TILES * TMA_PASSES_N; ++pass) {
     const int t = pass / TMA_PASSES_N, q = pass % TMA_PASSES_N;
     const int row0 = tile.block_m + (WG_FIRST_TILE(c) + t) * 64, col0 = tile.block_n + PASS_N * q;
-    // The pass's PASS_VALS accumulators of this thread (selected by compile-time indices: moves only).
+    // The pass's PASS_VALS accumulators of this thread (the loop is unrolled: register names).
     float v[PASS_VALS];
 #pragma unroll
-    for (int pp = 0; pp < WG_M_TILES * TMA_PASSES_N; ++pp) {
-      if (pp != pass) continue;
-#pragma unroll
-      for (int j = 0; j < PASS_VALS; ++j) v[j] = acc[pp / TMA_PASSES_N][(pp % TMA_PASSES_N) * PASS_VALS + j];
-    }
+    for (int j = 0; j < PASS_VALS; ++j) v[j] = acc[t][q * PASS_VALS + j];
+    // The pass's values are finished and rounded while the previous pass's store may still be
+    // reading the buffer; only the writes wait for it. (Pass 0 with a bias waits first: its
+    // bias is read from the stash the consumer's threads have just written.)
+    unsigned words[PASS_VALS / 2];
+    const bool early = !(TS_BIAS_PER_COLUMN || TS_BIAS_PER_ROW) || pass > 0;
+    if (early) finish_pass(words, v, bias_at, t, q, w, lane, alpha, slope);
     if (issuer) tma_store_wait_read();  // the previous pass's store has read the buffer
     consumer_sync(c);  // (pass 0: the stash is written)
-    PassBias b;
-    b.load(bias_at, t, q, w, lane);
+    if (!early) finish_pass(words, v, bias_at, t, q, w, lane, alpha, slope);
+    // Four 8 x 8 matrices a stmatrix: rows 16 w + 8 h .. + 7 (h = matrix % 2), the 16-byte
+    // piece 2 k + matrix / 2 of those rows. Lane l addresses row l % 8 of matrix l / 8; the
+    // words of matrix (piece g, half h) are words[2 g + h].
+    const int r = 16 * w + 8 * ((lane / 8) % 2) + lane % 8;
 #pragma unroll
-    for (int j = 0; j < PASS_VALS; j += 2) {
-      // acc_row / acc_col inside the 64 x PASS_N pass: row 16 w + lane / 4 (+8), column 8 (j / 4) + 2 (lane % 4).
-      const int r = 16 * w + lane / 4 + 8 * ((j % 4) / 2), col = 8 * (j / 4) + 2 * (lane % 4);
-      const unsigned word = ts_c_pack2(ts_epilogue_with(alpha * v[j], b.of(j), slope),
-                                       ts_epilogue_with(alpha * v[j + 1], b.of(j + 1), slope));
-      // Rows of 128 bytes whatever PASS_N: with the 128-byte swizzle the unit reads a 64-byte box row
-      // from a 128-byte row (measured on an H200), the 16-byte piece XORed with the row's index mod 8.
-      const unsigned byte = r * 128 + ((((col * 2) >> 4) ^ (r & 7)) << 4) + ((col * 2) & 15);
-      asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(buf + byte), "r"(word) : "memory");
+    for (int k = 0; k < PASS_N / 16; ++k) {
+      const unsigned piece = 2 * k + lane / 16;
+      stsm_x4(buf + r * 128 + ((piece ^ (lane % 8)) << 4), words[4 * k], words[4 * k + 1], words[4 * k + 2],
+              words[4 * k + 3]);
     }
     tma_store_fence();
     consumer_sync(c);
