@@ -339,7 +339,8 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
     if (!early) finish_pass(words, v, bias_at, t, q, w, lane, alpha, slope);
     // Four 8 x 8 matrices a stmatrix: rows 16 w + 8 h .. + 7 (h = matrix % 2), the 16-byte
     // piece 2 k + matrix / 2 of those rows. Lane l addresses row l % 8 of matrix l / 8; the
-    // words of matrix (piece g, half h) are words[2 g + h].
+    // words of matrix (piece g, half h) are words[2 g + h]. Rows are 128 bytes whatever PASS_N: with
+    // the 128-byte swizzle the unit reads a 64-byte box row from a 128-byte row (measured on an H200).
     const int r = 16 * w + 8 * ((lane / 8) % 2) + lane % 8;
 #pragma unroll
     for (int k = 0; k < PASS_N / 16; ++k) {
