@@ -220,7 +220,7 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 // the store. The store runs on while the consumer goes on (the next pass, or the next tile's
 // multiply): only the next write into the buffer waits for it to have been read. The passes are
 // unrolled: rolled, each pass picked its accumulators by run-time index, which ptxas does with a
-// select per value and pass (three quarters of the epilogue's instructions with 4 passes).
+// select per value and pass (over half of the epilogue's instructions with 4 passes).
 // Rows and columns past C's edge are clipped by the unit, so partial tiles need nothing here.
 #define TMA_STORE (SMEM_EPILOGUE && EPILOGUE_SMEM == 2)
 #if TMA_STORE
