@@ -63,10 +63,13 @@ class KernelAbTest(unittest.TestCase):
     def tearDown(self):
         self.tmp.cleanup()
 
+    def run_script(self, *args, env=None):
+        return subprocess.run([sys.executable, SCRIPT] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env or self.env)
+
     def run_ab(self, *extra, env=None, pairs=4):
-        cmd = [sys.executable, SCRIPT, "--b", self.b, "--pairs", str(pairs), "--ncu", self.ncu] + list(extra)
-        cmd += ["--", "--template", "gemm_tma_half", "--m", "64", "--n", "64", "--k", "64"]
-        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env or self.env)
+        return self.run_script("--b", self.b, "--pairs", str(pairs), "--ncu", self.ncu, *extra, "--", "--template",
+                               "gemm_tma_half", "--m", "64", "--n", "64", "--k", "64", env=env)
 
     def test_alternating_order_cancels_a_drift_and_the_interval_finds_the_difference(self):
         env = dict(self.env, FAKE_NCU_DRIFT="0.005")  # +0.5% a process: what runs second looks slower
@@ -108,14 +111,12 @@ class KernelAbTest(unittest.TestCase):
         self.assertIn("0 of the 4 launches of gemm_tma_half measured", p.stderr)
 
     def test_bad_usage_is_refused_before_any_process(self):
-        cmd = [sys.executable, SCRIPT, "--b", self.b, "--ncu", self.ncu, "--", "--m", "64"]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        p = self.run_script("--b", self.b, "--ncu", self.ncu, "--", "--m", "64")
         self.assertEqual(p.returncode, 2)
         self.assertIn("give --kernel", p.stderr)
         p = self.run_ab(pairs=0)
         self.assertEqual(p.returncode, 2)
-        cmd = [sys.executable, SCRIPT, "--b", os.path.join(self.tmp.name, "nothing"), "--kernel", "k"]
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        p = self.run_script("--b", os.path.join(self.tmp.name, "nothing"), "--kernel", "k")
         self.assertEqual(p.returncode, 2)
         self.assertIn("is not a folder of templates", p.stderr)
         self.assertFalse(os.path.exists(self.log))
