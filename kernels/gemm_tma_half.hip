@@ -11,7 +11,10 @@
 // stage to be full, multiplies it with wgmma (m64nBLOCK_Nk16, one group per slice, the
 // previous one left in flight) and, once that previous group has finished reading its stage,
 // hands the stage back on its "empty" mbarrier. No thread waits on a block-wide barrier in
-// the K loop: the producer runs up to STAGES slices ahead, across tile boundaries.
+// the K loop: the producer runs up to STAGES slices ahead, across tile boundaries. ptxas fits
+// the consumers' code to CONSUMER_REGS, above the 168 registers __launch_bounds__ leaves a thread
+// of three warpgroups, so a consumer can hold 160 or 192 accumulators (256 x 160, 256 x 192: the
+// fewest operand bytes per multiply-add of any tile here; the JSON's rules say where they spill).
 //
 // Tensor maps. The runtime encodes one map per operand (launch.tensor_maps in the JSON:
 // box 64 x 64 elements, 128-byte swizzle) and passes them after the kernel ABI's parameters.
@@ -47,7 +50,8 @@
 // consumer 1 the 2nd, 4th, ..., each skipping the other's slices in the ring. One consumer's
 // epilogue (stores of C) then runs while the other multiplies, instead of both stopping the
 // tensor cores at the end of every tile. Each consumer holds a whole BLOCK_M x BLOCK_N tile
-// (at most 128 accumulators a thread: 128 x 128 or 64 x 256). The consumers' K loops take
+// (128 x 128 or 64 x 256 in 128 accumulators a thread; 128 x 160 and 128 x 192 in the
+// consumers' larger register budget, the JSON's rule on ACC_PER_THREAD). The consumers' K loops take
 // turns (an mbarrier per consumer, arrived on when its loop is through): besides keeping the
 // tensor cores to one tile at a time, this keeps a consumer that passed over the other's
 // slices from running more than one lap of the ring ahead of the full barriers, whose parity

@@ -138,6 +138,30 @@ def count_evaluations(folder):
     return n
 
 
+def measured(folder):
+    """Whether folder/history.csv holds a successful measurement: what autotune-loop's --prior needs
+    (it refuses a history with none)."""
+    path = os.path.join(folder, "history.csv")
+    if not os.path.exists(path):
+        return False
+    with open(path, newline="") as f:
+        return any(row.get("outcome") == "ok" for row in csv.DictReader(f))
+
+
+def prior_source(folder):
+    """Where a prior is read from: the twin's folder, or, while the twin is being tuned again from
+    nothing (on another GPU, say) and has no measurement yet, the newest folder it was moved aside
+    to that has one; None where neither has."""
+    if measured(folder):
+        return folder
+    parent, name = os.path.split(folder)
+    try:
+        asides = sorted((f for f in os.listdir(parent or ".") if f.startswith(name + ".changed-")), reverse=True)
+    except OSError:
+        return None
+    return next((os.path.join(parent, a) for a in asides if measured(os.path.join(parent, a))), None)
+
+
 def last_end_reason(folder):
     """The reason of the last session's end in folder/journal.jsonl ('' when none)."""
     path = os.path.join(folder, "journal.jsonl")
@@ -288,6 +312,14 @@ def winner_kernel_unchanged(bin_dir, folder, env=None):
     return p.returncode == 0
 
 
+def row_stands(args, replay, bin_dir, folder, env=None):
+    """Whether a shape whose templates changed keeps its row instead of being tuned again: its
+    winner still compiles to the kernel it was tuned with (never on replay, which has no kernels to
+    compile), unless --retune-all-changed asks for every changed shape (a template whose space grew:
+    configs the old search could not try, though its winner's kernel is the same)."""
+    return not replay and not args.retune_all_changed and winner_kernel_unchanged(bin_dir, folder, env)
+
+
 def retune_from_nothing(folder):
     """Moves a changed shape's folder aside; returns the folder it is now in, whose winners seed
     the shape's new search (a kernel change seldom moves the best configs far: re-measuring them
@@ -365,7 +397,7 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
             r["folder"] in changed or
             (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay,
                                                                     env))) and (
-            replay or not winner_kernel_unchanged(bin_dir, folder, env)):
+            not row_stands(args, replay, bin_dir, folder, env)):
         aside = retune_from_nothing(folder)
     done_before = count_evaluations(folder)
     if shape_done(folder, args.evals):
@@ -390,6 +422,7 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     # The twin's whole history: its measurements rank this shape's configurations as well.
     prior = chosen_once(folder + ".prior", "history.csv", not args.no_warm_start,
                         lambda: folders([t for t in [twin(r, tuned_with("history.csv"))] if t]))
+    prior = [p for p in map(prior_source, prior) if p]
     if args.no_warm_start:
         warm = []
         prior = []
@@ -423,7 +456,7 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
             "no evaluations this call"
         log("   %s%s: exit %s after %.0f s, %d evaluations, %s" % (who, r["folder"], rc, time.time() - t0, now, how))
         if rc == 2 and refused_as_changed(output):
-            if not replay and winner_kernel_unchanged(bin_dir, folder, env):
+            if row_stands(args, replay, bin_dir, folder, env):
                 log("   %s: not resumed: its templates changed since it was tuned, but its winner compiles to the "
                     "same kernel (code hash), so its row stands" % r["folder"])
                 break
@@ -601,7 +634,12 @@ def main(argv):
                     help="tune again, in a new folder, the shapes whose templates changed since they were tuned "
                          "(MISMATCH in a bench pass, or a folder autotune-loop refuses to resume, asked at its own "
                          "budget without re-timing where it is already done); the old folder is kept beside it as "
-                         "FOLDER.changed-DATE, and its winners are the new search's first warm start")
+                         "FOLDER.changed-DATE, and its winners are the new search's first warm start; a shape whose "
+                         "winner still compiles to the same kernel keeps its row")
+    ap.add_argument("--retune-all-changed", action="store_true",
+                    help="--retune-changed for every shape whose templates changed, the same winner kernel or not: "
+                         "after a template's space grew (configs the old search could not try); with --only to pick "
+                         "the shapes")
     ap.add_argument("--gpus", help="tune on these GPUs at once (e.g. 0,1,2,3): one autotune-loop per GPU, each "
                     "taking the next shape, largest first; the bench pass's batches likewise, each batch on one GPU")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes (nor give it "
@@ -621,8 +659,9 @@ def main(argv):
         ap.error("--gpus takes GPU indices separated by commas (e.g. 0,1,2,3), not %r" % args.gpus)
     if args.bench_batch < 1:
         ap.error("--bench-batch needs at least 1 shape per bench-best process")
-    if args.retune_changed and (args.bench_only or args.table_only):
+    if (args.retune_changed or args.retune_all_changed) and (args.bench_only or args.table_only):
         ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only or --table-only")
+    args.retune_changed = args.retune_changed or args.retune_all_changed
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sets = args.sets or [os.path.join(here, "data", "problems", s) for s in DEFAULT_SETS]
     ms = {int(x) for x in args.m.split(",")} if args.m else None

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Two versions of a kernel compared at fixed clocks: ncu runs bench-best on the same config once per
-version in alternating processes (A B, B A, A B, ...) with the GPU held at its base clocks
+version (or on two configs: --b-config) in alternating processes (A B, B A, A B, ...) with the GPU held at its base clocks
 (--clock-control base), and the versions' kernel times and executed instructions are set side by side,
 with the ratio B / A and its 95% interval over the pairs of processes.
 
@@ -12,12 +12,15 @@ each version averages the differences between processes, and the interval says w
 left is more than that.
 
     scripts/device/kernel_ab.py --b DIR [--a DIR] [--pairs 4] -- BENCH_BEST_FLAGS
+    scripts/device/kernel_ab.py --b-config JSON [--a DIR] [--b DIR] -- BENCH_BEST_FLAGS
     e.g. scripts/device/kernel_ab.py --a old/kernels --b kernels --pairs 4 -- --template gemm_tma_half \\
              --config '{"BLOCK_M":128,"BLOCK_N":256,"EPILOGUE_SMEM":2}' --m 4096 --n 4096 --k 4096 \\
              --dtype bf16 --layout NT
 
 A and B are template folders as bench-best's --kernels-dir takes them (--a left out: the built-in
-templates). The flags after -- go to bench-best as they are (the problem, --template and --config);
+templates; --b left out: A's). --b-config gives B another config of the template (its --config in
+place of the one among the flags): two tile shapes of one problem timed at the same clocks. The flags
+after -- go to bench-best as they are (the problem, --template and --config);
 this script adds --in-process --no-vendor --rounds 0 --no-read-floor. The kernel ncu measures is the
 template's (--kernel, default the --template flag's value). Runs from the repository root with a devpack
 (.devpack/env.sh) or with ncu and bench-best on PATH; needs a GPU ncu may profile.
@@ -74,6 +77,16 @@ def parse_ncu_csv(text, kernel):
         launches.setdefault(row[header["ID"]], {})[metric] = value
     return [(v[METRICS[0]], v.get(METRICS[1], float("nan"))) for _, v in sorted(launches.items(), key=lambda kv: int(kv[0]))
             if METRICS[0] in v]
+
+
+def with_config(passthrough, config):
+    """The bench-best flags with `config` as the --config value (replacing the one there, if any)."""
+    out = list(passthrough)
+    if "--config" in out and out.index("--config") + 1 < len(out):
+        out[out.index("--config") + 1] = config
+    else:
+        out += ["--config", config]
+    return out
 
 
 def measure(args, label, kernels_dir, passthrough):
@@ -145,7 +158,9 @@ def main(argv):
                                  epilog="Flags after -- go to bench-best (the problem, --template, --config).\n\n"
                                  + __doc__.split("\n\n")[2])
     ap.add_argument("--a", default="", help="version A's template folder (default: the built-in templates)")
-    ap.add_argument("--b", required=True, help="version B's template folder")
+    ap.add_argument("--b", help="version B's template folder (default: A's)")
+    ap.add_argument("--b-config", help="version B's config (JSON), in place of the --config among the bench-best "
+                    "flags (default: the same config)")
     ap.add_argument("--pairs", type=int, default=4, help="pairs of processes, A B then B A alternately (default 4)")
     ap.add_argument("--launch-skip", type=int, default=3, help="launches of the kernel ncu skips in each process")
     ap.add_argument("--launch-count", type=int, default=4, help="launches it measures in each process")
@@ -161,15 +176,26 @@ def main(argv):
         if "--template" not in passthrough or passthrough.index("--template") + 1 >= len(passthrough):
             ap.error("give --kernel, or --template TEMPLATE among the bench-best flags after --")
         args.kernel = passthrough[passthrough.index("--template") + 1]
-    for d in (args.a, args.b):
+    if args.b is None and args.b_config is None:
+        ap.error("give --b (another template folder), --b-config (another config), or both")
+    if args.b_config is not None:
+        try:
+            if not isinstance(json.loads(args.b_config), dict):
+                raise ValueError("not an object")
+        except ValueError as e:
+            ap.error("--b-config must be a JSON object of parameters (%s): %s" % (e, args.b_config))
+    b_dir = args.b if args.b is not None else args.a
+    for d in (args.a, b_dir):
         if d and not os.path.isdir(d):
             ap.error("%s is not a folder of templates" % d)
+    flags = {"A": passthrough, "B": with_config(passthrough, args.b_config) if args.b_config else passthrough}
+    names = {"A": args.a or "built-in", "B": (b_dir or "built-in") + (" " + args.b_config if args.b_config else "")}
     processes = []
     try:
         for i in range(args.pairs):
-            order = (("A", args.a), ("B", args.b)) if i % 2 == 0 else (("B", args.b), ("A", args.a))
+            order = (("A", args.a), ("B", b_dir)) if i % 2 == 0 else (("B", b_dir), ("A", args.a))
             for label, d in order:
-                processes.append(measure(args, label, d, passthrough))
+                processes.append(measure(args, label, d, flags[label]))
                 if not args.json:
                     p = processes[-1]
                     print("%s  %-24s %10.1f us  %.4g instructions  (launches: %s)" % (
@@ -180,10 +206,10 @@ def main(argv):
         return 1
     s = summarize(processes, args.pairs)
     if args.json:
-        print(json.dumps({"a": args.a or "built-in", "b": args.b, "kernel": args.kernel, "processes": processes,
-                          "summary": s}, indent=1))
+        print(json.dumps({"a": args.a or "built-in", "b": b_dir or "built-in", "b_config": args.b_config,
+                          "kernel": args.kernel, "processes": processes, "summary": s}, indent=1))
         return 0
-    for v, d in (("A", args.a or "built-in"), ("B", args.b)):
+    for v, d in names.items():
         print("%s %s: %.1f us over %d processes (sd %.1f), %.4g instructions" % (
             v, d, s[v]["mean_ns"] / 1e3, s[v]["processes"], s[v]["sd_ns"] / 1e3, s[v]["instructions"]))
     iv = "[%.3f, %.3f]" % tuple(s["interval"]) if s["interval"] else "(no interval)"

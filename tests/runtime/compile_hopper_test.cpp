@@ -404,6 +404,44 @@ TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
   EXPECT_FALSE(t.space().validate(configs[0], t.context(beta, &dev)).ok());
 }
 
+// gemm_tma_half's consumers hold up to 192 accumulators a thread (ptxas fits their code to the
+// setmaxnreg budget, above the 168 registers of a three-warpgroup block): 256 x 160 and ping-pong
+// 128 x 160 with either budget, 256 x 192 and ping-pong 128 x 192 with 232 registers, each
+// without spills on the epilogues it is allowed; refused where they spill (192 with 216
+// registers or the 2 KiB epilogue, split-K) and for FP8, whose products need a second set.
+TEST(Compile, TmaHalfWideAccumulatorTilesCompileWithoutSpills) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  const DeviceFacts dev = hopper_facts();
+  GemmProblem p = bf16_problem(4096, "NT");
+  p.epilogue = Epilogue::kBiasGelu;
+  const Config wide160 = testing::config_with(
+      t, {{"BLOCK_M", 256}, {"BLOCK_N", 160}, {"STAGES", 4}, {"CONSUMER_REGS", 216}, {"EPILOGUE_SMEM", 1}});
+  const Config wide192 = testing::config_with(
+      t, {{"BLOCK_M", 256}, {"BLOCK_N", 192}, {"STAGES", 3}, {"CONSUMER_REGS", 232}, {"EPILOGUE_SMEM", 2}});
+  const std::vector<Config> configs = {
+      wide160,
+      testing::config_with(t, {{"BLOCK_M", 256}, {"BLOCK_N", 160}, {"STAGES", 4}, {"EPILOGUE_SMEM", 2}, {"CLUSTER_M", 2}}),
+      wide192,
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 5}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
+      testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 192}, {"STAGES", 4}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 0}})};
+  for (const Config& c : configs) expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+  // An MN-major B and an fp32 C (the register epilogue) at 192.
+  GemmProblem nn = bf16_problem(4096, "NN");
+  nn.c_type = DType::kF32;
+  Config wide192_f32 = wide192;
+  wide192_f32["EPILOGUE_SMEM"] = 0;
+  expect_valid_and_compiled(*nvrtc, t, nn, wide192_f32, dev);
+  expect_changes_refused(t, p, dev, wide192, {{"CONSUMER_REGS", 216}, {"EPILOGUE_SMEM", 1}, {"BLOCK_N", 224}});
+  Config split = wide160;
+  split["SPLIT_K"] = 2;
+  EXPECT_FALSE(t.space().validate(split, t.context(p, &dev)).ok());
+  GemmProblem f8 = p;
+  f8.a_type = f8.b_type = DType::kE4M3;
+  EXPECT_FALSE(t.space().validate(wide160, t.context(f8, &dev)).ok());
+}
+
 // gemm_stream takes FP8 on NVIDIA sm_89+ (m16n8k32 over the 16-bit fragments' bytes): every type
 // pair compiles without spills for sm_90 and sm_89; older NVIDIA GPUs and AMD refuse it by rule.
 TEST(Compile, StreamServesFp8OnSm89AndUp) {

@@ -85,6 +85,42 @@ TEST_F(GpuEvaluatorTest, TmaHalfPingPongConfigsValidate) {
     }
 }
 
+// gemm_tma_half's tiles of 160 and 192 accumulators a thread (256 x 160, 256 x 192, ping-pong 128 x 160
+// and 128 x 192, a 256 x 160 pair along M): every layout the width allows (160: a K-major B), the
+// epilogues, C types, column-major C and beta, each epilogue path the rules allow, on shapes off the
+// tiles with more tiles than SMs (blocks walk two or more; a ping-pong consumer ends on either turn).
+TEST_F(GpuEvaluatorTest, TmaHalfWideAccumulatorConfigsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  const KernelTemplate& t = *library().find("gemm_tma_half");
+  struct Tile {
+    int block_m, block_n, pingpong, stages, regs, cluster_m = 1;
+  };
+  const Tile tiles[] = {{256, 160, 0, 4, 216}, {256, 192, 0, 3, 232}, {128, 160, 1, 5, 232},
+                        {128, 192, 1, 4, 232}, {256, 160, 0, 4, 232, 2}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasGelu, Epilogue::kBiasRow, Epilogue::kGelu,
+                                Epilogue::kBiasCol};
+  int i = 0;
+  for (const Tile& tile : tiles)
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      if (tile.block_n % 64 != 0 && (layout[1] == 'N')) continue;  // 160: B K-major only
+      GemmProblem p = varied_half_problem(i % 2 ? 4104 : 2056, i % 3 ? 2120 : 3000, i % 2 ? 1032 : 1000, layout, i);
+      p.epilogue = epilogues[i % 5];
+      ++i;
+      Config c = config_with(t, {{"BLOCK_M", tile.block_m},
+                                 {"BLOCK_N", tile.block_n},
+                                 {"PINGPONG", tile.pingpong},
+                                 {"STAGES", tile.stages},
+                                 {"CONSUMER_REGS", tile.regs},
+                                 {"CLUSTER_M", tile.cluster_m}});
+      // Each epilogue path in turn, or the next one the rules allow for this problem and tile.
+      for (int es : {i % 3, 2, 1, 0}) {
+        c["EPILOGUE_SMEM"] = es;
+        if (t.space().validate(c, t.context(p, &evaluator_->device())).ok()) break;
+      }
+      expect_valid_and_validated(t, p, c);
+    }
+}
+
 // gemm_tma_half's K clusters on decode shapes: M of 16 (72 for 128-row tiles), 100, 128 and 200 (a 64- or 128-row
 // tile mostly or partly below the matrix), N off the tiles, K whose last shares are short or
 // empty (1032 over 8 blocks), every layout, C in fp32 or the input type, row- and

@@ -22,7 +22,8 @@ import kernel_ab as ab  # noqa: E402
 
 # Answers as ncu --csv does (its own lines, the program's, then one row per launch and metric), with
 # the kernel time of the folder after --kernels-dir ("built-in" without one) from FAKE_NCU_TIMES,
-# grown by FAKE_NCU_DRIFT per process so far (counted in FAKE_NCU_LOG, one line per process).
+# or of the --config value from FAKE_NCU_CONFIG_TIMES where that is set, grown by FAKE_NCU_DRIFT
+# per process so far (counted in FAKE_NCU_LOG, one line per process).
 FAKE_NCU = r'''#!/usr/bin/env python3
 import json, os, sys
 args = sys.argv[1:]
@@ -33,7 +34,12 @@ log = os.environ["FAKE_NCU_LOG"]
 calls = open(log).read().count("\n") if os.path.exists(log) else 0
 with open(log, "a") as f:
     f.write(d + "\n")
-t = json.loads(os.environ["FAKE_NCU_TIMES"])[d] * (1 + float(os.environ.get("FAKE_NCU_DRIFT", "0")) * calls)
+cfg = args[args.index("--config") + 1] if "--config" in args else ""
+if cfg and os.environ.get("FAKE_NCU_CONFIG_TIMES"):  # a time per config instead of per folder
+    t = json.loads(os.environ["FAKE_NCU_CONFIG_TIMES"])[cfg]
+else:
+    t = json.loads(os.environ["FAKE_NCU_TIMES"])[d]
+t *= 1 + float(os.environ.get("FAKE_NCU_DRIFT", "0")) * calls
 inst = 1000000 if d == "built-in" else 900000
 name = os.environ.get("FAKE_NCU_KERNEL", "gemm_tma_half")
 count = int(args[args.index("--launch-count") + 1])
@@ -120,6 +126,25 @@ class KernelAbTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("is not a folder of templates", p.stderr)
         self.assertFalse(os.path.exists(self.log))
+
+    def test_a_second_config_is_timed_against_the_first(self):
+        a, b = '{"BLOCK_M":128}', '{"BLOCK_M":256,"BLOCK_N":160}'
+        env = dict(self.env, FAKE_NCU_CONFIG_TIMES=json.dumps({a: 300.0, b: 270.0}))
+        p = self.run_script("--b-config", b, "--pairs", "2", "--ncu", self.ncu, "--json", "--", "--template",
+                            "gemm_tma_half", "--config", a, "--m", "64", env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertEqual(out["b"], "built-in")  # B's templates are A's
+        self.assertEqual(out["b_config"], b)
+        self.assertAlmostEqual(out["summary"]["ratio"], 0.9, places=4)
+        # Without a --config among the flags, B's is added; a config that is not a JSON object is refused.
+        self.assertEqual(ab.with_config(["--m", "64"], b), ["--m", "64", "--config", b])
+        p = self.run_script("--b-config", "BLOCK_M=256", "--ncu", self.ncu, "--", "--template", "gemm_tma_half")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--b-config must be a JSON object", p.stderr)
+        p = self.run_script("--ncu", self.ncu, "--", "--template", "gemm_tma_half")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("give --b", p.stderr)
 
     def test_one_pair_has_no_interval(self):
         s = ab.summarize([{"version": "A", "mean_ns": 100.0, "instructions": 10.0},

@@ -10,6 +10,7 @@ named, and tuned again beside the kept old folder on request).
     python3 tests/scripts/model_bench_test.py        (ctest: model_bench_script_test)
 """
 
+import argparse
 import csv
 import io
 import json
@@ -509,6 +510,47 @@ class EndToEndOnReplay(unittest.TestCase):
                            capture_output=True, text=True, env=env, timeout=60)
         self.assertEqual(p.returncode, 2)
         self.assertIn("--retune-changed tunes shapes again", p.stderr)
+
+    def test_a_changed_shape_keeps_its_row_only_where_its_winner_kernel_is_the_same(self):
+        # bench-best --record-code-hashes answers whether the winner compiles to its kernel (exit 0) or not.
+        fake = os.path.join(self.dir, "fakebin")
+        os.makedirs(fake, exist_ok=True)
+        folder = os.path.join(self.dir, "shape")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "best_config.json"), "w") as f:
+            f.write("{}")
+        for code, stands in ((0, True), (1, False)):
+            with open(os.path.join(fake, "bench-best"), "w") as f:
+                f.write("#!/bin/sh\nexit %d\n" % code)
+            os.chmod(os.path.join(fake, "bench-best"), 0o755)
+            self.assertEqual(mb.row_stands(argparse.Namespace(retune_all_changed=False), False, fake, folder), stands)
+            # --retune-all-changed (a space that grew) and replay tune it again whatever the kernel.
+            self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=True), False, fake, folder))
+            self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=False), True, fake, folder))
+        env = dict(os.environ, TILESMITH_BIN=BIN)
+        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
+                            "--sets", self.set, "--table-only", "--retune-all-changed", "--"] + self.replay,
+                           capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--retune-changed tunes shapes again", p.stderr)
+
+    def test_a_twin_being_tuned_again_lends_its_moved_aside_history_as_the_prior(self):
+        # The twin's folder, moved aside and restarted on another GPU, has no measurement yet:
+        # autotune-loop would refuse it as a prior (run 230), so the aside's history stands in.
+        def write(folder, outcomes):
+            os.makedirs(folder, exist_ok=True)
+            with open(os.path.join(folder, "history.csv"), "w") as f:
+                f.write("stage,outcome\n" + "".join("evaluation,%s\n" % o for o in outcomes))
+        twin = os.path.join(self.dir, "m1_n2_k3_bf16_NT")
+        write(twin, [])
+        self.assertIsNone(mb.prior_source(twin))
+        write(twin + ".changed-20261130-010000", ["ok"])
+        write(twin + ".changed-20261130-020000", ["compile_error"])
+        self.assertEqual(mb.prior_source(twin), twin + ".changed-20261130-010000")
+        write(twin + ".changed-20261130-030000", ["compile_error", "ok"])
+        self.assertEqual(mb.prior_source(twin), twin + ".changed-20261130-030000")
+        write(twin, ["ok"])
+        self.assertEqual(mb.prior_source(twin), twin)
 
     def test_changed_folders_come_from_the_bench_passes_mismatch(self):
         bench = {"entries": [
