@@ -154,12 +154,7 @@ def prior_source(folder):
     to that has one; None where neither has."""
     if measured(folder):
         return folder
-    parent, name = os.path.split(folder)
-    try:
-        asides = sorted((f for f in os.listdir(parent or ".") if f.startswith(name + ".changed-")), reverse=True)
-    except OSError:
-        return None
-    return next((os.path.join(parent, a) for a in asides if measured(os.path.join(parent, a))), None)
+    return next((a for a in reversed(asides_of(folder)) if measured(a)), None)
 
 
 def last_end_reason(folder):
@@ -330,17 +325,22 @@ def retune_from_nothing(folder):
     return aside
 
 
+def asides_of(folder):
+    """The FOLDER.changed-DATE folders beside a folder (where move_aside put it), oldest first."""
+    parent, name = os.path.split(folder)
+    try:
+        return [os.path.join(parent, f) for f in sorted(os.listdir(parent or ".")) if f.startswith(name + ".changed-")]
+    except OSError:
+        return []
+
+
 def latest_aside(folder):
     """The newest FOLDER.changed-DATE beside a folder with nothing in it yet: a retune that was
     moved aside and then stopped by the time limit before its first evaluation."""
     if count_evaluations(folder) > 0:
         return None
-    parent, name = os.path.split(folder)
-    try:
-        asides = sorted(f for f in os.listdir(parent or ".") if f.startswith(name + ".changed-"))
-    except OSError:
-        return None
-    return os.path.join(parent, asides[-1]) if asides else None
+    asides = asides_of(folder)
+    return asides[-1] if asides else None
 
 
 def with_old_winners(aside, warm):
