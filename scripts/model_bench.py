@@ -22,13 +22,12 @@ mix; autotune-loop refuses a folder of another device anyway):
     table.txt                               the last table
 
 The table (merge_passes, summarize, format_report) is scripts/model_bench_table.py, pure and
-tested by tests/scripts/model_bench_test.py.
+tested by tests/scripts/model_bench_test.py; what a shape's folder holds, the folders it was moved
+aside to and the warm-start and prior choices kept beside it are scripts/model_bench_folders.py.
 """
 
 import argparse
-import csv
 import json
-import math
 import os
 import re
 import shlex
@@ -39,6 +38,8 @@ import threading
 import time
 
 from model_bench_table import FLOOR_MAX_M, device_line, format_report, measured_shapes, merge_passes, read_json, summarize
+from model_bench_folders import (choose_warm, chosen_once, count_evaluations, last_end_reason, latest_aside,
+                                 move_aside, prior_source, shape_done, twin, with_old_winners)
 
 DEFAULT_SETS = ["llama3_8b_nt.json", "llama3_70b_tp8_nt.json", "mixtral_8x7b_experts_nt.json", "qwen2_5_32b_nt.json",
                 "llama3_fp8_nt.json"]
@@ -49,7 +50,6 @@ FP8_TEMPLATES = ["gemm_tma_half"]  # the templates that claim FP8 inputs (and ge
 FP8_KEYS = ("b_dtype", "c_dtype", "scaling", "scale_a", "scale_b")
 GEMV_MAX_M = 16  # gemm_gemv joins the search at M <= 16
 STREAM_MAX_M = 16  # gemm_stream (W straight into mma fragments) at M <= 16
-ENDED = ("plateau", "every valid configuration", "produced nothing new", "converged")
 
 
 # ---------------------------------------------------------------- the shape list
@@ -122,112 +122,6 @@ def templates_for(m, override=None, dtype=None):
     return HALF_TEMPLATES + (["gemm_stream"] if m <= STREAM_MAX_M else []) + (["gemm_gemv"] if m <= GEMV_MAX_M else [])
 
 
-# ---------------------------------------------------------------- a shape's folder
-
-def count_evaluations(folder):
-    """Evaluations recorded in folder/history.csv (proposals rejected before evaluation do
-    not count, as for --max-evals); 0 when there is no history."""
-    path = os.path.join(folder, "history.csv")
-    if not os.path.exists(path):
-        return 0
-    n = 0
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            if row.get("stage") == "evaluation":
-                n += 1
-    return n
-
-
-def measured(folder):
-    """Whether folder/history.csv holds a successful measurement: what autotune-loop's --prior needs
-    (it refuses a history with none)."""
-    path = os.path.join(folder, "history.csv")
-    if not os.path.exists(path):
-        return False
-    with open(path, newline="") as f:
-        return any(row.get("outcome") == "ok" for row in csv.DictReader(f))
-
-
-def prior_source(folder):
-    """Where a prior is read from: the twin's folder, or, while the twin is being tuned again from
-    nothing (on another GPU, say) and has no measurement yet, the newest folder it was moved aside
-    to that has one; None where neither has."""
-    if measured(folder):
-        return folder
-    return next((a for a in reversed(asides_of(folder)) if measured(a)), None)
-
-
-def last_end_reason(folder):
-    """The reason of the last session's end in folder/journal.jsonl ('' when none)."""
-    path = os.path.join(folder, "journal.jsonl")
-    reason = ""
-    if not os.path.exists(path):
-        return reason
-    with open(path) as f:
-        for line in f:
-            try:
-                j = json.loads(line)
-            except ValueError:
-                continue  # a torn last line
-            if j.get("event") == "end":
-                reason = j.get("reason", "")
-    return reason
-
-
-def search_ended(reason):
-    return any(word in reason for word in ENDED)
-
-
-def shape_done(folder, budget):
-    return count_evaluations(folder) >= budget or search_ended(last_end_reason(folder))
-
-
-def log_distance(a, b):
-    return sum(abs(math.log(a[x]) - math.log(b[x])) for x in ("m", "n", "k"))
-
-
-# Input types whose kernels are the same instructions at the same rate (wgmma and mma.sync take
-# bf16 and fp16 alike): a shape tuned in one is the best start for the other.
-SIXTEEN_BIT = ("bf16", "fp16")
-
-
-def twin(shape, candidates):
-    """The same shape and layout tuned in the other 16-bit type (bf16 for fp16 and back), or
-    None: its winners and its measurements carry over whole (the kernels differ in the type
-    named in two instructions)."""
-    if shape["dtype"] not in SIXTEEN_BIT:
-        return None
-    for c in candidates:
-        if (c["dtype"] in SIXTEEN_BIT and c["dtype"] != shape["dtype"] and c["layout"] == shape["layout"]
-                and all(c[x] == shape[x] for x in ("m", "n", "k"))):
-            return c
-    return None
-
-
-def chosen_once(path, needs, keep, choose):
-    """Folders chosen once for a shape and kept in `path` for its resumes (those still holding
-    the file `needs`); `choose` makes the choice where there is none yet, written when `keep`."""
-    if os.path.exists(path):
-        with open(path) as f:
-            return [w for w in f.read().split() if os.path.exists(os.path.join(w, needs))]
-    chosen = choose()
-    if keep:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write("\n".join(chosen) + "\n")
-    return chosen
-
-
-def choose_warm(shape, candidates, limit=2):
-    """The shape's twin in the other 16-bit type where it is tuned, then up to `limit` tuned
-    shapes of the same dtype and layout, nearest in log (M, N, K)."""
-    same = [c for c in candidates if c["dtype"] == shape["dtype"] and c["layout"] == shape["layout"]
-            and c["folder"] != shape["folder"]]
-    same.sort(key=lambda c: (log_distance(shape, c), c["folder"]))
-    first = twin(shape, candidates)
-    return ([first] if first else []) + same[:limit]
-
-
 # ---------------------------------------------------------------- running
 
 def device_label(bin_dir, passthrough):
@@ -259,16 +153,6 @@ def changed_folders(bench_doc):
 def refused_as_changed(loop_output):
     """autotune-loop's refusal to resume a folder whose templates changed (exit 2)."""
     return "changed since" in loop_output and "was recorded" in loop_output
-
-
-def move_aside(folder):
-    """Renames a shape's folder (and forgets its warm-start choice) so that it is tuned again
-    from nothing; nothing is deleted. Returns the new name."""
-    aside = folder + ".changed-" + time.strftime("%Y%m%d-%H%M%S")
-    os.rename(folder, aside)
-    if os.path.exists(folder + ".warm"):
-        os.remove(folder + ".warm")
-    return aside
 
 
 def loop_command(args, bin_dir, r, folder, max_evals, replay):
@@ -323,31 +207,6 @@ def retune_from_nothing(folder):
     log("== %s: its templates changed since it was tuned; moved aside to %s, tuning it again, its old winners first"
         % (os.path.basename(folder), os.path.basename(aside)))
     return aside
-
-
-def asides_of(folder):
-    """The FOLDER.changed-DATE folders beside a folder (where move_aside put it), oldest first."""
-    parent, name = os.path.split(folder)
-    try:
-        return [os.path.join(parent, f) for f in sorted(os.listdir(parent or ".")) if f.startswith(name + ".changed-")]
-    except OSError:
-        return []
-
-
-def latest_aside(folder):
-    """The newest FOLDER.changed-DATE beside a folder with nothing in it yet: a retune that was
-    moved aside and then stopped by the time limit before its first evaluation."""
-    if count_evaluations(folder) > 0:
-        return None
-    asides = asides_of(folder)
-    return asides[-1] if asides else None
-
-
-def with_old_winners(aside, warm):
-    """The warm-start list with a moved-aside folder's winners first (where it has any)."""
-    if aside and os.path.exists(os.path.join(aside, "best_config.json")):
-        return [aside] + [w for w in warm if w != aside]
-    return warm
 
 
 def tune(args, bin_dir, shapes_dir, todo, everything, passthrough, loop_args, deadline, changed=frozenset()):

@@ -139,12 +139,10 @@ class KernelAbTest(unittest.TestCase):
         self.assertAlmostEqual(out["summary"]["ratio"], 0.9, places=4)
         # Without a --config among the flags, B's is added; a config that is not a JSON object is refused.
         self.assertEqual(ab.with_config(["--m", "64"], b), ["--m", "64", "--config", b])
-        p = self.run_script("--b-config", "BLOCK_M=256", "--ncu", self.ncu, "--", "--template", "gemm_tma_half")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("--b-config must be a JSON object", p.stderr)
-        p = self.run_script("--ncu", self.ncu, "--", "--template", "gemm_tma_half")
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("give --b", p.stderr)
+        for flags, says in ((["--b-config", "BLOCK_M=256"], "--b-config must be a JSON object"), ([], "give --b")):
+            p = self.run_script(*flags, "--ncu", self.ncu, "--", "--template", "gemm_tma_half")
+            self.assertEqual(p.returncode, 2)
+            self.assertIn(says, p.stderr)
 
     def test_one_pair_has_no_interval(self):
         s = ab.summarize([{"version": "A", "mean_ns": 100.0, "instructions": 10.0},

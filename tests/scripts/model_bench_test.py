@@ -26,6 +26,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import model_bench as mb  # noqa: E402
+import model_bench_folders as mf  # noqa: E402
 import model_bench_table as mt  # noqa: E402
 
 
@@ -129,40 +130,40 @@ class ShapeFolders(unittest.TestCase):
 
     def test_evaluations_and_end_reasons(self):
         folder = os.path.join(self.dir, "s")
-        self.assertEqual(mb.count_evaluations(folder), 0)
+        self.assertEqual(mf.count_evaluations(folder), 0)
         os.makedirs(folder)
         with open(os.path.join(folder, "history.csv"), "w") as f:
             f.write("schema_version,stage,outcome,message\n4,evaluation,ok,\n4,proposal,invalid,\"a, b\"\n"
                     "4,evaluation,wrong_result,\"x\ny\"\n")
-        self.assertEqual(mb.count_evaluations(folder), 2)
-        self.assertFalse(mb.shape_done(folder, 3))
-        self.assertTrue(mb.shape_done(folder, 2))
+        self.assertEqual(mf.count_evaluations(folder), 2)
+        self.assertFalse(mf.shape_done(folder, 3))
+        self.assertTrue(mf.shape_done(folder, 2))
         with open(os.path.join(folder, "journal.jsonl"), "w") as f:
             f.write(json.dumps({"event": "end", "reason": "time budget reached"}) + "\n")
             f.write('{"event": "end", "reason": "plateau (no faster config within the patience)"}\n{"torn')
-        self.assertTrue(mb.search_ended(mb.last_end_reason(folder)))
-        self.assertTrue(mb.shape_done(folder, 100))
-        self.assertFalse(mb.search_ended("time budget reached"))
-        self.assertFalse(mb.search_ended("evaluation budget reached"))
+        self.assertTrue(mf.search_ended(mf.last_end_reason(folder)))
+        self.assertTrue(mf.shape_done(folder, 100))
+        self.assertFalse(mf.search_ended("time budget reached"))
+        self.assertFalse(mf.search_ended("evaluation budget reached"))
 
     def test_warm_start_takes_the_nearest_of_the_same_type(self):
         a = row("x", "a", 16, 4096, 4096)
         near = row("x", "b", 16, 6144, 4096)
         far = row("x", "c", 4096, 28672, 4096)
         other_shape_fp16 = row("x", "d", 16, 6144, 4096, dtype="fp16")
-        self.assertEqual([w["name"] for w in mb.choose_warm(a, [far, other_shape_fp16, near, a])], ["b", "c"])
-        self.assertEqual(mb.choose_warm(a, [a]), [])
+        self.assertEqual([w["name"] for w in mf.choose_warm(a, [far, other_shape_fp16, near, a])], ["b", "c"])
+        self.assertEqual(mf.choose_warm(a, [a]), [])
 
     def test_warm_start_takes_the_twin_in_the_other_16_bit_type_first(self):
         a = row("x", "a", 512, 4096, 4096, dtype="fp16")
         near = row("x", "b", 512, 6144, 4096, dtype="fp16")
         twin = row("x", "t", 512, 4096, 4096)  # bf16
         fp8 = row("x", "e", 512, 4096, 4096, dtype="e4m3")
-        self.assertEqual([w["name"] for w in mb.choose_warm(a, [near, fp8, twin])], ["t", "b"])
-        self.assertEqual(mb.twin(a, [near, fp8, twin])["name"], "t")
-        self.assertEqual(mb.twin(twin, [a])["name"], "a", "and back")
-        self.assertIsNone(mb.twin(fp8, [a, twin]), "FP8 has no 16-bit twin")
-        self.assertIsNone(mb.twin(a, [near, fp8]))
+        self.assertEqual([w["name"] for w in mf.choose_warm(a, [near, fp8, twin])], ["t", "b"])
+        self.assertEqual(mf.twin(a, [near, fp8, twin])["name"], "t")
+        self.assertEqual(mf.twin(twin, [a])["name"], "a", "and back")
+        self.assertIsNone(mf.twin(fp8, [a, twin]), "FP8 has no 16-bit twin")
+        self.assertIsNone(mf.twin(a, [near, fp8]))
 
 
 class Table(unittest.TestCase):
@@ -348,15 +349,15 @@ class EndToEndOnReplay(unittest.TestCase):
         shapes = os.path.join(self.dir, "out", "replay", "shapes")
         out = self.run_driver("--evals", "10", "--tune-only")
         self.assertIn("tuned: 2 of 3 shapes done; left: m16_n4096_k4096_bf16_NN", out)
-        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 10)
-        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m4096_n4096_k4096_bf16_NN")), 10)
+        self.assertEqual(mf.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 10)
+        self.assertEqual(mf.count_evaluations(os.path.join(shapes, "m4096_n4096_k4096_bf16_NN")), 10)
         # The same command again: nothing left to do for the tuned shapes.
         again = self.run_driver("--evals", "10", "--tune-only")
         self.assertNotIn("== [1/3] m128", again)
-        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 10)
+        self.assertEqual(mf.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 10)
         # A larger budget resumes each shape to it, then one bench pass and the table.
         text = self.run_driver("--evals", "16")
-        self.assertEqual(mb.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 16)
+        self.assertEqual(mf.count_evaluations(os.path.join(shapes, "m128_n4096_k4096_bf16_NN")), 16)
         self.assertIn("bench-best: 2 shapes in one process", text)
         self.assertIn("replayed/decode_m128", text)
         self.assertIn("same shape as replayed/decode_m128", text)
@@ -382,12 +383,12 @@ class EndToEndOnReplay(unittest.TestCase):
         self.assertIn("no evaluations this call", out)
         self.assertIn("not resumed: its templates changed since it was tuned", out)
         self.assertIn("--retune-changed", out)
-        self.assertEqual(mb.count_evaluations(folder), 6)
+        self.assertEqual(mf.count_evaluations(folder), 6)
         # On request: the old folder is kept aside, untouched, and the shape is tuned from nothing.
         out = self.run_driver("--evals", "10", "--tune-only", "--only", "decode_m128", "--retune-changed")
         self.assertIn("moved aside to m128_n4096_k4096_bf16_NN.changed-", out)
         self.assertRegex(out, r"warm start from m128_n4096_k4096_bf16_NN\.changed-", "its old winners seed the retune")
-        self.assertEqual(mb.count_evaluations(folder), 10)
+        self.assertEqual(mf.count_evaluations(folder), 10)
         aside = [d for d in os.listdir(shapes) if d.startswith("m128_n4096_k4096_bf16_NN.changed-")]
         self.assertEqual(len(aside), 1)
         with open(os.path.join(shapes, aside[0], "history.csv")) as f:
@@ -435,7 +436,7 @@ class EndToEndOnReplay(unittest.TestCase):
         self.assertIn("[gpu ", out)
         self.assertIn("tuned: 2 of 3 shapes done", out)
         for f in ("m128_n4096_k4096_bf16_NN", "m4096_n4096_k4096_bf16_NN"):
-            self.assertEqual(mb.count_evaluations(os.path.join(shapes, f)), 8, out)
+            self.assertEqual(mf.count_evaluations(os.path.join(shapes, f)), 8, out)
         env = dict(os.environ, TILESMITH_BIN=BIN)
         p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
                             "--sets", self.set, "--gpus", "0;1"], capture_output=True, text=True, env=env)
@@ -499,17 +500,18 @@ class EndToEndOnReplay(unittest.TestCase):
         self.assertRegex(out, r"m128_n4096_k4096_bf16_NN \(0 of 6 evaluations so far\), warm start from "
                               r"m128_n4096_k4096_bf16_NN\.changed-")
         self.assertNotIn("m4096_n4096_k4096_bf16_NN: its templates changed", out)
-        self.assertEqual(mb.count_evaluations(folder), 6)
+        self.assertEqual(mf.count_evaluations(folder), 6)
         with open(os.path.join(other, "history.csv")) as f:
             self.assertEqual(f.read(), untouched, "the probe adds nothing to a folder that is fine")
 
     def test_retune_changed_with_bench_only_is_a_usage_error(self):
         env = dict(os.environ, TILESMITH_BIN=BIN)
-        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
-                            "--sets", self.set, "--bench-only", "--retune-changed", "--"] + self.replay,
-                           capture_output=True, text=True, env=env, timeout=60)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("--retune-changed tunes shapes again", p.stderr)
+        for mode, retune in (("--bench-only", "--retune-changed"), ("--table-only", "--retune-all-changed")):
+            p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
+                                "--sets", self.set, mode, retune, "--"] + self.replay,
+                               capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(p.returncode, 2, retune)
+            self.assertIn("--retune-changed tunes shapes again", p.stderr)
 
     def test_a_changed_shape_keeps_its_row_only_where_its_winner_kernel_is_the_same(self):
         # bench-best --record-code-hashes answers whether the winner compiles to its kernel (exit 0) or not.
@@ -527,12 +529,6 @@ class EndToEndOnReplay(unittest.TestCase):
             # --retune-all-changed (a space that grew) and replay tune it again whatever the kernel.
             self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=True), False, fake, folder))
             self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=False), True, fake, folder))
-        env = dict(os.environ, TILESMITH_BIN=BIN)
-        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
-                            "--sets", self.set, "--table-only", "--retune-all-changed", "--"] + self.replay,
-                           capture_output=True, text=True, env=env, timeout=60)
-        self.assertEqual(p.returncode, 2)
-        self.assertIn("--retune-changed tunes shapes again", p.stderr)
 
     def test_a_twin_being_tuned_again_lends_its_moved_aside_history_as_the_prior(self):
         # The twin's folder, moved aside and restarted on another GPU, has no measurement yet:
@@ -543,14 +539,14 @@ class EndToEndOnReplay(unittest.TestCase):
                 f.write("stage,outcome\n" + "".join("evaluation,%s\n" % o for o in outcomes))
         twin = os.path.join(self.dir, "m1_n2_k3_bf16_NT")
         write(twin, [])
-        self.assertIsNone(mb.prior_source(twin))
+        self.assertIsNone(mf.prior_source(twin))
         write(twin + ".changed-20261130-010000", ["ok"])
         write(twin + ".changed-20261130-020000", ["compile_error"])
-        self.assertEqual(mb.prior_source(twin), twin + ".changed-20261130-010000")
+        self.assertEqual(mf.prior_source(twin), twin + ".changed-20261130-010000")
         write(twin + ".changed-20261130-030000", ["compile_error", "ok"])
-        self.assertEqual(mb.prior_source(twin), twin + ".changed-20261130-030000")
+        self.assertEqual(mf.prior_source(twin), twin + ".changed-20261130-030000")
         write(twin, ["ok"])
-        self.assertEqual(mb.prior_source(twin), twin)
+        self.assertEqual(mf.prior_source(twin), twin)
 
     def test_changed_folders_come_from_the_bench_passes_mismatch(self):
         bench = {"entries": [
