@@ -13,13 +13,16 @@ left is more than that.
 
     scripts/device/kernel_ab.py --b DIR [--a DIR] [--pairs 4] -- BENCH_BEST_FLAGS
     scripts/device/kernel_ab.py --b-config JSON [--a DIR] [--b DIR] -- BENCH_BEST_FLAGS
+    scripts/device/kernel_ab.py --b-set epilogue=bias_gelu [--b-set NAME=VALUE ...] -- BENCH_BEST_FLAGS
     e.g. scripts/device/kernel_ab.py --a old/kernels --b kernels --pairs 4 -- --template gemm_tma_half \\
              --config '{"BLOCK_M":128,"BLOCK_N":256,"EPILOGUE_SMEM":2}' --m 4096 --n 4096 --k 4096 \\
              --dtype bf16 --layout NT
 
 A and B are template folders as bench-best's --kernels-dir takes them (--a left out: the built-in
 templates; --b left out: A's). --b-config gives B another config of the template (its --config in
-place of the one among the flags): two tile shapes of one problem timed at the same clocks. The flags
+place of the one among the flags): two tile shapes of one problem timed at the same clocks. --b-set
+NAME=VALUE (repeatable) sets any other bench-best flag --NAME for B alone, e.g. `--b-set epilogue=bias_gelu`:
+what a fused epilogue costs over the plain GEMM, the same kernel at the same clocks. The flags
 after -- go to bench-best as they are (the problem, --template and --config);
 this script adds --in-process --no-vendor --rounds 0 --no-read-floor. The kernel ncu measures is the
 template's (--kernel, default the --template flag's value). Runs from the repository root with a devpack
@@ -79,14 +82,19 @@ def parse_ncu_csv(text, kernel):
             if METRICS[0] in v]
 
 
+def with_flag(passthrough, flag, value):
+    """The bench-best flags with `value` as `flag`'s value (replacing the one there, if any)."""
+    out = list(passthrough)
+    if flag in out and out.index(flag) + 1 < len(out):
+        out[out.index(flag) + 1] = value
+    else:
+        out += [flag, value]
+    return out
+
+
 def with_config(passthrough, config):
     """The bench-best flags with `config` as the --config value (replacing the one there, if any)."""
-    out = list(passthrough)
-    if "--config" in out and out.index("--config") + 1 < len(out):
-        out[out.index("--config") + 1] = config
-    else:
-        out += ["--config", config]
-    return out
+    return with_flag(passthrough, "--config", config)
 
 
 def measure(args, label, kernels_dir, passthrough):
@@ -161,6 +169,9 @@ def main(argv):
     ap.add_argument("--b", help="version B's template folder (default: A's)")
     ap.add_argument("--b-config", help="version B's config (JSON), in place of the --config among the bench-best "
                     "flags (default: the same config)")
+    ap.add_argument("--b-set", action="append", default=[], metavar="NAME=VALUE",
+                    help="bench-best's --NAME VALUE for version B alone, in place of that flag's value among the "
+                    "bench-best flags (repeatable; e.g. --b-set epilogue=bias_gelu)")
     ap.add_argument("--pairs", type=int, default=4, help="pairs of processes, A B then B A alternately (default 4)")
     ap.add_argument("--launch-skip", type=int, default=3, help="launches of the kernel ncu skips in each process")
     ap.add_argument("--launch-count", type=int, default=4, help="launches it measures in each process")
@@ -176,8 +187,17 @@ def main(argv):
         if "--template" not in passthrough or passthrough.index("--template") + 1 >= len(passthrough):
             ap.error("give --kernel, or --template TEMPLATE among the bench-best flags after --")
         args.kernel = passthrough[passthrough.index("--template") + 1]
-    if args.b is None and args.b_config is None:
-        ap.error("give --b (another template folder), --b-config (another config), or both")
+    if args.b is None and args.b_config is None and not args.b_set:
+        ap.error("give --b (another template folder), --b-config (another config), --b-set (another bench-best "
+                 "flag's value), or more than one")
+    args.b_flag = []
+    for item in args.b_set:
+        name, eq, value = item.partition("=")
+        name = name.lstrip("-")
+        if not eq or not name or name == "kernels-dir":
+            ap.error("--b-set takes NAME=VALUE, a bench-best flag without its dashes other than kernels-dir (that "
+                     "is --b), e.g. epilogue=bias_gelu: %s" % item)
+        args.b_flag.append(("--" + name, value))
     if args.b_config is not None:
         try:
             if not isinstance(json.loads(args.b_config), dict):
@@ -188,8 +208,12 @@ def main(argv):
     for d in (args.a, b_dir):
         if d and not os.path.isdir(d):
             ap.error("%s is not a folder of templates" % d)
-    flags = {"A": passthrough, "B": with_config(passthrough, args.b_config) if args.b_config else passthrough}
-    names = {"A": args.a or "built-in", "B": (b_dir or "built-in") + (" " + args.b_config if args.b_config else "")}
+    b_flags = with_config(passthrough, args.b_config) if args.b_config else list(passthrough)
+    for flag, value in args.b_flag:
+        b_flags = with_flag(b_flags, flag, value)
+    flags = {"A": passthrough, "B": b_flags}
+    names = {"A": args.a or "built-in", "B": (b_dir or "built-in") + (" " + args.b_config if args.b_config else "")
+             + "".join(" %s %s" % (f, v) for f, v in args.b_flag)}
     processes = []
     try:
         for i in range(args.pairs):
@@ -207,6 +231,7 @@ def main(argv):
     s = summarize(processes, args.pairs)
     if args.json:
         print(json.dumps({"a": args.a or "built-in", "b": b_dir or "built-in", "b_config": args.b_config,
+                          "b_flags": args.b_flag,
                           "kernel": args.kernel, "processes": processes, "summary": s}, indent=1))
         return 0
     for v, d in names.items():

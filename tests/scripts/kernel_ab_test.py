@@ -22,7 +22,8 @@ import kernel_ab as ab  # noqa: E402
 
 # Answers as ncu --csv does (its own lines, the program's, then one row per launch and metric), with
 # the kernel time of the folder after --kernels-dir ("built-in" without one) from FAKE_NCU_TIMES,
-# or of the --config value from FAKE_NCU_CONFIG_TIMES where that is set, grown by FAKE_NCU_DRIFT
+# or of the --config value from FAKE_NCU_CONFIG_TIMES where that is set (of the --epilogue value from
+# FAKE_NCU_EPILOGUE_TIMES, "none" without one, where that is set), grown by FAKE_NCU_DRIFT
 # per process so far (counted in FAKE_NCU_LOG, one line per process).
 FAKE_NCU = r'''#!/usr/bin/env python3
 import json, os, sys
@@ -35,7 +36,10 @@ calls = open(log).read().count("\n") if os.path.exists(log) else 0
 with open(log, "a") as f:
     f.write(d + "\n")
 cfg = args[args.index("--config") + 1] if "--config" in args else ""
-if cfg and os.environ.get("FAKE_NCU_CONFIG_TIMES"):  # a time per config instead of per folder
+epi = args[args.index("--epilogue") + 1] if "--epilogue" in args else "none"
+if os.environ.get("FAKE_NCU_EPILOGUE_TIMES"):  # a time per epilogue
+    t = json.loads(os.environ["FAKE_NCU_EPILOGUE_TIMES"])[epi]
+elif cfg and os.environ.get("FAKE_NCU_CONFIG_TIMES"):  # a time per config instead of per folder
     t = json.loads(os.environ["FAKE_NCU_CONFIG_TIMES"])[cfg]
 else:
     t = json.loads(os.environ["FAKE_NCU_TIMES"])[d]
@@ -143,6 +147,24 @@ class KernelAbTest(unittest.TestCase):
             p = self.run_script(*flags, "--ncu", self.ncu, "--", "--template", "gemm_tma_half")
             self.assertEqual(p.returncode, 2)
             self.assertIn(says, p.stderr)
+
+    def test_another_flag_for_b_alone_times_an_epilogue_against_the_plain_gemm(self):
+        env = dict(self.env, FAKE_NCU_EPILOGUE_TIMES=json.dumps({"none": 200.0, "bias_gelu": 205.0, "gelu": 203.0}))
+        flags = ("--pairs", "2", "--ncu", self.ncu, "--json", "--", "--template", "gemm_tma_half", "--m", "64")
+        p = self.run_script("--b-set", "epilogue=bias_gelu", *flags, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = json.loads(p.stdout)
+        self.assertEqual(out["b_flags"], [["--epilogue", "bias_gelu"]])
+        self.assertAlmostEqual(out["summary"]["ratio"], 1.025, places=4)
+        # B's value replaces A's where A has the flag (A gelu, B bias_gelu); a NAME with its dashes is taken too.
+        flags = flags[:-2] + ("--epilogue", "gelu", "--m", "64")
+        p = self.run_script("--b-set=--epilogue=bias_gelu", *flags, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertAlmostEqual(json.loads(p.stdout)["summary"]["ratio"], 205.0 / 203.0, places=4)
+        for bad in ("epilogue", "=bias_gelu", "kernels-dir=/tmp"):
+            p = self.run_script("--b-set", bad, "--ncu", self.ncu, "--", "--template", "gemm_tma_half")
+            self.assertEqual(p.returncode, 2, bad)
+            self.assertIn("--b-set takes NAME=VALUE", p.stderr)
 
     def test_one_pair_has_no_interval(self):
         s = ab.summarize([{"version": "A", "mean_ns": 100.0, "instructions": 10.0},
