@@ -21,31 +21,27 @@ __global__ void tanh_f32(float* out, float seed) {
   float s = 0; for (int i = 0; i < 8; ++i) s += v[i];
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
-__global__ void tanh_f16x2(float* out, float seed) {
+// The packed forms: one kernel, the type (how two floats are packed and read back) and the
+// instruction as a policy.
+struct Half2 {
+  static __device__ unsigned pack(float a, float b) { __half2 h = __floats2half2_rn(a, b); return *reinterpret_cast<unsigned*>(&h); }
+  static __device__ float sum(unsigned v) { __half2 h = *reinterpret_cast<__half2*>(&v); return __low2float(h) + __high2float(h); }
+};
+struct Bf162 {
+  static __device__ unsigned pack(float a, float b) { __nv_bfloat162 h = __floats2bfloat162_rn(a, b); return *reinterpret_cast<unsigned*>(&h); }
+  static __device__ float sum(unsigned v) { __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162*>(&v); return __low2float(h) + __high2float(h); }
+};
+struct TanhF16x2 : Half2 { static __device__ void op(unsigned& v) { asm volatile("tanh.approx.f16x2 %0, %0;" : "+r"(v)); } };
+struct TanhBf16x2 : Bf162 { static __device__ void op(unsigned& v) { asm volatile("tanh.approx.bf16x2 %0, %0;" : "+r"(v)); } };
+struct Ex2F16x2 : Half2 { static __device__ void op(unsigned& v) { asm volatile("ex2.approx.f16x2 %0, %0;" : "+r"(v)); } };
+template <typename Op>
+__global__ void packed(float* out, float seed) {
   unsigned v[8];
-  for (int i = 0; i < 8; ++i) { __half2 h = __floats2half2_rn(seed * threadIdx.x, seed * i); v[i] = *reinterpret_cast<unsigned*>(&h); }
+  for (int i = 0; i < 8; ++i) v[i] = Op::pack(-seed * threadIdx.x, -seed * i);  // ex2 of these stays finite
   for (int it = 0; it < ITERS; ++it)
 #pragma unroll
-    for (int i = 0; i < 8; ++i) asm volatile("tanh.approx.f16x2 %0, %0;" : "+r"(v[i]));
-  float s = 0; for (int i = 0; i < 8; ++i) { __half2 h = *reinterpret_cast<__half2*>(&v[i]); s += __low2float(h) + __high2float(h); }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-__global__ void tanh_bf16x2(float* out, float seed) {
-  unsigned v[8];
-  for (int i = 0; i < 8; ++i) { __nv_bfloat162 h = __floats2bfloat162_rn(seed * threadIdx.x, seed * i); v[i] = *reinterpret_cast<unsigned*>(&h); }
-  for (int it = 0; it < ITERS; ++it)
-#pragma unroll
-    for (int i = 0; i < 8; ++i) asm volatile("tanh.approx.bf16x2 %0, %0;" : "+r"(v[i]));
-  float s = 0; for (int i = 0; i < 8; ++i) { __nv_bfloat162 h = *reinterpret_cast<__nv_bfloat162*>(&v[i]); s += __low2float(h) + __high2float(h); }
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
-}
-__global__ void ex2_f16x2(float* out, float seed) {
-  unsigned v[8];
-  for (int i = 0; i < 8; ++i) { __half2 h = __floats2half2_rn(-seed * threadIdx.x, -seed * i); v[i] = *reinterpret_cast<unsigned*>(&h); }
-  for (int it = 0; it < ITERS; ++it)
-#pragma unroll
-    for (int i = 0; i < 8; ++i) asm volatile("ex2.approx.f16x2 %0, %0;" : "+r"(v[i]));
-  float s = 0; for (int i = 0; i < 8; ++i) { __half2 h = *reinterpret_cast<__half2*>(&v[i]); s += __low2float(h) + __high2float(h); }
+    for (int i = 0; i < 8; ++i) Op::op(v[i]);
+  float s = 0; for (int i = 0; i < 8; ++i) s += Op::sum(v[i]);
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 template <typename K> void run(const char* name, K k, int values_per_op, float* out, int sms) {
@@ -68,9 +64,9 @@ int main() {
   float* out; cudaMalloc(&out, sms * 4 * 256 * sizeof(float));
   for (int rep = 0; rep < 2; ++rep) {
     run("tanh f32", tanh_f32, 1, out, sms);
-    run("tanh f16x2", tanh_f16x2, 2, out, sms);
-    run("tanh bf16x2", tanh_bf16x2, 2, out, sms);
-    run("ex2 f16x2", ex2_f16x2, 2, out, sms);
+    run("tanh f16x2", packed<TanhF16x2>, 2, out, sms);
+    run("tanh bf16x2", packed<TanhBf16x2>, 2, out, sms);
+    run("ex2 f16x2", packed<Ex2F16x2>, 2, out, sms);
   }
   return 0;
 }
