@@ -78,7 +78,8 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   auto lib = TemplateLibrary::embedded();
   const KernelTemplate& t = *lib->find("gemm_tma_half");
   const DeviceFacts dev = hopper_facts();
-  const GemmProblem p = bf16_problem(16, "NN");
+  GemmProblem p = bf16_problem(16, "NN");
+  p.n = 3584;  // 14 tiles of 256 columns: 112 blocks of 8, one wave
   Config c = t.defaults();
   c["BLOCK_M"] = 64;
   c["BLOCK_N"] = 256;
@@ -90,7 +91,7 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   expect_valid_and_compiled(*nvrtc, t, p, c, dev);
   auto r = t.render(p, c, dev);
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->grid[0], 128u) << "16 tiles of 256 columns, 8 blocks each";
+  EXPECT_EQ(r->grid[0], 112u) << "14 tiles of 256 columns, 8 blocks each";
   EXPECT_GE(r->dynamic_shared_bytes, 64u * 256u * 4u) << "room for the fp32 partial tile";
   expect_changes_refused(t, p, dev, c, {{"SPLIT_K", 2}, {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 1}, {"CLUSTER_M", 2}});
   GemmProblem short_k = p;
@@ -99,6 +100,17 @@ TEST(Compile, TmaClusterKConfigsCompileAndTheirRulesHold) {
   EXPECT_FALSE(t.space().validate(c, t.context(short_k, &dev)).ok());
   const GemmProblem many_tiles = bf16_problem(4096, "NN");  // 1024 tiles: no reason to split K
   EXPECT_FALSE(t.space().validate(c, t.context(many_tiles, &dev)).ok());
+  // All the blocks in one wave: clusters of 4 or 8 with large shared memory fit 120 blocks at once
+  // on 132 SMs, pairs fill every SM.
+  GemmProblem wide = p;
+  wide.n = 4096;  // 16 tiles of 256 columns: 128 blocks in clusters of 8 would run as two waves
+  EXPECT_FALSE(t.space().validate(c, t.context(wide, &dev)).ok());
+  Config pairs = c;
+  pairs["BLOCK_N"] = 64;  // 64 tiles
+  pairs["CLUSTER_K"] = 2;
+  EXPECT_TRUE(t.space().validate(pairs, t.context(wide, &dev)).ok()) << "128 blocks in pairs";
+  pairs["CLUSTER_K"] = 4;
+  EXPECT_FALSE(t.space().validate(pairs, t.context(wide, &dev)).ok()) << "256 blocks";
 }
 
 // gemm_tma_half's ping-pong consumers (whole tiles in turn) compile for both tiles that fit one
@@ -212,7 +224,7 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
   const KernelTemplate& t = *lib->find("gemm_tma_half");
   const DeviceFacts dev = hopper_facts();
   GemmProblem p = bf16_problem(256, "NT");
-  p.n = 4096;
+  p.n = 768;  // few tiles, so that the K-cluster configs below fit one wave (24 tiles of 128 columns)
   p.k = 4096;
   p.a_type = p.b_type = DType::kE4M3;
   p.c_type = DType::kBF16;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "registry/template_library.h"
@@ -122,7 +123,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfWideAccumulatorConfigsValidate) {
 }
 
 // gemm_tma_half's K clusters on decode shapes: M of 16 (72 for 128-row tiles), 100, 128 and 200 (a 64- or 128-row
-// tile mostly or partly below the matrix), N off the tiles, K whose last shares are short or
+// tile mostly or partly below the matrix), N on or off the tiles, K whose last shares are short or
 // empty (1032 over 8 blocks), every layout, C in fp32 or the input type, row- and
 // column-major, beta, the epilogues.
 TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
@@ -140,7 +141,11 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
       // A 128-row tile needs more than 64 rows (the template's rule): 72 instead of 16.
       const std::int64_t m = tile.block_m == 128 && ms[i % 4] == 16 ? 72 : ms[i % 4];
-      GemmProblem p = varied_half_problem(m, i % 3 ? 776 : 4096, i % 2 ? 1032 : 2048, layout, i);
+      // All the blocks in one wave (the template's rule: 120 in clusters of 4 or 8 on 132 SMs): N of
+      // as many tiles as fit, ending on a tile or 8 columns short of one.
+      const std::int64_t cols = std::max<std::int64_t>(1, 120 / (tile.cluster_k * ((m + tile.block_m - 1) / tile.block_m)));
+      const std::int64_t n = std::min<std::int64_t>(cols, 16) * tile.block_n - (i % 3 ? 8 : 0);
+      GemmProblem p = varied_half_problem(m, n, i % 2 ? 1032 : 2048, layout, i);
       p.epilogue = epilogues[i % 4];
       ++i;
       const Config c = config_with(t, {{"BLOCK_M", tile.block_m},
