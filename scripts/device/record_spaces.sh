@@ -5,14 +5,19 @@
 # history as a Kernel Tuner cache file. Results go to OUT_DIR/rec.tar.gz (one file, so the
 # device tool brings it back whole) and the caches to OUT_DIR/recordings/.
 #
-#   scripts/device/record_spaces.sh OUT_DIR [SECONDS_PER_SPACE]
+#   scripts/device/record_spaces.sh OUT_DIR [SECONDS_PER_SPACE [SPACE...]]
 #
-# SECONDS_PER_SPACE default 170. From the repository root, with a bundled build in
-# .devpack (autotune-loop, tilesmith-worker) or binaries in $TILESMITH_BIN.
+# SECONDS_PER_SPACE default 170. SPACE names one row of the table below (default: the four
+# single-template spaces; `bf16_4096_set` is every template that serves bf16 4096^3 NN, the
+# multi-template recording the search benchmark's --set mode replays as one problem; one
+# space a GPU side by side: CUDA_VISIBLE_DEVICES=1 record_spaces.sh OUT2 300 tma_bf16_4096).
+# From the repository root, with a bundled build in .devpack (autotune-loop,
+# tilesmith-worker) or binaries in $TILESMITH_BIN.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
-out=${1:?usage: record_spaces.sh OUT_DIR [SECONDS_PER_SPACE]}
+out=${1:?usage: record_spaces.sh OUT_DIR [SECONDS_PER_SPACE [SPACE...]]}
 secs=${2:-170}
+shift $(( $# < 2 ? $# : 2 ))
 rec=$(mktemp -d)
 mkdir -p "$out/recordings"
 hours=$(awk -v s="$secs" 'BEGIN { print s / 3600 }')
@@ -22,12 +27,22 @@ record() {  # NAME TEMPLATE autotune-loop problem flags...
   echo "== $name ($secs s at most) $(date +%T)"
   "$bin/autotune-loop" --backend cuda --template "$tmpl" --proposer random --candidates 32 --retime 0 \
     --compile-threads 12 --seed 1 --progress plain --status-interval 60 --hours "$hours" \
-    --results "$rec/$name" "$@" 2>&1 | grep -E "evaluated in|vendor:|^ 1 |stopped"
-  "$bin/autotune-loop" history --results "$rec/$name" \
+    --results "$rec/${tmpl}_$name" "$@" 2>&1 | grep -E "evaluated in|vendor:|^ 1 |stopped"
+  "$bin/autotune-loop" history --results "$rec/${tmpl}_$name" \
     --kernel-tuner-cache "$out/recordings/${tmpl}_${name}_H200.json.gz"
   pack
 }
-record fp32_128x4096x4096 gemm_wgmma --m 128 --n 4096 --k 4096
-record fp32_4096x4096x4096 gemm_wgmma --m 4096 --n 4096 --k 4096
-record bf16_128x4096x4096 gemm_wgmma_half --dtype bf16 --m 128 --n 4096 --k 4096
-record bf16_4096x4096x4096 gemm_wgmma_half --dtype bf16 --m 4096 --n 4096 --k 4096
+space() {  # SPACE: the recording (name, template, problem)
+  case $1 in
+    fp32_128) record fp32_128x4096x4096 gemm_wgmma --m 128 --n 4096 --k 4096 ;;
+    fp32_4096) record fp32_4096x4096x4096 gemm_wgmma --m 4096 --n 4096 --k 4096 ;;
+    bf16_128) record bf16_128x4096x4096 gemm_wgmma_half --dtype bf16 --m 128 --n 4096 --k 4096 ;;
+    bf16_4096) record bf16_4096x4096x4096 gemm_wgmma_half --dtype bf16 --m 4096 --n 4096 --k 4096 ;;
+    tma_bf16_4096) record bf16_4096x4096x4096 gemm_tma_half --dtype bf16 --m 4096 --n 4096 --k 4096 ;;
+    hmma_bf16_4096) record bf16_4096x4096x4096 gemm_hmma --dtype bf16 --m 4096 --n 4096 --k 4096 ;;
+    bf16_4096_set) space tma_bf16_4096; space hmma_bf16_4096; space bf16_4096 ;;
+    *) echo "record_spaces.sh: unknown space '$1' (fp32_128, fp32_4096, bf16_128, bf16_4096, tma_bf16_4096," \
+            "hmma_bf16_4096, bf16_4096_set)" >&2; exit 2 ;;
+  esac
+}
+for s in "${@:-fp32_128 fp32_4096 bf16_128 bf16_4096}"; do for one in $s; do space "$one"; done; done

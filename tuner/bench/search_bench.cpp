@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   std::string allocation_settings;
   app.add_option(
       "--allocation-settings", allocation_settings,
-      "with --set: AllocationOptions to try, key=value,... (known_after, top, confidence, per_template)");
+      "with --set: AllocationOptions to try, key=value,... (known_after, top, confidence, per_template, tail_weight)");
   CLI11_PARSE(app, argc, argv);
   std::optional<ConvergenceStop> calibration;
   if (!calibration_text.empty()) {
@@ -260,8 +260,10 @@ int main(int argc, char** argv) {
         ao.confidence = v;
       else if (key == "per_template")
         ao.per_template = static_cast<int>(v);
+      else if (key == "tail_weight")
+        ao.tail_weight = v;
       else {
-        std::fprintf(stderr, "bad --allocation-settings '%s' (known_after, top, confidence, per_template)\n",
+        std::fprintf(stderr, "bad --allocation-settings '%s' (known_after, top, confidence, per_template, tail_weight)\n",
                      item.c_str());
         return 2;
       }

@@ -77,8 +77,8 @@ int run_sets(const std::vector<std::shared_ptr<const replay::Recording>>& all,
     }
     std::printf(
         "\n| allocation | target | median | q1 | q3 | worst | misses | evaluations per template "
-        "until within the first target (median over seeds) |\n"
-        "|---|---|---|---|---|---|---|---|\n");
+        "until within the first target (median over seeds) | over the whole run |\n"
+        "|---|---|---|---|---|---|---|---|---|\n");
     for (const auto& [alloc_name, alloc] : allocs) {
       std::vector<LoopRunResult> results(static_cast<std::size_t>(seeds));
       std::atomic<int> next{0};
@@ -103,31 +103,38 @@ int run_sets(const std::vector<std::shared_ptr<const replay::Recording>>& all,
       std::vector<std::thread> threads;
       for (int t = 0; t < std::max(1, jobs); ++t) threads.emplace_back(worker);
       for (auto& t : threads) t.join();
-      std::map<std::string, std::vector<double>> per_template;
+      // Where the evaluations went until the run first came within the first target (all of them
+      // when it never did), and over the whole run (the night's split): medians over the seeds.
+      std::map<std::string, std::vector<double>> per_template, per_template_all;
       for (std::size_t i = 0; i < results.size(); ++i) {
         if (!results[i].status.ok()) {
           std::fprintf(stderr, "seed %d: %s\n", first_seed + static_cast<int>(i),
                        results[i].status.to_string().c_str());
           exit_code = 1;
         }
-        std::map<std::string, int> n;
-        for (const auto& r : group) n[r->name()] = 0;
-        // Where the evaluations went until the run first came within the first target
-        // (all of them when it never did): what the split spent on each template.
+        std::map<std::string, int> n, all;
+        for (const auto& r : group) n[r->name()] = all[r->name()] = 0;
         const auto& reached = results[i].evaluations_to_target.front();
         const std::size_t until =
             reached ? static_cast<std::size_t>(*reached) : results[i].rows.size();
-        for (std::size_t k = 0; k < until && k < results[i].rows.size(); ++k)
-          ++n[results[i].rows[k].template_name];
+        for (std::size_t k = 0; k < results[i].rows.size(); ++k) {
+          if (k < until) ++n[results[i].rows[k].template_name];
+          ++all[results[i].rows[k].template_name];
+        }
         for (const auto& [name, c] : n) per_template[name].push_back(c);
+        for (const auto& [name, c] : all) per_template_all[name].push_back(c);
       }
-      std::string split;
-      for (auto& [name, v] : per_template) {
-        std::sort(v.begin(), v.end());
-        char buf[32];
-        std::snprintf(buf, sizeof buf, " %g", analysis::percentile_sorted(v, 0.5));
-        split += (split.empty() ? "" : ", ") + name + buf;
-      }
+      auto medians = [](std::map<std::string, std::vector<double>>& counts) {
+        std::string text;
+        for (auto& [name, v] : counts) {
+          std::sort(v.begin(), v.end());
+          char buf[32];
+          std::snprintf(buf, sizeof buf, " %g", analysis::percentile_sorted(v, 0.5));
+          text += (text.empty() ? "" : ", ") + name + buf;
+        }
+        return text;
+      };
+      const std::string split = medians(per_template), split_all = medians(per_template_all);
       std::string cells[2];
       for (std::size_t k = 0; k < options.targets.size(); ++k) {
         std::vector<double> v;
@@ -140,11 +147,11 @@ int run_sets(const std::vector<std::shared_ptr<const replay::Recording>>& all,
         std::sort(v.begin(), v.end());
         const std::string med = count_text(analysis::percentile_sorted(v, 0.5), options.cap);
         const std::string worst = count_text(v.back(), options.cap);
-        std::printf("| %s | %.0f%% | %s | %s | %s | %s | %d/%zu | %s |\n", alloc_name.c_str(),
+        std::printf("| %s | %.0f%% | %s | %s | %s | %s | %d/%zu | %s | %s |\n", alloc_name.c_str(),
                     options.targets[k] * 100, med.c_str(),
                     count_text(analysis::percentile_sorted(v, 0.25), options.cap).c_str(),
                     count_text(analysis::percentile_sorted(v, 0.75), options.cap).c_str(),
-                    worst.c_str(), misses, v.size(), split.c_str());
+                    worst.c_str(), misses, v.size(), split.c_str(), split_all.c_str());
         if (k < 2)
           cells[k] =
               k == 0 ? med + " / " + count_text(analysis::percentile_sorted(v, 0.25), options.cap) +

@@ -24,6 +24,28 @@ double bound(double h, double n, double a) {
   return (h + a + std::sqrt(2 * h * a + a * a)) / n;
 }
 
+// How much of the exploration term an arm with no success under `threshold` keeps: the chance of
+// a next success that far below its fastest, relative to one just under it, from the spacing of
+// its fastest successes in log time (an exponential lower tail, the Hill-type estimate over the
+// k fastest below the (k+1)-th). Fewer than three successes say nothing about the tail, and a
+// template within 20% of the threshold may still get there by its own search (on the decode
+// recordings the 1% configuration of a problem sometimes sits in such a template): 1 for both.
+double tail_factor(const std::vector<Trial>& trials, double threshold, double least) {
+  if (least >= 1 || threshold <= 0) return 1;
+  std::vector<double> y;
+  for (const Trial& t : trials)
+    if (t.outcome == Outcome::kOk && t.score && *t.score > 0) y.push_back(std::log(*t.score));
+  if (y.size() < 3) return 1;
+  std::sort(y.begin(), y.end());
+  const std::size_t k = std::min<std::size_t>(4, y.size() - 1);
+  double spacing = 0;
+  for (std::size_t i = 0; i < k; ++i) spacing += (y[k] - y[i]) / static_cast<double>(k);
+  const double gap = y[0] - std::log(threshold);
+  if (gap <= std::log(1.2)) return 1;
+  if (spacing <= 0) return least;
+  return std::clamp(std::exp(-gap / spacing), least, 1.0);
+}
+
 }  // namespace
 
 std::vector<bool> arms_left_out(const std::vector<TemplateArm>& arms, const AllocationOptions& options) {
@@ -86,7 +108,7 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     if (arm.live)
       for (const Trial& t : *arm.trials)
         if (t.outcome == Outcome::kOk && t.score) ok_times.push_back(*t.score);
-  std::vector<double> n(arms.size(), 0), h(arms.size(), 0);
+  std::vector<double> n(arms.size(), 0), h(arms.size(), 0), a(arms.size(), options.confidence);
   if (!ok_times.empty()) {
     const std::size_t quarter = std::max<std::size_t>(1, ok_times.size() / 4);
     const std::size_t k = std::min(quarter, static_cast<std::size_t>(std::max(1, options.top))) - 1;
@@ -96,6 +118,9 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     for (std::size_t i = 0; i < arms.size(); ++i)
       for (const Trial& t : *arms[i].trials)
         if (t.outcome == Outcome::kOk && t.score && *t.score <= threshold) ++h[i];
+    for (std::size_t i = 0; i < arms.size(); ++i)
+      if (h[i] == 0 && arms[i].trials->size() >= static_cast<std::size_t>(3 * options.known_after))
+        a[i] *= tail_factor(*arms[i].trials, threshold, options.tail_weight);
   }
   for (std::size_t i = 0; i < arms.size(); ++i)
     n[i] = static_cast<double>(arms[i].trials->size() + counts[i]);
@@ -105,7 +130,7 @@ std::vector<int> allocate_by_gain(const std::vector<TemplateArm>& arms, int tota
     double best = -1;
     for (std::size_t i = 0; i < arms.size(); ++i) {
       if (skip[i]) continue;
-      const double u = bound(h[i], n[i], options.confidence);
+      const double u = bound(h[i], n[i], a[i]);
       if (u > best) {
         best = u;
         pick = i;

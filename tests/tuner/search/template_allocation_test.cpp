@@ -63,6 +63,32 @@ TEST(TemplateAllocation, TheTemplateThatReachesTheFastestGetsMost) {
   EXPECT_GT(allocate_by_gain(later, 16)[0], 0);
 }
 
+// A template with no success under the threshold, whose fastest successes lie close together far above
+// it (more than 20% off), is explored less the farther it is, in units of that spacing; one within 20%,
+// one with fewer than 3 x known_after trials, and tail_weight 1 leave the split as it was.
+TEST(TemplateAllocation, ATemplateFarFromTheFastestInUnitsOfItsOwnSpreadIsExploredLess) {
+  std::vector<Trial> lead;
+  for (int i = 0; i < 120; ++i) lead.push_back(trials({1.0 + 0.002 * i})[0]);
+  // 12 trials 1.75x off and tightly packed (1.75 .. 1.86): hopeless on its own evidence.
+  const auto far = trials({1.75, 1.76, 1.77, 1.78, 1.79, 1.80, 1.81, 1.82, 1.83, 1.84, 1.85, 1.86});
+  // 12 trials 1.1x off: near enough that a search of its own may still get there.
+  const auto near = trials({1.10, 1.11, 1.12, 1.13, 1.14, 1.15, 1.16, 1.17, 1.18, 1.19, 1.20, 1.21});
+  AllocationOptions off;
+  off.tail_weight = 1;
+  const int total = 400;  // enough slots that the losers' share shows
+  const std::vector<TemplateArm> with_far = {{&lead, 0}, {&far, 0}};
+  const std::vector<TemplateArm> with_near = {{&lead, 0}, {&near, 0}};
+  const int far_on = allocate_by_gain(with_far, total)[1], far_off = allocate_by_gain(with_far, total, off)[1];
+  EXPECT_GT(far_off, 0);
+  EXPECT_LT(far_on, far_off / 2) << far_on << " against " << far_off;
+  EXPECT_GT(allocate_by_gain(with_far, 1000)[1], 0) << "reduced, never dropped: the leader's bound falls with its trials";
+  EXPECT_EQ(allocate_by_gain(with_near, total)[1], allocate_by_gain(with_near, total, off)[1]);
+  // Too few trials to say: unchanged.
+  const auto far_few = trials({1.75, 1.76, 1.77, 1.78, 1.79, 1.80});
+  const std::vector<TemplateArm> early = {{&lead, 0}, {&far_few, 0}};
+  EXPECT_EQ(allocate_by_gain(early, total)[1], allocate_by_gain(early, total, off)[1]);
+}
+
 // A template with a hardware bound on its speed (fastest_possible: an FMA-pipe template's work
 // at the pipe's peak) waits while a template that might beat the bound is unknown, gets
 // nothing once the run has measured something at or under its bound, and is measured as
