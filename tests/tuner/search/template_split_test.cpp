@@ -24,18 +24,19 @@ fs::path scratch() {
   return fs::temp_directory_path();
 }
 
-std::vector<std::shared_ptr<const replay::Recording>> qkv_t16() {
-  const fs::path dir =
-      fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" / "llama3_8b_bf16_decode";
+// The recordings of data/recordings/FOLDER whose names hold `part` (all where empty), in name order.
+std::vector<std::shared_ptr<const replay::Recording>> recorded(const std::string& folder, const std::string& part = "") {
+  const fs::path dir = fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" / folder;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find("_qkv_t16_") != std::string::npos)
-      files.push_back(e.path());
+    if (e.path().filename().string().find(part) != std::string::npos) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   auto recs = replay::load_recordings(files, {});
   EXPECT_TRUE(recs.ok()) << recs.status().to_string();
   return recs.ok() ? *recs : std::vector<std::shared_ptr<const replay::Recording>>{};
 }
+
+std::vector<std::shared_ptr<const replay::Recording>> qkv_t16() { return recorded("llama3_8b_bf16_decode", "_qkv_t16_"); }
 
 bench::LoopRunResult run(const std::vector<std::shared_ptr<const replay::Recording>>& recs,
                          TemplateAllocation a, std::uint64_t seed, const AllocationOptions& ao = {},
@@ -91,22 +92,17 @@ TEST(TemplateSplit, TheSlowTemplateGetsLessThanAnEvenShare) {
 // FMA-pipe templates (2.054 ms at best there) wait for the three matrix-unit ones and are never
 // measured once those beat the bound; without the bound (the even split) they get their share.
 TEST(TemplateSplit, FmaPipeTemplatesAreNotMeasuredOnceTheRunBeatsTheirBound) {
-  const fs::path dir = fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" / "fp32_4096_H200_run142";
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  auto recs = replay::load_recordings(files, {});
-  ASSERT_TRUE(recs.ok()) << recs.status().to_string();
-  ASSERT_EQ(recs->size(), 6u);
+  const auto recs = recorded("fp32_4096_H200_run142");
+  ASSERT_EQ(recs.size(), 6u);
   int fma = 0;
-  for (const auto& r : *recs) fma += r->math() == "fma";
+  for (const auto& r : recs) fma += r->math() == "fma";
   ASSERT_EQ(fma, 3);
   auto is_fma = [](const std::string& name) {
     return name.rfind("gemm_tiled_", 0) == 0 || name.rfind("gemm_async_", 0) == 0 || name.rfind("gemm_warp_", 0) == 0;
   };
   for (std::uint64_t seed : {1, 2}) {
-    const auto gain = run(*recs, TemplateAllocation::kByGain, seed);
-    const auto even = run(*recs, TemplateAllocation::kEven, seed);
+    const auto gain = run(recs, TemplateAllocation::kByGain, seed);
+    const auto even = run(recs, TemplateAllocation::kEven, seed);
     ASSERT_TRUE(gain.status.ok()) << gain.status.to_string();
     ASSERT_TRUE(even.status.ok()) << even.status.to_string();
     int gain_fma = 0, even_fma = 0;
@@ -132,18 +128,13 @@ TEST(TemplateSplit, FmaPipeTemplatesAreNotMeasuredOnceTheRunBeatsTheirBound) {
 // template without a success under the threshold is explored alike (tail_weight 1), and the
 // run ends as fast.
 TEST(TemplateSplit, TemplatesFarFromTheFastestGetLessOfTheNight) {
-  const fs::path dir = fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" / "bf16_4096_H200_run242";
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  auto recs = replay::load_recordings(files, {});
-  ASSERT_TRUE(recs.ok()) << recs.status().to_string();
-  ASSERT_EQ(recs->size(), 3u);
+  const auto recs = recorded("bf16_4096_H200_run242");
+  ASSERT_EQ(recs.size(), 3u);
   AllocationOptions alike;
   alike.tail_weight = 1;
   for (std::uint64_t seed : {1, 2}) {
-    const auto now = run(*recs, TemplateAllocation::kByGain, seed, {}, 150);
-    const auto before = run(*recs, TemplateAllocation::kByGain, seed, alike, 150);
+    const auto now = run(recs, TemplateAllocation::kByGain, seed, {}, 150);
+    const auto before = run(recs, TemplateAllocation::kByGain, seed, alike, 150);
     ASSERT_TRUE(now.status.ok()) << now.status.to_string();
     ASSERT_TRUE(before.status.ok()) << before.status.to_string();
     auto losers = [](const bench::LoopRunResult& r) {
