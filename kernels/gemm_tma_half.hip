@@ -22,11 +22,13 @@
 // rows of one K slice, for an MN-major one 64 K rows of 64 M/N values; either way it lands
 // as one 8 KiB piece of the layouts ts_wgmma_half.h describes, so BLOCK_M / 64 boxes fill A's tile
 // and BLOCK_N / 64 B's. BLOCK_N 96, 160 and 224 (a K-major B only) take B in 32-row boxes of 4 KiB
-// instead, and 80 and 112 in 16-row boxes of 2 KiB, which stack the same way (rows 128 bytes apart,
-// 8-row groups on 1 KiB boundaries): tile widths that are not multiples of 64 let a shape's tile
-// count fit the SMs (512 x 5120 is 108 tiles of 128 x 192 on 132 SMs but 128 of 128 x 160; 4096 x
-// 1280 is 1.7 waves of 128 x 192, 1.94 of 128 x 160; 512 x 1280 is 80 tiles of 64 x 128 but, split
-// in two along K, 128 units of 128 x 80, the vendor library's choice there). Reads outside the matrix are zero-filled by the TMA unit (and still
+// instead, and 80, 112, 144, 176, 208 and 240 in 16-row boxes of 2 KiB, which stack the same way (rows
+// 128 bytes apart, 8-row groups on 1 KiB boundaries): tile widths that are not multiples of 64 let a
+// shape's tile count fit the SMs (512 x 5120 is 108 tiles of 128 x 192 on 132 SMs but 128 of 128 x 160;
+// 4096 x 1280 is 1.7 waves of 128 x 192, 1.94 of 128 x 160; 512 x 1280 is 80 tiles of 64 x 128 but,
+// split in two along K, 128 units of 128 x 80, the vendor library's choice there; 512 x 55296 is
+// 6.5 waves of 128 x 256 but 7.0 of 128 x 240, and 4096 x 7168 6.8 waves of 256 x 128 but 4.97 of
+// 256 x 176). Reads outside the matrix are zero-filled by the TMA unit (and still
 // count their bytes), so M, N and K need not be multiples of the tile; a leading dimension
 // whose byte stride is not a multiple of 16 cannot be described and is refused before
 // compiling (the JSON's constraints).

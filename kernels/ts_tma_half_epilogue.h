@@ -28,7 +28,7 @@
 #define PIECE_VALS (16 / (int)sizeof(ts_c_t))      // values of C in one 16-byte store
 #define PIECES_PER_ROW (CHUNK_COLS / PIECE_VALS)  // 4 (16-bit C) or 8 (fp32 C)
 #define ROWS_PER_PASS (TS_WARP_SIZE / PIECES_PER_ROW)
-static_assert(BLOCK_N % CHUNK_COLS == 0, "whole chunks per tile");
+static_assert(EPILOGUE_SMEM != 1 || BLOCK_N % CHUNK_COLS == 0, "whole chunks per tile (the TMA store has passes of its own)");
 
 // Where the 16-byte granule g (0..7) of row r lies in the warp's 2 KiB buffer (16 rows of 128 bytes),
 // swizzled so that neither stage_chunk's 8-byte writes nor finish_chunk's 16-byte reads conflict on
@@ -211,22 +211,24 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 #endif
 
 // EPILOGUE_SMEM 2 (16-bit C, no split-K): the consumer's tile leaves through the tensor memory
-// accelerator. Per 64-row tile and pass of PASS_N columns (64, or 32 where BLOCK_N is not a
-// multiple of 64: the 160- and 224-wide tiles) the consumer's threads apply alpha, the bias and
-// the activation to their accumulators in registers, round them in pairs and write them with
-// stmatrix to the consumer's 8 KiB buffer in the layout C's map reads (64 rows of 128 bytes holding
-// PASS_N values, 128-byte swizzled: the 16-byte piece of a row XORed with the row's index mod 8,
-// which also keeps the eight rows of each matrix off each other's banks); one thread then issues
-// the store. The store runs on while the consumer goes on (the next pass, or the next tile's
-// multiply): only the next write into the buffer waits for it to have been read. The passes are
-// unrolled: rolled, each pass picked its accumulators by run-time index, which ptxas does with a
-// select per value and pass (over half of the epilogue's instructions with 4 passes).
+// accelerator. Per 64-row tile and pass of PASS_N columns (64; else 32 where BLOCK_N is a multiple
+// of it: the 96-, 160- and 224-wide tiles; else 48: 144 and 240; else 16: 80, 112, 176 and 208) the
+// consumer's threads apply alpha, the bias and the activation to their accumulators in registers,
+// round them in pairs and write them with stmatrix to the consumer's 8 KiB buffer in the layout C's
+// map reads (64 rows of 128 bytes holding PASS_N values, 128-byte swizzled: the 16-byte piece of a
+// row XORed with the row's index mod 8, which also keeps the eight rows of each matrix off each
+// other's banks); one thread then issues the store. The store runs on while the consumer goes on
+// (the next pass, or the next tile's multiply): only the next write into the buffer waits for it to
+// have been read. The passes are unrolled: rolled, each pass picked its accumulators by run-time
+// index, which ptxas does with a select per value and pass (over half of the epilogue's
+// instructions with 4 passes).
 // Rows and columns past C's edge are clipped by the unit, so partial tiles need nothing here.
 #define TMA_STORE (SMEM_EPILOGUE && EPILOGUE_SMEM == 2)
 #if TMA_STORE
-#define PASS_N (BLOCK_N % 64 == 0 ? 64 : 32)  // C's box: 64 rows x PASS_N columns (the JSON's map)
-#define PASS_VALS (PASS_N / 2)                 // a thread's accumulators in a pass
-static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 32 == 0 && SPLIT_K == 1, "TMA store: 16-bit C, 32- or 64-column passes");
+// C's box: 64 rows x PASS_N columns (the JSON's map); fewer, wider passes where the width allows.
+#define PASS_N (BLOCK_N % 64 == 0 ? 64 : BLOCK_N % 32 == 0 ? 32 : BLOCK_N % 48 == 0 ? 48 : 16)
+#define PASS_VALS (PASS_N / 2)  // a thread's accumulators in a pass
+static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 16 == 0 && SPLIT_K == 1, "TMA store: 16-bit C, passes of whole 16-column pieces");
 #define TMA_PASSES_N (BLOCK_N / PASS_N)
 __device__ __forceinline__ void consumer_sync(int c) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(2 + c), "n"(WARPGROUP_THREADS) : "memory");
@@ -340,7 +342,8 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
     // Four 8 x 8 matrices a stmatrix: rows 16 w + 8 h .. + 7 (h = matrix % 2), the 16-byte
     // piece 2 k + matrix / 2 of those rows. Lane l addresses row l % 8 of matrix l / 8; the
     // words of matrix (piece g, half h) are words[2 g + h]. Rows are 128 bytes whatever PASS_N: with
-    // the 128-byte swizzle the unit reads a 64-byte box row from a 128-byte row (measured on an H200).
+    // the 128-byte swizzle the unit reads a 64-byte box row from a 128-byte row (measured on an H200),
+    // and so the 32- and 96-byte rows of the 16- and 48-column passes.
     const int r = 16 * w + 8 * ((lane / 8) % 2) + lane % 8;
 #pragma unroll
     for (int k = 0; k < PASS_N / 16; ++k) {

@@ -19,9 +19,9 @@
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
 
-// The first 32, 40, 48, 56, 64, 80, 96, 112 or 128 operands of an asm statement as a register
-// list: the accumulators of a wgmma form (N / 2 a thread, written first), "{" TS_REGS_32 "}" for
-// N = 64.
+// The first 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120 or 128 operands of an asm statement
+// as a register list: the accumulators of a wgmma form (N / 2 a thread, written first),
+// "{" TS_REGS_32 "}" for N = 64.
 #define TS_REGS_32 \
   "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15" \
   ",%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
@@ -42,6 +42,10 @@
 #define TS_REGS_112 \
   TS_REGS_96 \
   ",%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111"
+#define TS_REGS_72 TS_REGS_64 ",%64,%65,%66,%67,%68,%69,%70,%71"
+#define TS_REGS_88 TS_REGS_80 ",%80,%81,%82,%83,%84,%85,%86,%87"
+#define TS_REGS_104 TS_REGS_96 ",%96,%97,%98,%99,%100,%101,%102,%103"
+#define TS_REGS_120 TS_REGS_112 ",%112,%113,%114,%115,%116,%117,%118,%119"
 #define TS_REGS_128 \
   TS_REGS_96 \
   ",%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111" \
@@ -118,10 +122,17 @@ __device__ __forceinline__ unsigned long long smem_descriptor(const void* p, uns
   F(ASM, 96, TS_REGS_48, (48, 49, 50, 51, 52), (TS_F32(d, 0), TS_F16(d, 32)))                        \
   F(ASM, 112, TS_REGS_56, (56, 57, 58, 59, 60), (TS_F32(d, 0), TS_F16(d, 32), TS_F8(d, 48)))         \
   F(ASM, 128, TS_REGS_64, (64, 65, 66, 67, 68), (TS_F32(d, 0), TS_F32(d, 32)))                       \
+  F(ASM, 144, TS_REGS_72, (72, 73, 74, 75, 76), (TS_F32(d, 0), TS_F32(d, 32), TS_F8(d, 64)))         \
   F(ASM, 160, TS_REGS_80, (80, 81, 82, 83, 84), (TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64)))        \
+  F(ASM, 176, TS_REGS_88, (88, 89, 90, 91, 92),                                                      \
+    (TS_F32(d, 0), TS_F32(d, 32), TS_F16(d, 64), TS_F8(d, 80)))                                      \
   F(ASM, 192, TS_REGS_96, (96, 97, 98, 99, 100), (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64)))       \
+  F(ASM, 208, TS_REGS_104, (104, 105, 106, 107, 108),                                                \
+    (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F8(d, 96)))                                      \
   F(ASM, 224, TS_REGS_112, (112, 113, 114, 115, 116),                                                \
     (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96)))                                     \
+  F(ASM, 240, TS_REGS_120, (120, 121, 122, 123, 124),                                                \
+    (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F16(d, 96), TS_F8(d, 112)))                      \
   F(ASM, 256, TS_REGS_128, (128, 129, 130, 131, 132),                                                \
     (TS_F32(d, 0), TS_F32(d, 32), TS_F32(d, 64), TS_F32(d, 96)))
 // A parenthesised list without its parentheses, and a macro called on an argument list that holds one.
@@ -142,7 +153,7 @@ __device__ __forceinline__ void wgmma_k16(float (&d)[N / 2], unsigned long long 
                                           int accumulate) {
 #define TS_WGMMA_INPUTS "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(trans_a), "n"(trans_b)
   TS_WGMMA_FORMS(TS_WGMMA_BRANCH, TS_WGMMA_K16_ASM) {
-    static_assert(N < 0, "wgmma_k16: N must be one of TS_WGMMA_FORMS' (64, 80, 96, 112, 128, 160, 192, 224, 256)");
+    static_assert(N < 0, "wgmma_k16: N must be one of TS_WGMMA_FORMS' (64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)");
   }
 #undef TS_WGMMA_INPUTS
 }
@@ -175,7 +186,7 @@ __device__ __forceinline__ void wgmma_k32_fp8(float (&d)[N / 2], unsigned long l
                                               int accumulate) {
 #define TS_WGMMA_INPUTS "l"(desc_a), "l"(desc_b), "r"(accumulate)
   TS_WGMMA_FORMS(TS_WGMMA_BRANCH, TS_WGMMA_K32_FP8_ASM) {
-    static_assert(N < 0, "wgmma_k32_fp8: N must be one of TS_WGMMA_FORMS' (64, 80, 96, 112, 128, 160, 192, 224, 256)");
+    static_assert(N < 0, "wgmma_k32_fp8: N must be one of TS_WGMMA_FORMS' (64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256)");
   }
 #undef TS_WGMMA_INPUTS
 }

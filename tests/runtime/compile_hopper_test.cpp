@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -212,6 +213,84 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
   auto r = t.render(p, wide, dev);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 64}));
+}
+
+// gemm_tma_half's widths that fit tile counts to waves (144, 176, 208, 240): B K-major in 16-row
+// boxes, allowed only in tiles of at least 128 x 208, not in pairs along M, and where the blocks fill at
+// least 90% of their waves on the SMs; the TMA-store epilogue takes them (and 80 and 112) in 48- or
+// 16-column passes, the 2 KiB one not at all; the cooperative, 256-row, pair-along-N and split
+// schedules compile without spills.
+TEST(Compile, TmaWaveFitWidthsCompileWhereTheyFillTheirWaves) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tma_half");
+  const DeviceFacts dev = hopper_facts();
+  // 512 x 55296: 768 tiles of 256 x 144 (5.8 waves on 132 SMs), 630 of 256 x 176 (4.8), 924 of
+  // 128 x 240 (7.0); 1064 of 128 x 208 (8.06: refused, 89.6% of 9 waves).
+  GemmProblem p = bf16_problem(512, "NT");
+  p.n = 55296;
+  p.k = 5120;
+  p.epilogue = Epilogue::kBiasGelu;
+  for (const auto& [bm, bn, pass] : {std::tuple{256, 144, 48u}, {256, 176, 16u}, {128, 240, 48u}}) {
+    Config c = t.defaults();
+    c["BLOCK_M"] = bm;
+    c["BLOCK_N"] = bn;
+    c["STAGES"] = bm == 256 ? 3 : 4;
+    c["CONSUMER_REGS"] = 232;
+    c["EPILOGUE_SMEM"] = 2;
+    expect_valid_and_compiled(*nvrtc, t, p, c, dev);
+    auto r = t.render(p, c, dev);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_EQ(r->tensor_maps.size(), 3u);
+    EXPECT_EQ(r->tensor_maps[1].box, (std::array<std::uint32_t, 2>{64, 16})) << bn;
+    EXPECT_EQ(r->tensor_maps[2].box, (std::array<std::uint32_t, 2>{pass, 64})) << bn;
+    Config chunked = c;
+    chunked["EPILOGUE_SMEM"] = 1;
+    auto why = t.space().validate(chunked, t.context(p, &dev));
+    EXPECT_FALSE(why.ok()) << bn;
+    EXPECT_NE(why.message().find("EPILOGUE_SMEM"), std::string::npos) << why.message();
+    // Smaller tiles of these widths read more shared memory per multiply, and pairs along M multicast
+    // B in 16-row boxes (1.4-1.5x slower on an H200): refused.
+    expect_changes_refused(t, p, dev, c, {{"CLUSTER_M", 2}});
+    if (bm == 256) expect_changes_refused(t, p, dev, c, {{"BLOCK_M", 128}});
+  }
+  Config c = t.defaults();
+  c["BLOCK_N"] = 208;
+  c["STAGES"] = 4;
+  c["EPILOGUE_SMEM"] = 2;
+  EXPECT_FALSE(t.space().validate(c, t.context(p, &dev)).ok()) << "8.06 waves";
+  GemmProblem q = p;  // 4096 x 5120: 800 tiles of 128 x 208 (6.06 waves: 87% of 7)
+  q.m = 4096;
+  q.n = 5120;
+  EXPECT_FALSE(t.space().validate(c, t.context(q, &dev)).ok()) << "6.06 waves";
+  q.n = 7168;  // 1120 tiles: 8.5 waves, 94% of 9
+  expect_valid_and_compiled(*nvrtc, t, q, c, dev);
+  // The other schedules: 208 in pairs along N (A's 64-row boxes multicast) and split along K (one
+  // block a unit), 256 x 176 alone.
+  Config pair = c;
+  pair["CLUSTER_N"] = 2;
+  expect_valid_and_compiled(*nvrtc, t, q, pair, dev);
+  Config split = c;
+  split["SPLIT_K"] = 2;
+  split["EPILOGUE_SMEM"] = 0;
+  split["PERSISTENT"] = 0;
+  expect_valid_and_compiled(*nvrtc, t, q, split, dev);
+  Config tall = c;
+  tall["BLOCK_M"] = 256;
+  tall["BLOCK_N"] = 176;
+  tall["STAGES"] = 3;
+  tall["CONSUMER_REGS"] = 232;
+  expect_valid_and_compiled(*nvrtc, t, q, tall, dev);
+  // 80 (few tiles: 512 x 1280) through the TMA store's 16-column passes.
+  GemmProblem few = p;
+  few.n = 1280;
+  Config narrow = t.defaults();
+  narrow["BLOCK_N"] = 80;
+  narrow["EPILOGUE_SMEM"] = 2;
+  expect_valid_and_compiled(*nvrtc, t, few, narrow, dev);
+  auto r = t.render(few, narrow, dev);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tensor_maps[2].box, (std::array<std::uint32_t, 2>{16, 64}));
 }
 
 // gemm_tma_half on FP8 inputs (e4m3, e5m2, mixed): both operands K-major (NT), 128-element boxes

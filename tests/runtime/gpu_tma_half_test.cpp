@@ -202,6 +202,25 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
     }
 }
 
+// A gemm_tma_half schedule of the width tests: rows a tile, consumers, whether they take tiles in turn,
+// a persistent grid, pairs along M, the K split and the epilogue path.
+struct Schedule {
+  int block_m, consumers, pingpong, persistent, cluster_m, split_k, epilogue_smem;
+};
+// The schedule at a tile width and stage count (one consumer gets 240 registers, two 232 each).
+Config schedule_config(const KernelTemplate& t, const Schedule& s, int block_n, int stages) {
+  return config_with(t, {{"BLOCK_M", s.block_m},
+                         {"BLOCK_N", block_n},
+                         {"CONSUMERS", s.consumers},
+                         {"PINGPONG", s.pingpong},
+                         {"PERSISTENT", s.persistent},
+                         {"CLUSTER_M", s.cluster_m},
+                         {"SPLIT_K", s.split_k},
+                         {"CONSUMER_REGS", s.consumers == 1 ? 240 : 232},
+                         {"STAGES", stages},
+                         {"EPILOGUE_SMEM", s.epilogue_smem}});
+}
+
 // gemm_tma_half's tile widths that are not multiples of 64 (BLOCK_N 96, 160 and 224, B in 32-row
 // boxes; 80 and 112 in 16-row boxes, with the register epilogue): the cooperative, one-consumer,
 // ping-pong and cluster-pair schedules, split-K and the register epilogue, on shapes off the tiles
@@ -210,9 +229,6 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
 TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_tma_half");
-  struct Schedule {
-    int block_m, consumers, pingpong, persistent, cluster_m, split_k, epilogue_smem;
-  };
   const Schedule schedules[] = {{128, 2, 0, 1, 1, 1, 1}, {128, 2, 0, 0, 1, 1, 0}, {64, 1, 0, 1, 1, 1, 1},
                                 {64, 2, 1, 1, 1, 1, 1},  {128, 2, 0, 1, 2, 1, 1}, {128, 2, 0, 0, 1, 2, 0}};
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
@@ -242,20 +258,65 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
           p.c_layout = Layout::kColMajor;
         }
         ++i;
-        Config c = config_with(t, {{"BLOCK_M", s.block_m},
-                                   {"BLOCK_N", block_n},
-                                   {"CONSUMERS", s.consumers},
-                                   {"PINGPONG", s.pingpong},
-                                   {"PERSISTENT", s.persistent},
-                                   {"CLUSTER_M", s.cluster_m},
-                                   {"SPLIT_K", s.split_k},
-                                   {"CONSUMER_REGS", s.consumers == 1 ? 240 : 232},
-                                   {"STAGES", 4},
-                                   {"EPILOGUE_SMEM", block_n % 32 == 0 ? s.epilogue_smem : 0}});
-        expect_valid_and_validated(t, p, c);
+        Schedule with_epilogue = s;
+        if (block_n % 32 != 0) with_epilogue.epilogue_smem = 0;
+        expect_valid_and_validated(t, p, schedule_config(t, with_epilogue, block_n, 4));
         ++checked;
       }
   EXPECT_EQ(checked, 60);
+}
+
+// gemm_tma_half's widths that fit tile counts to waves (BLOCK_N 144 and 176 in 256-row tiles, 208 and
+// 240 in 128-row ones: B in 16-row boxes, allowed where the blocks fill at least 90% of their waves, not
+// in pairs along M) and the TMA store's 48- and 16-column passes (those widths, and 80 and 112): the
+// cooperative, one-consumer, ping-pong, cluster-pair (80, 112) and split schedules, persistent and
+// not, on shapes whose tiles fill the device's SMs (11 tile rows, each one a partial tile, by as many
+// columns as fit), both layouts with a K-major B, bf16 and fp16, C in both 16-bit types and fp32
+// (register epilogue), alpha and the epilogues; then FP8 through the 16-column passes.
+TEST_F(GpuEvaluatorTest, TmaHalfWaveFitWidthsValidate) {
+  if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
+  const KernelTemplate& t = *library().find("gemm_tma_half");
+  const int sms = evaluator_->device().multiprocessors;
+  struct Case {
+    int block_n;
+    Schedule s;
+  };
+  const Case cases[] = {
+      {144, {256, 2, 0, 1, 1, 1, 2}}, {144, {256, 2, 0, 0, 1, 1, 0}}, {176, {256, 2, 0, 1, 1, 1, 2}},
+      {176, {256, 2, 0, 0, 1, 1, 0}}, {208, {128, 2, 0, 1, 1, 1, 2}}, {208, {128, 2, 0, 0, 1, 1, 0}},
+      {208, {128, 2, 0, 1, 1, 2, 0}}, {240, {128, 2, 0, 1, 1, 1, 2}}, {240, {128, 2, 0, 0, 1, 1, 0}},
+      {240, {128, 2, 0, 1, 1, 2, 0}}, {80, {128, 2, 0, 1, 1, 1, 2}},  {80, {64, 2, 1, 1, 1, 1, 2}},
+      {80, {64, 1, 0, 1, 1, 1, 2}},   {80, {128, 2, 0, 1, 2, 1, 2}},  {112, {128, 2, 0, 1, 1, 1, 2}},
+      {112, {64, 2, 1, 1, 1, 1, 2}},  {112, {64, 1, 0, 1, 1, 1, 2}},  {112, {128, 2, 0, 1, 2, 1, 2}}};
+  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
+                                Epilogue::kBiasRow};
+  int i = 0;
+  for (const auto& [block_n, s] : cases) {
+    // A grid of one tile a block needs more tiles than SMs: two waves of tile rows there.
+    const int rows = 11 * (s.persistent ? 1 : 2), columns = sms / 11;
+    GemmProblem p = make(rows * s.block_m - 40, columns * block_n - 8 * (1 + i % 3), i % 3 ? 1032 : 200,
+                         i % 2 ? "TT" : "NT");
+    p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
+    p.c_type = s.epilogue_smem == 2 ? (i % 4 == 1 ? (i % 2 ? DType::kBF16 : DType::kF16) : p.a_type)
+                                    : (i % 3 == 0 ? DType::kF32 : p.a_type);
+    p.alpha = i % 4 == 2 ? -1.5 : 1.0;
+    p.epilogue = epilogues[i % 5];
+    ++i;
+    expect_valid_and_validated(t, p, schedule_config(t, s, block_n, s.block_m == 256 ? 3 : 4));
+  }
+  // FP8 (NT): the TMA store takes at most 64 accumulators a thread, so 80 and 112 only.
+  const Config fp8[] = {
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 80}, {"STAGES", 6}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 112}, {"STAGES", 6}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
+  };
+  for (const Config& c : fp8)
+    for (int v = 0; v < 4; ++v, ++i) {
+      GemmProblem p = varied_fp8_problem(11 * c.at("BLOCK_M") - 40, sms / 11 * c.at("BLOCK_N") - 8, v % 2 ? 1040 : 2000, i);
+      if (p.c_type == DType::kF32) p.c_type = DType::kBF16;  // the TMA store writes 16-bit C
+      p.epilogue = epilogues[i % 5];
+      ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+      expect_valid_and_validated(t, p, c);
+    }
 }
 
 // gemm_tma_half on FP8 inputs (NT): each slice's FP8 products promoted into fp32, unscaled and
