@@ -147,7 +147,7 @@ TEST(Compile, TmaPingPongConfigsCompileAndTheirRulesHold) {
 
 // gemm_tma_half's tile widths that are not multiples of 64 (80, 96, 112, 160, 224): B K-major only,
 // loaded in 32-row boxes (96, 160, 224) or 16-row ones (80, 112; the runtime's map says so), every
-// epilogue path compiles (80 and 112: the register epilogue only, the shared-memory one works in
+// epilogue path compiles (80 and 112: not the 2 KiB shared-memory epilogue, which works in
 // 32-column chunks); a row-major B is refused.
 TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
   REQUIRE_COMPILER(nvrtc, "cuda");
