@@ -1,7 +1,9 @@
 #pragma once
 // The GPU evaluator shared by the GPU tests of tests/runtime (label gpu): the first backend
 // with a device, opened once per test suite, and the helpers that build problems and
-// configs for it. A suite without a GPU is skipped with the reason.
+// configs for it. A suite without a GPU is skipped with the reason. Built with
+// TILESMITH_GPU_TEST_CONFIGS_ONLY the evaluator is config_check_evaluator.h's instead: the
+// same tests check their configs without a GPU.
 
 #include <gtest/gtest.h>
 
@@ -14,12 +16,21 @@
 #include "registry/template_library.h"
 #include "runtime/backend.h"
 #include "runtime/gpu_evaluator.h"
+#ifdef TILESMITH_GPU_TEST_CONFIGS_ONLY
+#include "tests/runtime/config_check_evaluator.h"
+#endif
 #include "tests/problem_maker.h"
 #include "tests/template_config.h"
 
 namespace tilesmith::gpu_test {
 
 using testing::config_with;  // t's defaults with the given parameters set
+
+#ifdef TILESMITH_GPU_TEST_CONFIGS_ONLY
+using TestEvaluator = ConfigCheckEvaluator;
+#else
+using TestEvaluator = GpuEvaluator;
+#endif
 
 class GpuEvaluatorTest : public ::testing::Test {
  public:
@@ -31,6 +42,9 @@ class GpuEvaluatorTest : public ::testing::Test {
 
  protected:
   static void SetUpTestSuite() {
+#ifdef TILESMITH_GPU_TEST_CONFIGS_ONLY
+    evaluator_ = std::make_unique<ConfigCheckEvaluator>();
+#else
     for (const char* name : {"cuda", "hip"}) {
       auto b = std::move(make_backend(name)).value();
       auto devs = b->devices();
@@ -49,6 +63,7 @@ class GpuEvaluatorTest : public ::testing::Test {
       evaluator_ = std::move(ev).value();
       break;
     }
+#endif
   }
   static void TearDownTestSuite() {
     evaluator_.reset();
@@ -140,7 +155,7 @@ class GpuEvaluatorTest : public ::testing::Test {
   // column-major C, an epilogue).
   static void sample_family(const std::string& name, std::vector<GemmProblem> problems = {});
   static inline std::unique_ptr<Backend> backend_;
-  static inline std::unique_ptr<GpuEvaluator> evaluator_;
+  static inline std::unique_ptr<TestEvaluator> evaluator_;
   static inline std::string why_;
 };
 

@@ -27,10 +27,11 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   // lies below the matrix) and on 1000 (8 tiles), with B boxes split 2 + 2, 1 + 1 and 2 + 1; the
   // pairs along N on 776 columns (7 tiles of 128, 5 of 192: the last pair's second block lies
   // right of the matrix) and 1000, with A's boxes split 1 + 1 and 2 + 2; pairs with a single box to share
-  // (64-wide B along M, 64-row A along N), which the first block loads for both.
+  // (64-wide B along M, 64-row A along N), which the first block loads for both. The splits: 35-64
+  // tiles of 128 x 128 in two (a unit a block), 36-64 of 64 x 256 in four, a block a unit.
   const Tile tiles[] = {{128, 256, 2, 4, 1, 1, 232, 1}, {128, 256, 2, 3, 0, 1, 232, 1},    {128, 128, 2, 6, 1, 1, 232, 1},
                         {128, 192, 2, 4, 1, 1, 216, 1}, {64, 256, 1, 4, 1, 1, 240, 1},     {256, 128, 2, 4, 1, 1, 232, 1},
-                        {128, 128, 1, 5, 1, 2, 240, 1}, {64, 128, 1, 4, 0, 4, 232, 1},     {128, 256, 2, 4, 1, 1, 232, 2},
+                        {128, 128, 1, 5, 1, 2, 240, 1}, {64, 256, 1, 4, 0, 4, 240, 1},     {128, 256, 2, 4, 1, 1, 232, 2},
                         {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2},     {128, 256, 2, 4, 1, 1, 232, 1, 2},
                         {128, 128, 2, 5, 1, 1, 232, 1, 2}, {128, 192, 2, 4, 0, 1, 216, 1, 2}, {256, 128, 2, 4, 1, 1, 232, 1, 2},
                         {64, 64, 1, 8, 1, 1, 240, 2},      {128, 64, 2, 6, 0, 1, 232, 2},     {64, 128, 1, 6, 1, 1, 240, 1, 2}};
@@ -182,8 +183,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NT", "TT"}) {
-      // The split-K rows on 2056 rows: more units than SMs, so blocks walk several, splits of one tile among them.
-      GemmProblem p = make(tile.split_k > 1 ? 2056 : i % 2 ? 1000 : 776, ns[i % 4], i % 3 ? 1000 : 1032, layout);
+      // The split-K rows on 1032 rows: 36 tiles of 128 x 256 in two (a unit a block), 68 of 64 x 256
+      // in four (272 units: blocks walk two or three, splits of one tile among them).
+      GemmProblem p = make(tile.split_k > 1 ? 1032 : i % 2 ? 1000 : 776, ns[i % 4], i % 3 ? 1000 : 1032, layout);
       p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
       p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
       p.alpha = i % 4 == 2 ? -1.5 : 1.0;
@@ -230,7 +232,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_tma_half");
   const Schedule schedules[] = {{128, 2, 0, 1, 1, 1, 1}, {128, 2, 0, 0, 1, 1, 0}, {64, 1, 0, 1, 1, 1, 1},
-                                {64, 2, 1, 1, 1, 1, 1},  {128, 2, 0, 1, 2, 1, 1}, {128, 2, 0, 0, 1, 2, 0}};
+                                {64, 2, 1, 1, 1, 1, 1},  {128, 2, 0, 1, 2, 1, 1}, {128, 2, 0, 0, 1, 4, 0}};
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasGelu,
                                 Epilogue::kBiasRow};
   const DType c_types[] = {DType::kBF16, DType::kF32, DType::kF16};
@@ -241,14 +243,16 @@ TEST_F(GpuEvaluatorTest, TmaHalfNarrowBoxWidthsValidate) {
   for (int block_n : {80, 96, 112, 160, 224})
     for (const Schedule& s : schedules)
       for (const char* layout : {"NT", "TT"}) {
-        // One block per unit needs more units than SMs: the larger shapes there. The widths under
-        // 128 take shapes of fewer than two waves of 128-wide tiles (where the space allows them).
+        // One block per unit needs more units than SMs: the larger shapes there; split in four, 60
+        // tiles (5 x 12: a split needs fewer tiles than SMs). The widths under 128 take shapes of
+        // fewer than two waves of 128-wide tiles (where the space allows them).
         const bool narrow = block_n < 128;
-        GemmProblem p = s.persistent ? make(narrow ? std::min<std::int64_t>(ms[i % 4], 1032) : ms[i % 4],
-                                            narrow ? std::min<std::int64_t>(ns[(i / 2) % 4], 1240) : ns[(i / 2) % 4],
-                                            i % 3 ? 1032 : 200, layout)
-                                     : make(3080 - 8 * (i % 4), (narrow ? 1004 : 2997) + 10 * (i % 3),
-                                            i % 3 ? 1032 : 200, layout);
+        GemmProblem p = s.split_k > 1 ? make(600 - 8 * (i % 4), 12 * block_n - 3 - 10 * (i % 3), i % 3 ? 1032 : 520, layout)
+                        : s.persistent ? make(narrow ? std::min<std::int64_t>(ms[i % 4], 1032) : ms[i % 4],
+                                              narrow ? std::min<std::int64_t>(ns[(i / 2) % 4], 1240) : ns[(i / 2) % 4],
+                                              i % 3 ? 1032 : 200, layout)
+                                       : make(3080 - 8 * (i % 4), (narrow ? 1004 : 2997) + 10 * (i % 3),
+                                              i % 3 ? 1032 : 200, layout);
         p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
         p.c_type = c_types[i % 3] == DType::kBF16 ? p.a_type : c_types[i % 3];
         p.alpha = i % 4 == 2 ? -1.5 : 1.0;
@@ -292,8 +296,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfWaveFitWidthsValidate) {
                                 Epilogue::kBiasRow};
   int i = 0;
   for (const auto& [block_n, s] : cases) {
-    // A grid of one tile a block needs more tiles than SMs: two waves of tile rows there.
-    const int rows = 11 * (s.persistent ? 1 : 2), columns = sms / 11;
+    // A grid of one tile a block needs more tiles than SMs: two waves of tile rows there; a split
+    // fewer tiles than SMs: half the columns, split in two.
+    const int rows = 11 * (s.persistent ? 1 : 2), columns = sms / (11 * s.split_k);
     GemmProblem p = make(rows * s.block_m - 40, columns * block_n - 8 * (1 + i % 3), i % 3 ? 1032 : 200,
                          i % 2 ? "TT" : "NT");
     p.a_type = p.b_type = i % 2 ? DType::kF16 : DType::kBF16;
@@ -335,7 +340,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
           t,
           {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
       config_with(
-          t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
+          t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 4}}),
       config_with(t, {{"BLOCK_M", 128},
                       {"BLOCK_N", 160},
                       {"STAGES", 4},
@@ -369,8 +374,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
   int i = 0;
   for (const Config& c : configs)
     for (int v = 0; v < 8; ++v, ++i) {  // every type pair, unscaled and per-tensor, for each config
+      // Splits on 1000 x 520 (72 tiles of 128 x 64 in four, a block a unit; 56 of 128 x 80 in two).
       const bool split = c.at("SPLIT_K") > 1;
-      GemmProblem p = varied_fp8_problem(split ? 1000 : 520 + 8 * (i % 3), split ? 1032 : 776,
+      GemmProblem p = varied_fp8_problem(split ? 1000 : 520 + 8 * (i % 3), split ? 520 : 776,
                                          i % 2 ? 1040 : 2000, i);
       p.epilogue = epilogues[i % 4];
       ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
@@ -404,7 +410,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 4}, {"PERSISTENT", 1}, {"GROUP_M", 4}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 160}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1}}),
-      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 4}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
                       {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}}),
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 4}, {"PERSISTENT", 1}, {"CLUSTER_M", 2}}),
@@ -412,7 +418,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"PERSISTENT", 1}, {"PROMOTE_OVERLAP", 1}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"STAGES", 8}, {"PERSISTENT", 1}, {"PINGPONG", 1},
                       {"PROMOTE_OVERLAP", 1}}),
-      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 2},
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 64}, {"STAGES", 6}, {"PERSISTENT", 0}, {"SPLIT_K", 4},
                       {"PROMOTE_OVERLAP", 1}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 128}, {"CONSUMERS", 1}, {"CONSUMER_REGS", 240}, {"STAGES", 8},
                       {"CLUSTER_K", 4}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}, {"PROMOTE_OVERLAP", 1}}),
@@ -426,9 +432,10 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
   int i = 0;
   for (const Config& c : configs)
     for (int v = 0; v < 4; ++v, ++i) {
-      // A K cluster needs fewer tiles than SMs; split-K without a persistent grid more.
-      const bool few = c.at("CLUSTER_K") > 1, many = c.at("SPLIT_K") > 1;
-      GemmProblem p = varied_fp8_problem(few ? 200 : many ? 1000 : 520 + 8 * (i % 3), few ? 392 : many ? 1032 : 776,
+      // A K cluster needs fewer tiles than SMs; split-K without a persistent grid more units than
+      // SMs from fewer tiles (1000 x 520: 72 tiles in four).
+      const bool few = c.at("CLUSTER_K") > 1, split = c.at("SPLIT_K") > 1;
+      GemmProblem p = varied_fp8_problem(few ? 200 : split ? 1000 : 520 + 8 * (i % 3), few ? 392 : split ? 520 : 776,
                                          i % 2 ? 1040 : 2000, 2 * i);
       p.scaling = Scaling::kBlock;
       p.scale_a = p.scale_b = 1.0;
