@@ -38,14 +38,15 @@
 // tile's epilogue overlaps the next tile's loads; PERSISTENT 0 launches one block per unit.
 // Clusters. CLUSTER_M 2 launches pairs of blocks as thread-block clusters (__cluster_dims__)
 // on two tiles stacked along M, which need the same B: each block loads its own A and every
-// other 64-wide box of B, multicast by the TMA unit into both blocks' shared memory (half the
+// other box of B, multicast by the TMA unit into both blocks' shared memory (half the
 // L2 -> SM traffic for B). CLUSTER_N 2 is the same for two tiles side by side along N, which
 // share A. A stage is refilled only once the consumers of both blocks have released it: every
-// consumer warp arrives on the empty barrier of both blocks (lane r on block r's, the remote
-// one without a cluster-scope release: that would wait for the warp's earlier stores of C
-// every time, which made the pair 0.6x of one block). The pair walks the same units in step;
-// where the matrix has an odd number of tiles along the pair's direction the second block's
-// tile lies outside it, loads zeros and stores nothing.
+// consumer warp arrives on the empty barrier of both blocks (lane r on block r's, without a
+// cluster-scope release: that would wait for the warp's earlier stores of C every time, which
+// made the pair 0.6x of one block). The pair walks the same units in step; where the matrix has
+// an odd number of tiles along the pair's direction the second block's tile lies outside it,
+// loads zeros and stores nothing. The producer warpgroup leaves without the consumers' final
+// cluster barrier (see its end).
 //
 // Ping-pong: PINGPONG 1 (two consumers, persistent) gives each consumer warpgroup whole tiles
 // in turn instead of half of every tile: consumer 0 takes the block's 1st, 3rd, ... unit and
@@ -182,13 +183,11 @@ __device__ __forceinline__ unsigned cluster_rank() {
 
 // A consumer warp's release of a stage: on its own block's empty barrier, and with a cluster on
 // the other block's too (its producer multicasts into this block's stage). Lane r signals block
-// r, so the pair's arrivals leave the warp at once rather than one after the other.
+// r, its own block included, through the cluster's address of the barrier: one arrival a lane,
+// the same code for both, and no rank to read.
 __device__ __forceinline__ void release_stage(unsigned bar, int lane) {
 #if CLUSTER_PEERS > 1
-  if (lane == (int)cluster_rank())
-    mbar_arrive(bar);
-  else if (lane < CLUSTER_PEERS)
-    ts_mbar_arrive_cluster(bar, (unsigned)lane);
+  if (lane < CLUSTER_PEERS) ts_mbar_arrive_cluster(bar, (unsigned)lane);
 #else
   if (lane == 0) mbar_arrive(bar);
 #endif
@@ -501,14 +500,12 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
         }
       }
     }
-#if CLUSTER_PEERS > 1
-    __syncwarp();
-    cluster_sync();  // neither block leaves while the other may still write to or arrive in it
-#elif CLUSTER_K > 1
-    __syncwarp();
-    ts_cluster_sync();  // the consumers' two cluster barriers around the sum (reduce_in_cluster)
-    ts_cluster_sync();
-#endif
+    // The producer warpgroup leaves without a cluster barrier: a cluster barrier waits only for the
+    // threads that have not exited, and the consumers' (at their end, and around reduce_in_cluster)
+    // keep each block until the other block's consumers are through with it (everything the other
+    // producer multicasts into this block is consumed here first). One after the loop made ptxas
+    // keep the producer's loop out of the uniform registers (its copies' operands moved over one
+    // by one: 99 instructions a slice against 69 for a 64 x 96 pair), the bound of a pair's loads.
     return;
   }
 
