@@ -130,10 +130,7 @@ TEST(Compile, TmaSplitKOnlyWhereItShortensTheSchedule) {
   c["EPILOGUE_SMEM"] = 0;
   c["PERSISTENT"] = 1;
   auto valid = [&](const GemmProblem& q, int split_k, int persistent) {
-    Config s = c;
-    s["SPLIT_K"] = split_k;
-    s["PERSISTENT"] = persistent;
-    return t.space().validate(s, t.context(q, &dev)).ok();
+    return t.space().validate(changed(c, {{"SPLIT_K", split_k}, {"PERSISTENT", persistent}}), t.context(q, &dev)).ok();
   };
   EXPECT_TRUE(valid(p, 2, 1)) << "80 units: one wave instead of two";
   EXPECT_TRUE(valid(p, 4, 1)) << "160 units: two waves instead of four";
@@ -149,9 +146,7 @@ TEST(Compile, TmaSplitKOnlyWhereItShortensTheSchedule) {
   // The rule reads the device: on 40 SMs the 40 tiles are a whole wave.
   DeviceFacts small = dev;
   small.multiprocessors = 40;
-  Config split = c;
-  split["SPLIT_K"] = 2;
-  EXPECT_FALSE(t.space().validate(split, t.context(p, &small)).ok());
+  EXPECT_FALSE(t.space().validate(changed(c, {{"SPLIT_K", 2}}), t.context(p, &small)).ok());
 }
 
 // gemm_tma_half's ping-pong consumers (whole tiles in turn) compile for both tiles that fit one
@@ -225,22 +220,14 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
     EXPECT_EQ(r->grid[0], std::min(132u, 4u * unsigned((q.n + bn - 1) / bn))) << "a persistent grid: min(SMs, tiles)";
     // The other schedules: ping-pong on 64-row tiles (a consumer's whole tile), a pair along M
     // multicasting B's odd number of boxes, the register epilogue, split-K.
-    Config pp = c;
-    pp["PINGPONG"] = 1;
-    pp["BLOCK_M"] = 64;
-    expect_valid_and_compiled(*nvrtc, t, q, pp, dev);
-    Config pair = c;
-    pair["CLUSTER_M"] = 2;
-    expect_valid_and_compiled(*nvrtc, t, q, pair, dev);
-    Config regs = c;
-    regs["EPILOGUE_SMEM"] = 0;
-    regs["PERSISTENT"] = 0;
+    expect_valid_and_compiled(*nvrtc, t, q, changed(c, {{"PINGPONG", 1}, {"BLOCK_M", 64}}), dev);
+    expect_valid_and_compiled(*nvrtc, t, q, changed(c, {{"CLUSTER_M", 2}}), dev);
     // One block per unit needs more units than SMs, and a split fewer tiles (in four: more than a
     // quarter of the SMs, at most three quarters): 512 x 2560 at most.
-    regs["SPLIT_K"] = 4;
     GemmProblem split_shape = q;
     split_shape.n = std::min<std::int64_t>(q.n, 2560);
-    expect_valid_and_compiled(*nvrtc, t, split_shape, regs, dev);
+    expect_valid_and_compiled(*nvrtc, t, split_shape,
+                              changed(c, {{"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}, {"SPLIT_K", 4}}), dev);
     if (bn < 128) {  // two waves of 128-wide tiles or more: refused
       GemmProblem many = q;
       many.m = 4096;
@@ -311,24 +298,15 @@ TEST(Compile, TmaWaveFitWidthsCompileWhereTheyFillTheirWaves) {
   expect_valid_and_compiled(*nvrtc, t, q, c, dev);
   // The other schedules: 208 in pairs along N (A's 64-row boxes multicast) and split along K (on
   // 1408 x 1248: 66 tiles in two halves, a unit a block in one wave), 256 x 176 alone.
-  Config pair = c;
-  pair["CLUSTER_N"] = 2;
-  expect_valid_and_compiled(*nvrtc, t, q, pair, dev);
-  Config split = c;
-  split["SPLIT_K"] = 2;
-  split["EPILOGUE_SMEM"] = 0;
-  split["PERSISTENT"] = 1;
+  expect_valid_and_compiled(*nvrtc, t, q, changed(c, {{"CLUSTER_N", 2}}), dev);
+  const Config split = changed(c, {{"SPLIT_K", 2}, {"EPILOGUE_SMEM", 0}, {"PERSISTENT", 1}});
   GemmProblem few_tiles = q;
   few_tiles.m = 1408;
   few_tiles.n = 1248;
   expect_valid_and_compiled(*nvrtc, t, few_tiles, split, dev);
   EXPECT_FALSE(t.space().validate(split, t.context(q, &dev)).ok()) << "a split of 1120 tiles";
-  Config tall = c;
-  tall["BLOCK_M"] = 256;
-  tall["BLOCK_N"] = 176;
-  tall["STAGES"] = 3;
-  tall["CONSUMER_REGS"] = 232;
-  expect_valid_and_compiled(*nvrtc, t, q, tall, dev);
+  expect_valid_and_compiled(
+      *nvrtc, t, q, changed(c, {{"BLOCK_M", 256}, {"BLOCK_N", 176}, {"STAGES", 3}, {"CONSUMER_REGS", 232}}), dev);
   // 80 (few tiles: 512 x 1280) through the TMA store's 16-column passes.
   GemmProblem few = p;
   few.n = 1280;

@@ -60,6 +60,11 @@ inline void expect_valid_and_compiled(Compiler& nvrtc, const KernelTemplate& t, 
   EXPECT_EQ(cc.compiled.log.find("serialized"), std::string::npos)
       << config_to_json_text(c) << " " << scaling_name(p.scaling) << "\n" << cc.compiled.log;
 }
+// c with the given parameters set.
+inline Config changed(Config c, std::initializer_list<std::pair<const char*, int>> changes) {
+  for (auto [name, value] : changes) c[name] = value;
+  return c;
+}
 // Each of these one-parameter changes of c is refused by t's rules for p.
 inline void expect_changes_refused(const KernelTemplate& t, const GemmProblem& p, const DeviceFacts& dev,
                                    const Config& c, std::initializer_list<std::pair<const char*, int>> changes) {

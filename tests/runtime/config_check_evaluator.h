@@ -5,16 +5,15 @@
 // template's rules that leaves a GPU test with a config the space now refuses fails here, in
 // every test run, rather than on the next device call. Nothing is compiled, run or timed.
 
-#include <string>
-
 #include "registry/template_library.h"
 #include "runtime/evaluation.h"
+#include "tests/runtime/compile_test_support.h"
 
 namespace tilesmith::gpu_test {
 
 class ConfigCheckEvaluator {
  public:
-  ConfigCheckEvaluator() : device_(nominal_facts_for_arch("sm_90")) { device_.multiprocessors = 132; }
+  ConfigCheckEvaluator() : device_(compile_test::hopper_facts()) {}
   const DeviceFacts& device() const { return device_; }
   // kOk where c is valid for p and renders; kInvalid with the reason otherwise.
   Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) const {
