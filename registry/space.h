@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -86,9 +87,13 @@ class ParamSpace {
   Result<std::map<std::string, double>> derive(const Config& config, const SpaceContext& ctx) const;
 
   // Calls `fn` for every valid point, in odometer order (last parameter fastest).
-  // Stops early when fn returns false. Must be fast: >= 100k points per second.
-  void for_each_valid(const SpaceContext& ctx,
-                      const std::function<bool(const PointValues&)>& fn) const;
+  // Stops early when fn returns false, or after `max_steps` value trials: the walk prunes
+  // by level (a constraint is checked as soon as its parameters are fixed), so what it
+  // costs is its steps, often a small part of the Cartesian product. True when the space
+  // was walked to its end (every valid point given to fn). Must be fast: >= 100k points
+  // per second.
+  bool for_each_valid(const SpaceContext& ctx, const std::function<bool(const PointValues&)>& fn,
+                      std::uint64_t max_steps = std::numeric_limits<std::uint64_t>::max()) const;
   std::vector<PointValues> enumerate_valid(const SpaceContext& ctx) const;
   // One valid point from a randomised depth-first search (each parameter's values tried
   // in a random order, pruned like for_each_valid): any valid point can come out, though

@@ -71,17 +71,16 @@ bool ParamSpace::Impl::walk(std::vector<double>& values, const SpaceContext& ctx
   return false;
 }
 
-void ParamSpace::for_each_valid(const SpaceContext& ctx,
-                                const std::function<bool(const PointValues&)>& fn) const {
+bool ParamSpace::for_each_valid(const SpaceContext& ctx, const std::function<bool(const PointValues&)>& fn,
+                                std::uint64_t max_steps) const {
   const Impl& im = *impl_;
-  if (im.params.empty()) return;
+  if (im.params.empty()) return true;
   Impl::Bound b = im.bind(ctx);
-  if (b.any_missing) return;  // see is_valid
+  if (b.any_missing) return true;  // no valid point: see is_valid
   std::vector<double>& values = b.values;
-  if (!im.check_level(-1, values, ctx)) return;
-  im.walk(
-      values, ctx, std::numeric_limits<std::uint64_t>::max(), [](size_t) {}, [](size_t, size_t i) { return i; },
-      fn);
+  if (!im.check_level(-1, values, ctx)) return true;
+  return im.walk(
+      values, ctx, max_steps, [](size_t) {}, [](size_t, size_t i) { return i; }, fn);
 }
 
 std::optional<PointValues> ParamSpace::sample_valid(const SpaceContext& ctx, std::uint64_t seed,

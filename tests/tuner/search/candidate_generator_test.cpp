@@ -87,7 +87,7 @@ TEST(EvolveCandidates, ABoundedDrawKeepsTheElitesNeighbourhoods) {
 TEST(EvolveCandidates, AnEvolutionaryPoolWhereTheSpaceIsNotEnumerated) {
   const ParamSpace space = small_space();
   ViewLimits limits;
-  limits.max_cartesian = 4;  // 24 > 4: the view samples
+  limits.max_walk_steps = 4;  // 24 points cannot be walked in 4 steps: the view samples
   auto view = SpaceView::build(space, {}, limits);
   ASSERT_FALSE(view->enumerated());
   const auto trials = trials_of(space, {{4, 2, 1}, {8, 2, 2}, {2, 2, 1}});

@@ -69,17 +69,16 @@ std::shared_ptr<const SpaceView> SpaceView::build(const ParamSpace& space, const
         v->pairs_.emplace_back(positive[i], positive[j]);
   }
   if (prior && !prior->empty()) v->fit_prior(*prior, prior_feature);
-  if (space.cartesian_size() <= limits.max_cartesian) {
-    bool too_many = false;
-    space.for_each_valid(ctx, [&](const PointValues& p) {
-      if (v->points_.size() >= limits.max_valid) {
-        too_many = true;
-        return false;
-      }
-      v->points_.push_back(p);
-      return true;
-    });
-    if (too_many) {
+  {
+    const bool walked = space.for_each_valid(
+        ctx,
+        [&](const PointValues& p) {
+          if (v->points_.size() >= limits.max_valid) return false;
+          v->points_.push_back(p);
+          return true;
+        },
+        limits.max_walk_steps);
+    if (!walked) {
       v->points_.clear();
     } else {
       v->enumerated_ = true;
