@@ -69,29 +69,25 @@ std::shared_ptr<const SpaceView> SpaceView::build(const ParamSpace& space, const
         v->pairs_.emplace_back(positive[i], positive[j]);
   }
   if (prior && !prior->empty()) v->fit_prior(*prior, prior_feature);
-  {
-    const bool walked = space.for_each_valid(
-        ctx,
-        [&](const PointValues& p) {
-          if (v->points_.size() >= limits.max_valid) return false;
-          v->points_.push_back(p);
-          return true;
-        },
-        limits.max_walk_steps);
-    if (!walked) {
-      v->points_.clear();
-    } else {
-      v->enumerated_ = true;
-      v->index_.reserve(v->points_.size());
-      for (size_t i = 0; i < v->points_.size(); ++i)
-        v->index_.emplace(v->points_[i], static_cast<std::int64_t>(i));
-      const size_t nf = static_cast<size_t>(v->feature_count());
-      if (nf > 0 && v->points_.size() * nf <= limits.max_cached_features) {
-        v->features_.resize(v->points_.size() * nf);
-        for (size_t i = 0; i < v->points_.size(); ++i)
-          v->encode(v->points_[i], v->features_.data() + i * nf);
-      }
-    }
+  const bool walked = space.for_each_valid(
+      ctx,
+      [&](const PointValues& p) {
+        if (v->points_.size() >= limits.max_valid) return false;
+        v->points_.push_back(p);
+        return true;
+      },
+      limits.max_walk_steps);
+  if (!walked) {  // too many steps or too many points: the view samples
+    v->points_.clear();
+    return v;
+  }
+  v->enumerated_ = true;
+  v->index_.reserve(v->points_.size());
+  for (size_t i = 0; i < v->points_.size(); ++i) v->index_.emplace(v->points_[i], static_cast<std::int64_t>(i));
+  const size_t nf = static_cast<size_t>(v->feature_count());
+  if (nf > 0 && v->points_.size() * nf <= limits.max_cached_features) {
+    v->features_.resize(v->points_.size() * nf);
+    for (size_t i = 0; i < v->points_.size(); ++i) v->encode(v->points_[i], v->features_.data() + i * nf);
   }
   return v;
 }
