@@ -17,18 +17,15 @@
 #include "registry/device_facts.h"
 #include "registry/problem.h"
 #include "registry/template_library.h"
+#include "tests/problem_maker.h"
 #include "tuner/search/detail/space_view.h"
 
 namespace tilesmith::proposers::detail {
 namespace {
 
 GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k, DType type, const char* layout) {
-  GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
+  GemmProblem p = testing::make_problem(m, n, k, layout);
   p.a_type = p.b_type = p.c_type = type;
-  EXPECT_TRUE(apply_layout_code(layout, p).ok());
   return p;
 }
 
@@ -55,7 +52,8 @@ TEST(BuiltInSpaceViews, EveryTemplateServingAProblemIsWalkedOrCheapToSample) {
       for (const KernelTemplate* t : library->supporting(p)) {
         if (!t->can_serve(p, dev).ok()) continue;
         const auto start = std::chrono::steady_clock::now();
-        auto view = SpaceView::build(t->space(), t->context(p, &dev));
+        const SpaceContext ctx = t->context(p, &dev);
+        auto view = SpaceView::build(t->space(), ctx);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const std::string what = t->name() + " on " + dev.arch + " for " + p.describe();
         if (view->enumerated()) {
@@ -74,7 +72,7 @@ TEST(BuiltInSpaceViews, EveryTemplateServingAProblemIsWalkedOrCheapToSample) {
             std::uniform_int_distribution<size_t> pick(0, parameter.values.size() - 1);
             point.push_back(parameter.values[pick(rng)]);
           }
-          valid += t->space().is_valid(point, t->context(p, &dev));
+          valid += t->space().is_valid(point, ctx);
         }
         EXPECT_GE(valid, 50) << what << ": the view samples (its walk took " << seconds
                              << " s), and only " << valid << " of 1,000 uniform draws are valid";

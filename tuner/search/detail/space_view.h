@@ -29,11 +29,9 @@ using PointSet = std::unordered_set<PointValues, PointHash>;
 struct ViewLimits {
   // Enumerate the valid points when the pruned walk over the space ends within this many
   // value trials (ParamSpace::for_each_valid) and finds at most max_valid; otherwise the
-  // view samples, each point a randomised walk of its own, which costs a generation of
-  // 20,000 candidates far more than one walk. What bounds the walk is its steps, not the
-  // Cartesian product: gemm_tma_half's 23 million points at M = 128 are walked in about
-  // 0.1 s, yet a bound of 20 million on the product made the view sample them (20 s a
-  // generation on an H200 host's CPU).
+  // view samples, each point a randomised walk of its own where few uniform draws are
+  // valid. The walk's steps, not the Cartesian product, are its cost (docs/search.md,
+  // "When the space view samples").
   std::uint64_t max_walk_steps = 20'000'000;
   std::uint64_t max_valid = 2'000'000;
   bool pair_features = true;
