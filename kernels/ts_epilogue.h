@@ -24,6 +24,42 @@ __device__ __forceinline__ float ts_gelu(float v) {
 }
 #endif
 
+#if (TS_EPILOGUE == 5 || TS_EPILOGUE == 6) && TS_C_DTYPE != 0 && !defined(TS_VENDOR_AMD) && defined(__CUDA_ARCH__) && \
+    __CUDA_ARCH__ >= 900
+// GELU of two values at once in C's 16-bit type (Hopper's packed bf16x2/f16x2 arithmetic and
+// tanh): about half the instructions of ts_gelu a value, which matters beside another consumer's
+// multiply, where every epilogue instruction measurably slows it (notes/open-ends.md, forty-sixth
+// session). h = v/2 (clamped at -16, where GELU is 0 to C's precision, so that -inf gives 0, not
+// NaN), u = h (2c0 + 8c1 h^2), GELU = h + h tanh(u), one rounding at the last fma. The error,
+// |h| times a few 16-bit ulps of tanh and u, stays inside the tolerance's output term (8 ulps of
+// C times |v|, docs/timing-and-tolerances.md).
+#define TS_GELU_PACKED 1
+#if TS_C_DTYPE == TS_DTYPE_BF16
+#define TS_PACKED_TYPE "bf16x2"
+#else
+#define TS_PACKED_TYPE "f16x2"
+#endif
+__device__ __forceinline__ unsigned ts_gelu_pack2(float v0, float v1) {
+  // Both halves of each word: 0.5, -16, 8c1 and 2c0 (c0 = sqrt(2/pi), c1 = 0.044715 c0) in C's type.
+  constexpr bool bf16 = TS_C_DTYPE == TS_DTYPE_BF16;
+  constexpr unsigned half = bf16 ? 0x3F003F00u : 0x38003800u, low = bf16 ? 0xC180C180u : 0xCC00CC00u,
+                     c8 = bf16 ? 0x3E923E92u : 0x34913491u, c2 = bf16 ? 0x3FCC3FCCu : 0x3E623E62u;
+  unsigned y;
+  asm("{\n\t.reg .b32 h, s, u, t;\n\t"
+      "mul.rn." TS_PACKED_TYPE " h, %1, %2;\n\t"
+      "max.NaN." TS_PACKED_TYPE " h, h, %3;\n\t"
+      "mul.rn." TS_PACKED_TYPE " s, h, h;\n\t"
+      "fma.rn." TS_PACKED_TYPE " u, s, %4, %5;\n\t"
+      "mul.rn." TS_PACKED_TYPE " u, u, h;\n\t"
+      "tanh.approx." TS_PACKED_TYPE " t, u;\n\t"
+      "fma.rn." TS_PACKED_TYPE " %0, h, t, h;\n\t}"
+      : "=r"(y)
+      : "r"(ts_c_pack2(v0, v1)), "r"(half), "r"(low), "r"(c8), "r"(c2));
+  return y;
+}
+#undef TS_PACKED_TYPE
+#endif
+
 // Which bias the epilogue adds: one value per row of C (bias_row) or per column (bias_col, bias_gelu).
 #define TS_BIAS_PER_ROW (TS_EPILOGUE == 1)
 #define TS_BIAS_PER_COLUMN (TS_EPILOGUE == 2 || TS_EPILOGUE == 6)
@@ -61,6 +97,19 @@ __device__ __forceinline__ float ts_epilogue_with(float v, float b, float slope)
   (void)slope;
   return v;
 }
+
+#if TS_C_DTYPE != TS_DTYPE_F32
+// Two neighbouring values' epilogue (as ts_epilogue_with), packed into one word of C's 16-bit
+// type: where GELU runs two at a time, that way.
+__device__ __forceinline__ unsigned ts_epilogue_pack2(float v0, float v1, float b0, float b1, float slope) {
+#ifdef TS_GELU_PACKED
+  (void)slope;
+  return TS_EPILOGUE == 6 ? ts_gelu_pack2(v0 + b0, v1 + b1) : ts_gelu_pack2(v0, v1);
+#else
+  return ts_c_pack2(ts_epilogue_with(v0, b0, slope), ts_epilogue_with(v1, b1, slope));
+#endif
+}
+#endif
 
 // Applied in fp32 to alpha*AB + beta*C before the store (and its rounding to C's type).
 __device__ __forceinline__ float ts_epilogue(float v, int m, int n, const ts_c_t* __restrict__ bias, float slope) {

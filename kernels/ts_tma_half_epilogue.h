@@ -311,8 +311,7 @@ __device__ __forceinline__ void finish_pass(unsigned (&words)[PASS_VALS / 2], co
   b.load(bias_at, t, q, w, lane);
 #pragma unroll
   for (int j = 0; j < PASS_VALS; j += 2)
-    words[j / 2] = ts_c_pack2(ts_epilogue_with(alpha * v[j], b.of(j), slope),
-                              ts_epilogue_with(alpha * v[j + 1], b.of(j + 1), slope));
+    words[j / 2] = ts_epilogue_pack2(alpha * v[j], alpha * v[j + 1], b.of(j), b.of(j + 1), slope);
 }
 // buf: the consumer's 8 KiB for C (1024-byte aligned); bias_at: its 512 bytes of bias (bias_word:
 // this thread's, loaded when the tile started).
