@@ -35,7 +35,12 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--use-cache", opts->use_cache, "go through the compiled-kernel cache");
   sub->add_option("--cache-dir", opts->cache_dir, "compiled-kernel cache folder (with --use-cache)");
   sub->add_option("--ptx", opts->ptx_path, "write the PTX NVRTC generated to this file (sm_XX targets; compiles past the cache)");
-  sub->add_option("--binary", opts->binary_path, "write the compiled code (cubin or AMD code object) to this file");
+  CLI::Option* binary =
+      sub->add_option("--binary", opts->binary_path, "write the compiled code (cubin or AMD code object) to this file");
+  sub->add_flag("--code-hash-only", opts->code_hash_only,
+                "sm_XX targets: stop at NVRTC's PTX (no ptxas), enough for the code hash (--json's code_hash), "
+                "without a binary or resource usage; gfx targets compile as usual")
+      ->excludes(binary);
   sub->add_option("--sms", opts->sms, "multiprocessors of the target GPU, for the rules that read NUM_SMS (132 on an "
                                       "H100 SXM or H200); default: not known")
       ->check(CLI::NonNegativeNumber);
@@ -78,7 +83,10 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
     if (opts->use_cache)
       c = std::make_shared<CompileCache>(c, opts->cache_dir.empty() ? default_cache_dir() / "kernels" : std::filesystem::path(opts->cache_dir),
                                          CompileCache::kDefaultMaxBytes);
-    CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts, !opts->ptx_path.empty());
+    const CompileOutput output = opts->code_hash_only       ? CompileOutput::kPtxOnly
+                                 : !opts->ptx_path.empty() ? CompileOutput::kBinaryAndPtx
+                                                           : CompileOutput::kBinary;
+    CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts, output);
     // A rule that reads NUM_SMS saw 0 where --sms was not given: say so, not only "NUM_SMS=0".
     if (cc.evaluation.outcome == Outcome::kInvalid && opts->sms == 0 &&
         cc.evaluation.message.find("NUM_SMS=0") != std::string::npos)
@@ -121,14 +129,17 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
         std::cout << "\n";
       }
       if (e.outcome == Outcome::kOk) {
-        std::cout << "  compile " << e.compile_ms << " ms" << (e.compile_cache_hit ? " (cache hit)" : "")
-                  << ", binary " << cc.compiled.binary.size() << " bytes\n";
+        std::cout << "  compile " << e.compile_ms << " ms" << (e.compile_cache_hit ? " (cache hit)" : "");
+        if (output == CompileOutput::kPtxOnly && cc.compiled.binary.empty())
+          std::cout << ", PTX only, code hash " << e.code_hash << "\n";
+        else
+          std::cout << ", binary " << cc.compiled.binary.size() << " bytes\n";
         const auto& r = e.resources;
         if (r.registers >= 0)
           std::cout << "  registers/thread " << r.registers << ", static shared " << r.static_shared_bytes
                     << " B, stack " << r.local_bytes << " B, spill stores " << r.spill_store_bytes << " B, spill loads "
                     << r.spill_load_bytes << " B\n";
-        else
+        else if (output != CompileOutput::kPtxOnly)
           std::cout << "  (this compiler reports no resource usage; it is read from the loaded kernel on a GPU)\n";
         std::cout << "  launch grid " << cc.rendered.grid[0] << "x" << cc.rendered.grid[1] << "x" << cc.rendered.grid[2]
                   << ", block " << cc.rendered.threads() << " threads\n";

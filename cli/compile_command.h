@@ -19,6 +19,7 @@ struct CompileCommand {
   bool json = false;
   bool show_log = false;
   bool use_cache = false;
+  bool code_hash_only = false;  // NVRTC: stop at the PTX (CompileOutput::kPtxOnly)
 };
 
 CLI::App* add_compile_command(CLI::App& app, int& exit_code);

@@ -27,7 +27,7 @@ std::string compile_log_excerpt(const std::string& log, int max_lines) {
 }
 
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                    const Config& config, const DeviceFacts& device, bool keep_ptx) {
+                                    const Config& config, const DeviceFacts& device, CompileOutput output) {
   CompiledCandidate c;
   auto rendered = tmpl.render(problem, config, device);
   if (!rendered.ok()) {
@@ -38,7 +38,8 @@ CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tm
   c.rendered = std::move(rendered).value();
   CompileRequest req{tmpl.name() + ".hip", c.rendered.source, c.rendered.options, c.rendered.arch, c.rendered.entry, {}};
   if (c.rendered.headers) req.headers = *c.rendered.headers;
-  req.keep_ptx = keep_ptx;
+  req.keep_ptx = output != CompileOutput::kBinary;
+  req.ptx_only = output == CompileOutput::kPtxOnly;
   c.compiled = compiler.compile(req);
   c.evaluation.compile_ms = c.compiled.compile_ms;
   c.evaluation.compile_cache_hit = c.compiled.cache_hit;

@@ -16,11 +16,17 @@ struct CompiledCandidate {
   CompileResult compiled;   // binary valid when the outcome is ok
 };
 
+// What a compile hands back besides the evaluation: the binary (to run it), also NVRTC's PTX
+// (compiled.ptx), or NVRTC's PTX alone (no binary or resource figures; the code hash is
+// there: CompileRequest::ptx_only).
+enum class CompileOutput { kBinary, kBinaryAndPtx, kPtxOnly };
+
 // Outcome invalid: the render was refused (message says why). compile_error: the
 // compiler refused the target or the source (message: the log's first lines; the
-// full log in evaluation.compile_log). keep_ptx: NVRTC also hands back the PTX (compiled.ptx).
+// full log in evaluation.compile_log).
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                    const Config& config, const DeviceFacts& device, bool keep_ptx = false);
+                                    const Config& config, const DeviceFacts& device,
+                                    CompileOutput output = CompileOutput::kBinary);
 
 // The first `max_lines` lines of a compiler log that say "error" (or the log's start):
 // short enough for history.csv and the LLM prompt.

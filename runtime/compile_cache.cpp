@@ -27,8 +27,8 @@ std::string CompileCache::key(const CompileRequest& r) const {
 }
 
 CompileResult CompileCache::compile(const CompileRequest& request) {
-  // The cache keeps binaries only: a request for the PTX goes to the compiler.
-  if (request.keep_ptx) return inner_->compile(request);
+  // The cache keeps binaries only: a request for the PTX, or for the PTX alone, goes to the compiler.
+  if (request.keep_ptx || request.ptx_only) return inner_->compile(request);
   auto t0 = std::chrono::steady_clock::now();
   const std::string k = key(request);
   const fs::path bin = dir_ / (k + ".bin"), meta = dir_ / (k + ".json");

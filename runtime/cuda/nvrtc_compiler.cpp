@@ -1,6 +1,8 @@
 #include "runtime/cuda/nvrtc_compiler.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "runtime/cuda/cuda_api.h"
 #include "runtime/detail/ptxas_report.h"
@@ -66,9 +68,15 @@ class NvrtcCompiler final : public Compiler {
       return out;
     }
     std::vector<std::string> opts = base_options(req.arch);
+    if (req.ptx_only) {
+      // The virtual architecture of the same name: NVRTC generates the same PTX (the pinned code
+      // hashes, tests/kernel_code_hashes.txt, are checked this way) and stops there.
+      opts.front() = "-arch=compute_" + req.arch.substr(3);
+      std::erase(opts, std::string("--ptxas-options=-v"));
+    }
     opts.insert(opts.end(), req.options.begin(), req.options.end());
-    out = detail::compile_with(NvrtcCalls{api_}, req, opts);
-    if (out.ok) out.resources = detail::parse_ptxas_report(out.log, req.entry);
+    out = detail::compile_with(NvrtcCalls{api_}, req, opts, req.ptx_only);
+    if (out.ok && !req.ptx_only) out.resources = detail::parse_ptxas_report(out.log, req.entry);
     return out;
   }
 

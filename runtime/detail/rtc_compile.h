@@ -19,9 +19,11 @@
 namespace tilesmith::detail {
 
 // Compiles req.source with `options` (the compiler's base options, then the request's).
-// The log is kept verbatim; ok only when code came out.
+// The log is kept verbatim; ok only when code came out, or with `intermediate_only` (options
+// that stop at it: NVRTC's compute_XX) when the intermediate did.
 template <typename Calls>
-CompileResult compile_with(const Calls& calls, const CompileRequest& req, const std::vector<std::string>& options) {
+CompileResult compile_with(const Calls& calls, const CompileRequest& req, const std::vector<std::string>& options,
+                           bool intermediate_only = false) {
   CompileResult out;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<const char*> header_texts, header_names;
@@ -55,16 +57,16 @@ CompileResult compile_with(const Calls& calls, const CompileRequest& req, const 
   }
   if (rc == Calls::kSuccess) {
     size_t size = 0;
-    calls.code_size(prog, &size);
+    if (!intermediate_only) calls.code_size(prog, &size);
     out.binary.resize(size);
     if (size > 0) calls.code(prog, out.binary.data());
-    out.ok = size > 0;
-    if (out.ok) {
-      calls.intermediate(prog, out);
-      out.code_digest = device_code_digest(out.ptx, out.binary);
-      if (!req.keep_ptx) out.ptx.clear();
-    }
-    if (!out.ok) out.log += std::string("\n") + Calls::kPrefix + " produced no " + Calls::kCodeName + " for " + req.arch;
+    calls.intermediate(prog, out);
+    out.ok = size > 0 || (intermediate_only && !out.ptx.empty());
+    if (out.ok) out.code_digest = device_code_digest(out.ptx, out.binary);
+    if (!req.keep_ptx) out.ptx.clear();
+    if (!out.ok)
+      out.log += std::string("\n") + Calls::kPrefix + " produced no " + (intermediate_only ? "PTX" : Calls::kCodeName) +
+                 " for " + req.arch;
   } else if (out.log.empty()) {
     out.log = std::string(Calls::kPrefix) + "CompileProgram failed: " + calls.error(rc);
   }

@@ -1,6 +1,7 @@
 // The generated code of every template, pinned: each case of scripts/kernel_codegen_cases.txt
-// (template | arch | problem flags | config) is compiled by autotune-loop and its code hash (the
-// one tuned entries record, runtime/code_identity.h) compared with tests/kernel_code_hashes.txt.
+// (template | arch | problem flags | config) is compiled by autotune-loop (to PTX only for sm_*:
+// --code-hash-only, the PTX being what the hash is of) and its code hash (the one tuned entries
+// record, runtime/code_identity.h) compared with tests/kernel_code_hashes.txt.
 // A change to a shared kernel header that alters another template's code therefore fails here,
 // on a machine without a GPU, instead of in that template's GPU test days later (a 3xTF32 helper
 // once named its write-only outputs as the instruction's C and every gemm_mma kernel added
@@ -69,7 +70,8 @@ struct Compiled {
 };
 
 Compiled compile_case(const Case& c, const fs::path& scratch) {
-  std::vector<std::string> argv{autotune_loop_exe().string(), "compile", "--template", c.tmpl, "--arch", c.arch, "--json"};
+  std::vector<std::string> argv{autotune_loop_exe().string(), "compile", "--template", c.tmpl, "--arch", c.arch, "--json",
+                                "--code-hash-only"};
   std::stringstream flags(c.flags);
   for (std::string f; flags >> f;) argv.push_back(f);
   if (c.config != "defaults") argv.insert(argv.end(), {"--config", c.config});

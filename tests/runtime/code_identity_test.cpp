@@ -94,7 +94,7 @@ TEST(CodeIdentity, ACommentLeavesTheKernelAndAChangedInstructionOrLaunchDoesNot)
   // The kernel's arithmetic changed: another kernel.
   const KernelTemplate scaled = edited(t, "float v = alpha * acc[i][j];", "float v = alpha * acc[i][j] * 0.5f;");
   EXPECT_NE(hash(scaled), base);
-  auto compiled = compile_candidate(*nvrtc, t, square(512), t.defaults(), dev, /*keep_ptx=*/true);
+  auto compiled = compile_candidate(*nvrtc, t, square(512), t.defaults(), dev, CompileOutput::kBinaryAndPtx);
   ASSERT_FALSE(compiled.compiled.ptx.empty()) << "keep_ptx hands the PTX back";
   EXPECT_EQ(compiled.evaluation.code_hash, base) << "keeping the PTX changes nothing";
   auto plain = compile_candidate(*nvrtc, t, square(512), t.defaults(), dev);
@@ -115,6 +115,35 @@ TEST(CodeIdentity, ACommentLeavesTheKernelAndAChangedInstructionOrLaunchDoesNot)
   auto cc = compile_candidate(*nvrtc, t, square(512), bigger, dev);
   ASSERT_TRUE(cc.evaluation.ok()) << cc.evaluation.message;
   EXPECT_NE(cc.evaluation.code_hash, base);
+}
+
+// Stopping at the PTX (compute_XX, no ptxas) gives the code hash a full compile gives, with no
+// binary: the pinned hashes (tests/cli/kernel_code_hashes_test.cpp) are checked that way.
+TEST(CodeIdentity, ThePtxAloneGivesTheCodeHashOfTheFullCompile) {
+  auto nvrtc = nvrtc_or_null();
+  if (!nvrtc) GTEST_SKIP() << "NVRTC unavailable";
+  auto lib = TemplateLibrary::embedded();
+  GemmProblem half = square(512);
+  half.a_type = half.b_type = half.c_type = DType::kBF16;
+  half.epilogue = Epilogue::kBiasGelu;
+  const struct {
+    const char* name;
+    const char* arch;
+    GemmProblem problem;
+  } cases[] = {{"gemm_tiled", "sm_80", square(512)}, {"gemm_tma_half", "sm_90", half}};
+  for (const auto& c : cases) {
+    const KernelTemplate& t = *lib->find(c.name);
+    const DeviceFacts dev = nominal_facts_for_arch(c.arch);
+    auto full = compile_candidate(*nvrtc, t, c.problem, t.defaults(), dev);
+    auto ptx = compile_candidate(*nvrtc, t, c.problem, t.defaults(), dev, CompileOutput::kPtxOnly);
+    ASSERT_EQ(full.evaluation.outcome, Outcome::kOk) << c.name << ": " << full.evaluation.message;
+    ASSERT_EQ(ptx.evaluation.outcome, Outcome::kOk) << c.name << ": " << ptx.evaluation.message;
+    EXPECT_EQ(ptx.evaluation.code_hash, full.evaluation.code_hash) << c.name << " for " << full.rendered.arch;
+    EXPECT_TRUE(ptx.compiled.binary.empty()) << c.name;
+    EXPECT_FALSE(ptx.compiled.ptx.empty()) << c.name;
+    EXPECT_EQ(ptx.evaluation.resources.registers, -1) << c.name << ": no ptxas, no resource report";
+    EXPECT_FALSE(full.compiled.binary.empty()) << c.name;
+  }
 }
 
 // hipRTC hands back no PTX: the code object is the identity, and it carries no line

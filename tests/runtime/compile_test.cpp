@@ -75,7 +75,7 @@ TEST(Compile, PtxComesBackWhenAskedFor) {
   auto plain = compile_candidate(*nvrtc, *t, square(256), t->defaults(), dev);
   ASSERT_EQ(plain.evaluation.outcome, Outcome::kOk) << plain.evaluation.message;
   EXPECT_TRUE(plain.compiled.ptx.empty());
-  auto with_ptx = compile_candidate(*nvrtc, *t, square(256), t->defaults(), dev, /*keep_ptx=*/true);
+  auto with_ptx = compile_candidate(*nvrtc, *t, square(256), t->defaults(), dev, CompileOutput::kBinaryAndPtx);
   ASSERT_EQ(with_ptx.evaluation.outcome, Outcome::kOk) << with_ptx.evaluation.message;
   EXPECT_NE(with_ptx.compiled.ptx.find(".target sm_80"), std::string::npos) << with_ptx.compiled.ptx.substr(0, 400);
   EXPECT_NE(with_ptx.compiled.ptx.find(".entry gemm_tiled("), std::string::npos);
@@ -85,9 +85,16 @@ TEST(Compile, PtxComesBackWhenAskedFor) {
   std::filesystem::remove_all(dir);
   CompileCache cache(nvrtc, dir, CompileCache::kDefaultMaxBytes);
   compile_candidate(cache, *t, square(256), t->defaults(), dev);  // fills the cache
-  auto again = compile_candidate(cache, *t, square(256), t->defaults(), dev, /*keep_ptx=*/true);
+  auto again = compile_candidate(cache, *t, square(256), t->defaults(), dev, CompileOutput::kBinaryAndPtx);
   EXPECT_FALSE(again.compiled.cache_hit);
   EXPECT_FALSE(again.compiled.ptx.empty());
+  // The PTX alone passes the cache by too, and leaves its binary as it was.
+  auto ptx_only = compile_candidate(cache, *t, square(256), t->defaults(), dev, CompileOutput::kPtxOnly);
+  EXPECT_FALSE(ptx_only.compiled.cache_hit);
+  EXPECT_TRUE(ptx_only.compiled.binary.empty());
+  auto hit = compile_candidate(cache, *t, square(256), t->defaults(), dev);
+  EXPECT_TRUE(hit.compiled.cache_hit);
+  EXPECT_EQ(hit.compiled.binary, plain.compiled.binary);
   std::filesystem::remove_all(dir);
 }
 
