@@ -16,14 +16,10 @@ struct CompiledCandidate {
   CompileResult compiled;   // binary valid when the outcome is ok
 };
 
-// What a compile hands back besides the evaluation: the binary (to run it), also NVRTC's PTX
-// (compiled.ptx), or NVRTC's PTX alone (no binary or resource figures; the code hash is
-// there: CompileRequest::ptx_only).
-enum class CompileOutput { kBinary, kBinaryAndPtx, kPtxOnly };
-
 // Outcome invalid: the render was refused (message says why). compile_error: the
 // compiler refused the target or the source (message: the log's first lines; the
-// full log in evaluation.compile_log).
+// full log in evaluation.compile_log). `output`: what comes back in `compiled`
+// (runtime/compiler.h); the evaluation's code hash comes with each.
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
                                     const Config& config, const DeviceFacts& device,
                                     CompileOutput output = CompileOutput::kBinary);

@@ -28,7 +28,7 @@ std::string CompileCache::key(const CompileRequest& r) const {
 
 CompileResult CompileCache::compile(const CompileRequest& request) {
   // The cache keeps binaries only: a request for the PTX, or for the PTX alone, goes to the compiler.
-  if (request.keep_ptx || request.ptx_only) return inner_->compile(request);
+  if (request.output != CompileOutput::kBinary) return inner_->compile(request);
   auto t0 = std::chrono::steady_clock::now();
   const std::string k = key(request);
   const fs::path bin = dir_ / (k + ".bin"), meta = dir_ / (k + ".json");

@@ -10,6 +10,12 @@
 
 namespace tilesmith {
 
+// What a compile hands back: the binary (to run it); also NVRTC's PTX (CompileResult::ptx); or
+// NVRTC's PTX alone (compute_XX, no ptxas): no binary and no resource report, but the code
+// digest, which is all a code hash needs. hipRTC, whose digest is of the code object, has no
+// PTX and compiles as usual.
+enum class CompileOutput { kBinary, kBinaryAndPtx, kPtxOnly };
+
 struct CompileRequest {
   std::string name;                  // file name for messages ("gemm_tiled.hip")
   std::string source;
@@ -17,17 +23,13 @@ struct CompileRequest {
   std::string arch;                  // "sm_90", "sm_90a", "gfx90a"
   std::string entry;                 // the kernel entry point, for the resource report
   std::vector<std::pair<std::string, std::string>> headers;  // #include "NAME" -> text
-  bool keep_ptx = false;             // NVRTC: also hand back the PTX (CompileResult::ptx)
-  // NVRTC: stop at the PTX (compute_XX, no ptxas): no binary and no resource report, but the
-  // code digest, which is all a code hash needs. hipRTC, whose digest is of the code object,
-  // compiles as usual.
-  bool ptx_only = false;
+  CompileOutput output = CompileOutput::kBinary;
 };
 
 struct CompileResult {
   bool ok = false;
   std::string log;     // verbatim compiler output (errors, warnings, ptxas report)
-  std::string binary;  // cubin / code object when ok (empty for a request's ptx_only)
+  std::string binary;  // cubin / code object when ok (empty for NVRTC's kPtxOnly)
   std::string ptx;     // NVRTC's PTX when ok and the request kept it; empty from hipRTC and the cache
   // The code's identity without line information (runtime/code_identity.h) when ok: what a
   // tuned entry's code hash is built from. Empty from a compiler that cannot give it.

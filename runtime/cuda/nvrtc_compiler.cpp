@@ -68,15 +68,16 @@ class NvrtcCompiler final : public Compiler {
       return out;
     }
     std::vector<std::string> opts = base_options(req.arch);
-    if (req.ptx_only) {
-      // The virtual architecture of the same name: NVRTC generates the same PTX (the pinned code
-      // hashes, tests/kernel_code_hashes.txt, are checked this way) and stops there.
+    const bool ptx_only = req.output == CompileOutput::kPtxOnly;
+    if (ptx_only) {
+      // The virtual architecture of the same name: NVRTC generates the same PTX (the code hash
+      // agrees, tests/runtime/code_identity_test.cpp) and stops there.
       opts.front() = "-arch=compute_" + req.arch.substr(3);
       std::erase(opts, std::string("--ptxas-options=-v"));
     }
     opts.insert(opts.end(), req.options.begin(), req.options.end());
-    out = detail::compile_with(NvrtcCalls{api_}, req, opts, req.ptx_only);
-    if (out.ok && !req.ptx_only) out.resources = detail::parse_ptxas_report(out.log, req.entry);
+    out = detail::compile_with(NvrtcCalls{api_}, req, opts, ptx_only);
+    if (out.ok && !ptx_only) out.resources = detail::parse_ptxas_report(out.log, req.entry);
     return out;
   }
 

@@ -63,7 +63,7 @@ CompileResult compile_with(const Calls& calls, const CompileRequest& req, const 
     calls.intermediate(prog, out);
     out.ok = size > 0 || (intermediate_only && !out.ptx.empty());
     if (out.ok) out.code_digest = device_code_digest(out.ptx, out.binary);
-    if (!req.keep_ptx) out.ptx.clear();
+    if (req.output == CompileOutput::kBinary) out.ptx.clear();
     if (!out.ok)
       out.log += std::string("\n") + Calls::kPrefix + " produced no " + (intermediate_only ? "PTX" : Calls::kCodeName) +
                  " for " + req.arch;

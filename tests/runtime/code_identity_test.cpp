@@ -95,7 +95,7 @@ TEST(CodeIdentity, ACommentLeavesTheKernelAndAChangedInstructionOrLaunchDoesNot)
   const KernelTemplate scaled = edited(t, "float v = alpha * acc[i][j];", "float v = alpha * acc[i][j] * 0.5f;");
   EXPECT_NE(hash(scaled), base);
   auto compiled = compile_candidate(*nvrtc, t, square(512), t.defaults(), dev, CompileOutput::kBinaryAndPtx);
-  ASSERT_FALSE(compiled.compiled.ptx.empty()) << "keep_ptx hands the PTX back";
+  ASSERT_FALSE(compiled.compiled.ptx.empty()) << "kBinaryAndPtx hands the PTX back";
   EXPECT_EQ(compiled.evaluation.code_hash, base) << "keeping the PTX changes nothing";
   auto plain = compile_candidate(*nvrtc, t, square(512), t.defaults(), dev);
   EXPECT_TRUE(plain.compiled.ptx.empty()) << "the PTX is kept only where asked for";
