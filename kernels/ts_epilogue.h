@@ -157,7 +157,11 @@ __device__ __forceinline__ void ts_store_c_pair(ts_c_t* __restrict__ C, int m, i
   v0 += beta * ts_c_to_float((ts_c_t)(old & 0xffffu));
   v1 += beta * ts_c_to_float((ts_c_t)(old >> 16));
 #endif
+#ifdef TS_GELU_PACKED  // GELU two values at a time; the other epilogues keep their code as it was
+  *reinterpret_cast<unsigned*>(p) = ts_epilogue_pack2(v0, v1, ts_bias_at(m, n, bias), ts_bias_at(m, n + 1, bias), slope);
+#else
   *reinterpret_cast<unsigned*>(p) = ts_c_pack2(ts_epilogue(v0, m, n, bias, slope), ts_epilogue(v1, m, n + 1, bias, slope));
+#endif
 #endif
   (void)beta;
 }

@@ -136,6 +136,11 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
     }
     bias_piece(b, gm, gn, N, bias);
     unsigned words[4];
+#ifdef TS_GELU_PACKED  // GELU two values at a time; the other epilogues keep their code as it was
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      words[k] = ts_epilogue_pack2(alpha * v[2 * k], alpha * v[2 * k + 1], b[2 * k], b[2 * k + 1], slope);
+#else
 #pragma unroll
     for (int j = 0; j < PIECE_VALS; ++j) v[j] = ts_epilogue_with(alpha * v[j], b[j], slope);
 #pragma unroll
@@ -146,6 +151,7 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
       words[k] = ts_c_pack2(v[2 * k], v[2 * k + 1]);
 #endif
     }
+#endif
     ts_c_t* out = C + (long long)gm * ldc + gn;
     if (vec_ok && gn + PIECE_VALS <= N) {
       *reinterpret_cast<uint4*>(out) = make_uint4(words[0], words[1], words[2], words[3]);
