@@ -199,6 +199,19 @@ def row_stands(args, replay, bin_dir, folder, env=None):
     return not replay and not args.retune_all_changed and winner_kernel_unchanged(bin_dir, folder, env)
 
 
+def row_stands_note(name, have, asked):
+    """The log line for a changed shape whose row stands (row_stands). Asked for more evaluations
+    than it holds, the run adds none (autotune-loop does not resume a folder of older templates),
+    so the line says how to search the shape further."""
+    note = ("%s: not resumed: its templates changed since it was tuned, but its winner compiles to the same "
+            "kernel (code hash), so its row stands" % name)
+    if have < asked:
+        note += ("; it holds %d of the %d evaluations asked, and searching it further means searching it again "
+                 "with today's templates, its old winners first: --retune-all-changed --only '^%s$'"
+                 % (have, asked, re.escape(name)))
+    return note
+
+
 def retune_from_nothing(folder):
     """Moves a changed shape's folder aside; returns the folder it is now in, whose winners seed
     the shape's new search (a kernel change seldom moves the best configs far: re-measuring them
@@ -316,8 +329,7 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
         log("   %s%s: exit %s after %.0f s, %d evaluations, %s" % (who, r["folder"], rc, time.time() - t0, now, how))
         if rc == 2 and refused_as_changed(output):
             if row_stands(args, replay, bin_dir, folder, env):
-                log("   %s: not resumed: its templates changed since it was tuned, but its winner compiles to the "
-                    "same kernel (code hash), so its row stands" % r["folder"])
+                log("   " + row_stands_note(r["folder"], now, args.evals))
                 break
             if args.retune_changed and attempt == 1:
                 aside = retune_from_nothing(folder)

@@ -16,6 +16,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -529,6 +530,20 @@ class EndToEndOnReplay(unittest.TestCase):
             # --retune-all-changed (a space that grew) and replay tune it again whatever the kernel.
             self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=True), False, fake, folder))
             self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=False), True, fake, folder))
+
+    def test_a_standing_row_asked_for_more_evaluations_says_how_to_search_it_further(self):
+        # At its budget: the row stands, nothing more to say.
+        at_budget = mb.row_stands_note("m128_n55296_k5120_bf16_NT", 150, 150)
+        self.assertIn("so its row stands", at_budget)
+        self.assertNotIn("--retune-all-changed", at_budget)
+        # Asked for more: autotune-loop will not resume it, so the way on is a search with today's templates,
+        # and the --only it names picks that shape alone.
+        more = mb.row_stands_note("m128_n55296_k5120_bf16_NT", 150, 300)
+        self.assertIn("it holds 150 of the 300 evaluations asked", more)
+        only = re.search(r"--only '([^']+)'", more).group(1)
+        self.assertRegex("m128_n55296_k5120_bf16_NT", only)
+        for other in ("m128_n55296_k5120_fp16_NT", "m128_n55296_k5120_bf16_NT.changed-20261201-162247"):
+            self.assertIsNone(re.search(only, other), other)
 
     def test_a_twin_being_tuned_again_lends_its_moved_aside_history_as_the_prior(self):
         # The twin's folder, moved aside and restarted on another GPU, has no measurement yet:
