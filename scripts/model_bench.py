@@ -191,6 +191,20 @@ def winner_kernel_unchanged(bin_dir, folder, env=None):
     return p.returncode == 0
 
 
+def kernel_changed_folders(bin_dir, shapes_dir, rows, env=None):
+    """The tuned shapes (folders) whose winner no longer compiles to the kernel it was measured
+    with, or whose kernel cannot be told (winner_kernel_unchanged: no GPU needed): the rows a
+    --retune-changed call would tune again."""
+    return [r["folder"] for r in distinct(rows)
+            if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))
+            and not winner_kernel_unchanged(bin_dir, os.path.join(shapes_dir, r["folder"]), env)]
+
+
+def only_pattern(folders):
+    """An --only expression that picks exactly these shape folders."""
+    return "^(%s)$" % "|".join(re.escape(f) for f in folders)
+
+
 def row_stands(args, replay, bin_dir, folder, env=None):
     """Whether a shape whose templates changed keeps its row instead of being tuned again: its
     winner still compiles to the kernel it was tuned with (never on replay, which has no kernels to
@@ -497,6 +511,10 @@ def main(argv):
     mode.add_argument("--bench-only", action="store_true", help="no tuning: one bench-best pass and the table")
     mode.add_argument("--table-only", action="store_true",
                       help="print the table from the bench passes so far (bench-all.json)")
+    mode.add_argument("--list-changed", action="store_true",
+                      help="no GPU: list the tuned shapes whose winner's kernel changed since it was measured "
+                           "(bench-best --record-code-hashes, which also records the hash where an entry lacks it), "
+                           "with the --only that picks them for --retune-changed; give --device-label")
     ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_stream at M <= %d "
                     "and gemm_gemv at M <= %d)" % (" ".join(HALF_TEMPLATES), STREAM_MAX_M, GEMV_MAX_M))
     ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
@@ -530,8 +548,9 @@ def main(argv):
         ap.error("--gpus takes GPU indices separated by commas (e.g. 0,1,2,3), not %r" % args.gpus)
     if args.bench_batch < 1:
         ap.error("--bench-batch needs at least 1 shape per bench-best process")
-    if (args.retune_changed or args.retune_all_changed) and (args.bench_only or args.table_only):
-        ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only or --table-only")
+    if (args.retune_changed or args.retune_all_changed) and (args.bench_only or args.table_only or args.list_changed):
+        ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only, --table-only or "
+                 "--list-changed")
     args.retune_changed = args.retune_changed or args.retune_all_changed
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sets = args.sets or [os.path.join(here, "data", "problems", s) for s in DEFAULT_SETS]
@@ -542,11 +561,19 @@ def main(argv):
         raise SystemExit("model_bench: no shape left after the filters")
     label = args.device_label or device_label(args.bin, passthrough)
     if not label:
-        print("model_bench: no GPU found (give --device-label to print the table of an earlier run)", file=sys.stderr)
+        print("model_bench: no GPU found (give --device-label to read an earlier run's results: the table, --list-changed)", file=sys.stderr)
         return 3
     dev_dir = os.path.join(args.out_dir, label)
     shapes_dir = os.path.join(dev_dir, "shapes")
     os.makedirs(shapes_dir, exist_ok=True)
+    if args.list_changed:
+        changed = kernel_changed_folders(args.bin, shapes_dir, rows)
+        tuned = sum(os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json")) for r in distinct(rows))
+        log("model_bench: %d of %d tuned shapes in %s have a winner whose kernel changed since it was measured "
+            "(or cannot be told)%s" % (len(changed), tuned, shapes_dir, "".join("\n  " + f for f in changed)))
+        if changed:
+            log("tune them again: --retune-changed --only '%s'" % only_pattern(changed))
+        return 0
     deadline = time.time() + args.minutes * 60 if args.minutes else None
     log("model_bench: %d rows, %d distinct shapes (of %d in %d files), %d evaluations each, results in %s"
         % (len(rows), len(distinct(rows)), len(distinct(everything)), len(sets), args.evals, dev_dir))

@@ -531,6 +531,29 @@ class EndToEndOnReplay(unittest.TestCase):
             self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=True), False, fake, folder))
             self.assertFalse(mb.row_stands(argparse.Namespace(retune_all_changed=False), True, fake, folder))
 
+    def test_the_shapes_whose_winner_kernel_changed_are_listed_with_the_only_that_picks_them(self):
+        # bench-best --record-code-hashes: exit 0 where the winner compiles to its kernel, 4 where it changed.
+        fake = os.path.join(self.dir, "fakebin")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "bench-best"), "w") as f:
+            f.write('#!/bin/sh\ncase "$*" in *m4096_n4096_k4096_bf16_NT/*) exit 4;; esac\nexit 0\n')
+        os.chmod(os.path.join(fake, "bench-best"), 0o755)
+        shapes = os.path.join(self.dir, "shapes")
+        rows = [{"folder": f} for f in ("m4096_n4096_k4096_bf16_NT", "m4096_n4096_k4096_fp16_NT",
+                                        "m128_n4096_k4096_bf16_NT", "m4096_n4096_k4096_bf16_NT")]
+        for r in rows[:2]:  # the M = 128 shape is not tuned: nothing to tell
+            os.makedirs(os.path.join(shapes, r["folder"]), exist_ok=True)
+            with open(os.path.join(shapes, r["folder"], "best_config.json"), "w") as f:
+                f.write("{}")
+        changed = mb.kernel_changed_folders(fake, shapes, rows)
+        self.assertEqual(changed, ["m4096_n4096_k4096_bf16_NT"])
+        only = mb.only_pattern(changed + ["m16_n1280_k8192_e4m3_NT_c_bf16_per_tensor"])
+        for name in changed + ["m16_n1280_k8192_e4m3_NT_c_bf16_per_tensor"]:
+            self.assertRegex(name, only)
+        for other in ("m4096_n4096_k4096_fp16_NT", "m4096_n4096_k4096_bf16_NT.changed-20261201-133735",
+                      "xm4096_n4096_k4096_bf16_NT"):
+            self.assertIsNone(re.search(only, other), other)
+
     def test_a_standing_row_asked_for_more_evaluations_says_how_to_search_it_further(self):
         # At its budget: the row stands, nothing more to say.
         at_budget = mb.row_stands_note("m128_n55296_k5120_bf16_NT", 150, 150)
