@@ -191,12 +191,17 @@ def winner_kernel_unchanged(bin_dir, folder, env=None):
     return p.returncode == 0
 
 
+def is_tuned(shapes_dir, folder):
+    """Whether the shape's folder has a winner (best_config.json)."""
+    return os.path.exists(os.path.join(shapes_dir, folder, "best_config.json"))
+
+
 def kernel_changed_folders(bin_dir, shapes_dir, rows, env=None):
     """The tuned shapes (folders) whose winner no longer compiles to the kernel it was measured
     with, or whose kernel cannot be told (winner_kernel_unchanged: no GPU needed): the rows a
     --retune-changed call would tune again."""
     return [r["folder"] for r in distinct(rows)
-            if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))
+            if is_tuned(shapes_dir, r["folder"])
             and not winner_kernel_unchanged(bin_dir, os.path.join(shapes_dir, r["folder"]), env)]
 
 
@@ -221,8 +226,8 @@ def row_stands_note(name, have, asked):
             "kernel (code hash), so its row stands" % name)
     if have < asked:
         note += ("; it holds %d of the %d evaluations asked, and searching it further means searching it again "
-                 "with today's templates, its old winners first: --retune-all-changed --only '^%s$'"
-                 % (have, asked, re.escape(name)))
+                 "with today's templates, its old winners first: --retune-all-changed --only '%s'"
+                 % (have, asked, only_pattern([name])))
     return note
 
 
@@ -439,8 +444,7 @@ def bench(args, bin_dir, dev_dir, shapes_dir, rows, passthrough, deadline=None):
     process (each row's ours, vendor and floor from one process, so on one GPU), the batches
     spread over --gpus, until done or, with --minutes, until the time left would not hold the
     next batch at the pace measured so far."""
-    folders = [r["folder"] for r in distinct(rows)
-               if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))]
+    folders = [r["folder"] for r in distinct(rows) if is_tuned(shapes_dir, r["folder"])]
     if not folders:
         log("== nothing tuned yet under %s: no bench pass" % shapes_dir)
         return None
@@ -568,7 +572,7 @@ def main(argv):
     os.makedirs(shapes_dir, exist_ok=True)
     if args.list_changed:
         changed = kernel_changed_folders(args.bin, shapes_dir, rows)
-        tuned = sum(os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json")) for r in distinct(rows))
+        tuned = sum(is_tuned(shapes_dir, r["folder"]) for r in distinct(rows))
         log("model_bench: %d of %d tuned shapes in %s have a winner whose kernel changed since it was measured "
             "(or cannot be told)%s" % (len(changed), tuned, shapes_dir, "".join("\n  " + f for f in changed)))
         if changed:
@@ -604,8 +608,7 @@ def main(argv):
     except ValueError as e:
         log("== %s (see bench.err)" % e)
         bench_doc = None
-    tuned = {r["folder"] for r in distinct(rows)
-             if os.path.exists(os.path.join(shapes_dir, r["folder"], "best_config.json"))}
+    tuned = {r["folder"] for r in distinct(rows) if is_tuned(shapes_dir, r["folder"])}
     evals = {r["folder"]: count_evaluations(os.path.join(shapes_dir, r["folder"])) for r in distinct(rows)}
     table, summary = summarize(rows, bench_doc, tuned, evals)
     report = format_report(table, summary, device_line(bench_doc), benchmark_shapes=len(distinct(everything)),
