@@ -67,12 +67,13 @@
 // barrier each sums 1/CLUSTER_K of the tile over the cluster's shared memory, in rank order
 // (deterministic), and stores it: no workspace, no single block summing the whole tile.
 //
-// Epilogue: with EPILOGUE_SMEM (row-major C, beta 0, no split-K) each consumer warp passes its
-// 16 rows through 2 KiB of its own shared memory, 32 fp32 columns at a time, and finishes them
-// from there in one rolled loop (alpha, bias, activation, rounding), storing C in 16-byte pieces;
+// Epilogue: with EPILOGUE_SMEM (row-major C, beta 0) each consumer warp passes its 16 rows through
+// 2 KiB of its own shared memory, 32 fp32 columns at a time, and finishes them from there in one
+// rolled loop (alpha, bias, activation, rounding), storing C in 16-byte pieces (2: the TMA store);
 // otherwise from the accumulator registers (ts_wgmma_half.h).
-// Split-K partials are summed in a fixed order by the last block of a tile (deterministic): with
-// EPILOGUE_SMEM through the same chunks (whole 16-byte pieces), otherwise element by element (ts_tile.h).
+// Split-K: the block of a tile that finishes its multiply last adds the other shares' partials to
+// its registers in a fixed order (deterministic) and stores the tile by any of these
+// (ts_tma_half_epilogue.h's gather_splits).
 #ifndef BLOCK_M
 #define BLOCK_M 128
 #endif
@@ -139,9 +140,10 @@
 // Registers the producer keeps: what one thread issuing copies needs. With the consumers'
 // CONSUMER_REGS the block stays within the SM's 64 Ki registers.
 #define PRODUCER_REGS 40
-// Only the consumers write C: split-K's reduction runs on them, with a named barrier.
+// Only the consumers write C: split-K's gathering runs on them, with a named barrier.
 #define TS_TILE_THREADS (CONSUMERS * WARPGROUP_THREADS)
 #define TS_TILE_SYNC() asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * WARPGROUP_THREADS) : "memory")
+#define TS_SPLITS_GATHERED 1  // a tile's shares of K meet in one block before it stores (gather_splits)
 
 // Blocks of a cluster that multicast into each other's stages (a pair along M shares B, along N A).
 #define CLUSTER_PEERS (CLUSTER_M * CLUSTER_N)
@@ -635,14 +637,17 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     reduce_in_cluster(acc, smem, tile, ctid, C, bias, M, N, ldc, alpha, beta, epilogue_slope);
     continue;
 #endif
+#if SPLIT_K > 1
+    if (!gather_splits(acc, tile, ctid, workspace, M)) continue;  // another block stores the tile
+#endif
 #if TMA_STORE
     // C's buffers (1024-byte aligned, as the 128-byte swizzle needs), then the bias stashes.
     store_tile_via_tma(acc, tile_bias, stages_addr + STAGES * STAGE_BYTES + c * 8192,
                        stages_addr + STAGES * STAGE_BYTES + CONSUMERS * 8192 + c * TMA_BIAS_BYTES, tile, c, w, lane,
                        tid % WARPGROUP_THREADS == 0, &map_c, alpha, epilogue_slope);
 #elif SMEM_EPILOGUE
-    store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048, tile, c * 4 + w, ctid, lane, C, bias,
-                        workspace, M, N, ldc, alpha, epilogue_slope);
+    store_tile_via_smem(acc, smem + STAGES * STAGE_BYTES + (c * 4 + w) * 2048, tile, c * 4 + w, lane, C, bias, M, N,
+                        ldc, alpha, epilogue_slope);
 #else
     wgmma_store_tile(acc, tile, WG_FIRST_TILE(c) / WG_M_TILES, w, lane, ctid, C, bias, workspace, M, N, ldc, alpha, beta,
                      epilogue_slope);

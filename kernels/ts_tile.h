@@ -25,6 +25,12 @@
 #ifndef TS_TILE_SYNC
 #define TS_TILE_SYNC() __syncthreads()
 #endif
+// A template whose blocks sum their tile's splits before they store (gemm_tma_half) defines
+// TS_SPLITS_GATHERED 1: the block that reaches ts_finish_tile holds the whole sum and stores it.
+#ifndef TS_SPLITS_GATHERED
+#define TS_SPLITS_GATHERED 0
+#endif
+#define TS_STORES_PARTIALS (SPLIT_K > 1 && !TS_SPLITS_GATHERED)
 
 struct TsTile {
   int tile_m, tile_n, tiles_n;
@@ -82,7 +88,7 @@ template <typename Walk>
 __device__ __forceinline__ void ts_finish_tile(Walk walk, const TsTile& tile, int tid, ts_c_t* __restrict__ C,
                                                const ts_c_t* __restrict__ bias, float* __restrict__ workspace,
                                                int M, int N, int ldc, float alpha, float beta, float slope) {
-#if SPLIT_K == 1
+#if !TS_STORES_PARTIALS
   (void)workspace;
   (void)tid;
   (void)tile;

@@ -3,13 +3,14 @@
 // EPILOGUE_SMEM, CLUSTER_K, the C type's and the epilogue's) and is included where they are
 // defined. Three ways, by the config:
 //  - EPILOGUE_SMEM 1: each warp stages 32-column chunks in 2 KiB of shared memory and stores
-//    them in 16-byte pieces (store_tile_via_smem); with SPLIT_K the chunks go through the
-//    workspace;
+//    them in 16-byte pieces (store_tile_via_smem);
 //  - EPILOGUE_SMEM 2: the tile is finished in registers and stored by the tensor memory
 //    accelerator from a swizzled buffer per consumer (store_tile_via_tma);
 //  - CLUSTER_K > 1: the cluster's partial tiles summed over distributed shared memory
 //    (reduce_in_cluster).
-// EPILOGUE_SMEM 0 stores straight from the registers (ts_tile.h's ts_finish_tile).
+// EPILOGUE_SMEM 0 stores straight from the registers (ts_wgmma_half.h's wgmma_store_tile). With
+// SPLIT_K the shares of a tile first meet in one block's registers (gather_splits), which then
+// stores the tile by whichever of these the config names.
 #pragma once
 
 #define SMEM_EPILOGUE (EPILOGUE_SMEM && CLUSTER_K == 1 && TS_C_ROW_MAJOR && !TS_HAS_BETA)
@@ -83,24 +84,12 @@ __device__ __forceinline__ void bias_piece(float (&b)[PIECE_VALS], int m, int n,
   for (int j = 0; j < PIECE_VALS; ++j) b[j] = n + j < N ? ts_bias_at(m, n + j, bias) : 0.0f;
 }
 
-#if SPLIT_K > 1
-// Split-K through the same chunks. Every split of a tile copies its staged chunks, as they are, to
-// its slot of the workspace (16 bytes a lane, whole 512-byte runs); the split that arrives last sums,
-// chunk by chunk, the slots of all splits in split order (deterministic: its own from shared
-// memory, the others' from L2) and finishes them. Workspace: one arrival counter per tile, then
-// SPLIT_K slots of BLOCK_M x BLOCK_N floats per tile, each laid out as its consumer warps' chunks.
-#define SLOT_FLOATS (BLOCK_M * BLOCK_N)
-#endif
-#define CHUNK_FLOATS 512  // one staged chunk: 16 rows of 32 fp32
-
 // Stores the chunk in buf (stage_chunk's layout) to C's rows row0.. and columns col0..: each lane
 // takes 16-byte pieces, PIECE_VALS values, applies alpha and the epilogue in fp32, rounds once and
 // stores them with one 16-byte store where C's rows are 16-byte aligned (vec_ok), else value by value.
-// With split-K, parts is the chunk in split 0's slot (the others SLOT_FLOATS apart) and split is
-// this block's: the values are the sum over splits.
 __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0, int col0, int lane, bool vec_ok,
                                              ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias, int M, int N,
-                                             int ldc, float alpha, float slope, const float* parts, int split) {
+                                             int ldc, float alpha, float slope) {
   const int piece = lane % PIECES_PER_ROW;
 #pragma unroll
   for (int pass = 0; pass < 16 / ROWS_PER_PASS; ++pass) {
@@ -111,24 +100,7 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
 #pragma unroll
     for (int g = 0; g < PIECE_VALS / 4; ++g) {
       const int granule = piece * (PIECE_VALS / 4) + g;
-      float4 x = *reinterpret_cast<const float4*>(buf + epi_granule_offset(r, granule));
-#if SPLIT_K > 1
-      float4 p[SPLIT_K];
-#pragma unroll
-      for (int k = 0; k < SPLIT_K; ++k)
-        p[k] = k == split ? x : ts_load_l2_4(parts + k * SLOT_FLOATS + epi_granule_offset(r, granule) / 4);
-      x = p[0];
-#pragma unroll
-      for (int k = 1; k < SPLIT_K; ++k) {  // split order: the same sum whichever split arrives last
-        x.x += p[k].x;
-        x.y += p[k].y;
-        x.z += p[k].z;
-        x.w += p[k].w;
-      }
-#else
-      (void)parts;
-      (void)split;
-#endif
+      const float4 x = *reinterpret_cast<const float4*>(buf + epi_granule_offset(r, granule));
       v[4 * g] = x.x;
       v[4 * g + 1] = x.y;
       v[4 * g + 2] = x.z;
@@ -164,50 +136,20 @@ __device__ __forceinline__ void finish_chunk(const unsigned char* buf, int row0,
 }
 
 // A consumer warp's whole share of the tile (its 16 rows of each of its 64-row tiles) to C through
-// buf, chunk by chunk. cw is the warp among the consumers' (0 .. 4 CONSUMERS - 1), ctid the thread.
+// buf, chunk by chunk. cw is the warp among the consumers' (0 .. 4 CONSUMERS - 1).
 __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILES][ACC_N], unsigned char* buf,
-                                                    const TsTile& tile, int cw, int ctid, int lane,
-                                                    ts_c_t* __restrict__ C, const ts_c_t* __restrict__ bias,
-                                                    float* __restrict__ workspace, int M, int N, int ldc, float alpha,
+                                                    const TsTile& tile, int cw, int lane, ts_c_t* __restrict__ C,
+                                                    const ts_c_t* __restrict__ bias, int M, int N, int ldc, float alpha,
                                                     float slope) {
   const int row0 = tile.block_m + WG_FIRST_TILE(cw / 4) * 64 + 16 * (cw % 4);
   const bool vec_ok =
       (ldc * (int)sizeof(ts_c_t)) % 16 == 0 && reinterpret_cast<unsigned long long>(C) % 16 == 0;
-  const float* parts = nullptr;
-#if SPLIT_K > 1
-  const int tiles = (M + BLOCK_M - 1) / BLOCK_M * tile.tiles_n, at = tile.tile_m * tile.tiles_n + tile.tile_n;
-  int* counters = reinterpret_cast<int*>(workspace);
-  float* warp_slot0 = workspace + ((tiles + 3) & ~3) + (long long)at * SPLIT_K * SLOT_FLOATS + cw * EPI_CHUNKS * CHUNK_FLOATS;
-  float* mine = warp_slot0 + (long long)tile.split * SLOT_FLOATS;
-#pragma unroll 1
-  for (int ch = 0; ch < EPI_CHUNKS; ++ch) {
-    stage_chunk(acc, ch, buf, lane);
-    __syncwarp();
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      reinterpret_cast<float4*>(mine + ch * CHUNK_FLOATS)[j * 32 + lane] =
-          reinterpret_cast<const float4*>(buf)[j * 32 + lane];
-    __syncwarp();
-  }
-  __threadfence();
-  TS_TILE_SYNC();
-  __shared__ int arrived;
-  if (ctid == 0) arrived = atomicAdd(&counters[at], 1);
-  TS_TILE_SYNC();
-  if (arrived != SPLIT_K - 1) return;  // a later split sums this one's slot
-  __threadfence();
-  if (ctid == 0) counters[at] = 0;  // ready for the next launch
-  parts = warp_slot0;
-#else
-  (void)workspace;
-  (void)ctid;
-#endif
 #pragma unroll 1
   for (int ch = 0; ch < EPI_CHUNKS; ++ch) {
     stage_chunk(acc, ch, buf, lane);
     __syncwarp();
     finish_chunk(buf, row0 + (ch / CHUNKS_PER_TILE) * 64, tile.block_n + (ch % CHUNKS_PER_TILE) * CHUNK_COLS, lane,
-                 vec_ok, C, bias, M, N, ldc, alpha, slope, parts ? parts + ch * CHUNK_FLOATS : nullptr, tile.split);
+                 vec_ok, C, bias, M, N, ldc, alpha, slope);
     __syncwarp();  // buf is read before the next chunk overwrites it
   }
 }
@@ -234,7 +176,7 @@ __device__ __forceinline__ void store_tile_via_smem(const float (&acc)[WG_M_TILE
 // C's box: 64 rows x PASS_N columns (the JSON's map); fewer, wider passes where the width allows.
 #define PASS_N (BLOCK_N % 64 == 0 ? 64 : BLOCK_N % 32 == 0 ? 32 : BLOCK_N % 48 == 0 ? 48 : 16)
 #define PASS_VALS (PASS_N / 2)  // a thread's accumulators in a pass
-static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 16 == 0 && SPLIT_K == 1, "TMA store: 16-bit C, passes of whole 16-column pieces");
+static_assert(sizeof(ts_c_t) == 2 && BLOCK_N % 16 == 0, "TMA store: 16-bit C, passes of whole 16-column pieces");
 #define TMA_PASSES_N (BLOCK_N / PASS_N)
 __device__ __forceinline__ void consumer_sync(int c) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(2 + c), "n"(WARPGROUP_THREADS) : "memory");
@@ -411,5 +353,96 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
     }
   }
   ts_cluster_sync();  // no block leaves while another still reads its shared memory
+}
+#endif
+
+#if SPLIT_K > 1
+// Split-K: the shares of K of one tile meet in the block that finishes its multiply last, which
+// then stores the whole tile as an unsplit block does (any epilogue: registers, chunks, the TMA
+// store). Each block takes a ticket once its multiply is done; all but the last write their
+// accumulators to their share's slot, in the registers' own order (float4 i of consumer thread t at
+// (i * TS_TILE_THREADS + t) * 4: each warp's store and load one whole 512-byte run, no bounds to
+// check), and count themselves written with one release by one thread. The last waits for that
+// count, which only blocks past their multiply still owe (so it never waits on one that has not
+// started, whatever the grid), adds the others' slots to its registers in share order (the same
+// sum whichever share is last) and resets both counters for the next launch.
+// This replaced partials written element by element to an M x N slab, a fence in every thread and a
+// last block that read its own partial back and stored C value by value: a quarter of the consumer
+// warps' samples at 512 x 1280 x 8192 in two shares (ncu, run 273).
+// Workspace: a ticket and a written count per tile (zero before the first launch), then SPLIT_K
+// slots of BLOCK_M x BLOCK_N floats per tile.
+#define SPLIT_SLOT_FLOATS (BLOCK_M * BLOCK_N)
+#define SPLIT_ITEMS (WG_M_TILES * ACC_N / 4)  // a thread's float4s
+__device__ __forceinline__ void split_count_written(int* counter) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
+}
+__device__ __forceinline__ int split_written_count(const int* counter) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(counter) : "memory");
+  return v;
+}
+// Returns whether this block stores the tile (then acc holds the sum over all shares).
+__device__ __forceinline__ bool gather_splits(float (&acc)[WG_M_TILES][ACC_N], const TsTile& tile, int ctid,
+                                              float* __restrict__ workspace, int M) {
+  const int tiles = (M + BLOCK_M - 1) / BLOCK_M * tile.tiles_n, at = tile.tile_m * tile.tiles_n + tile.tile_n;
+  int* tickets = reinterpret_cast<int*>(workspace);
+  int* written = tickets + tiles;
+  float4* slot0 = reinterpret_cast<float4*>(workspace + ((2 * tiles + 3) & ~3) +
+                                            (long long)at * SPLIT_K * SPLIT_SLOT_FLOATS) + ctid;
+  __shared__ int ticket;
+  if (ctid == 0) ticket = atomicAdd(&tickets[at], 1);
+  TS_TILE_SYNC();
+  if (ticket != SPLIT_K - 1) {
+    float4* mine = slot0 + tile.split * (SPLIT_SLOT_FLOATS / 4);
+#pragma unroll
+    for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+      for (int i = 0; i < ACC_N; i += 4)
+        mine[(t * ACC_N + i) / 4 * TS_TILE_THREADS] = make_float4(acc[t][i], acc[t][i + 1], acc[t][i + 2], acc[t][i + 3]);
+    TS_TILE_SYNC();  // every thread's slot written (and ticket read) before the count says so
+    if (ctid == 0) split_count_written(&written[at]);
+    return false;
+  }
+  if (ctid == 0) {
+    while (split_written_count(&written[at]) != SPLIT_K - 1) {
+    }
+    tickets[at] = 0;
+    written[at] = 0;
+  }
+  TS_TILE_SYNC();
+  // A few items at a time, every other share's loads issued before any is added (latency: this
+  // block alone finishes the tile; about 8 float4s in flight a thread, 2 (or SPLIT_K - 1) beside 96
+  // or more accumulators, where more spilled), the shares added in order 0..SPLIT_K-1.
+  constexpr int kInFlight = WG_M_TILES * ACC_N >= 96 ? 2 : 8;
+  constexpr int kGroup = SPLIT_K >= kInFlight ? 1 : kInFlight / SPLIT_K;
+#pragma unroll
+  for (int g = 0; g < SPLIT_ITEMS; g += kGroup) {
+    float4 part[SPLIT_K][kGroup];
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s)
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j)
+        if (g + j < SPLIT_ITEMS && s != tile.split) part[s][j] = __ldcg(slot0 + s * (SPLIT_SLOT_FLOATS / 4) + (g + j) * TS_TILE_THREADS);
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j) {
+      if (g + j >= SPLIT_ITEMS) break;
+      const int t = (g + j) * 4 / ACC_N, i = (g + j) * 4 % ACC_N;
+      const float4 own = make_float4(acc[t][i], acc[t][i + 1], acc[t][i + 2], acc[t][i + 3]);
+      float4 sum = tile.split == 0 ? own : part[0][j];
+#pragma unroll
+      for (int s = 1; s < SPLIT_K; ++s) {
+        const float4 x = s == tile.split ? own : part[s][j];
+        sum.x += x.x;
+        sum.y += x.y;
+        sum.z += x.z;
+        sum.w += x.w;
+      }
+      acc[t][i] = sum.x;
+      acc[t][i + 1] = sum.y;
+      acc[t][i + 2] = sum.z;
+      acc[t][i + 3] = sum.w;
+    }
+  }
+  return true;
 }
 #endif

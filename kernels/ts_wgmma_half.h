@@ -73,7 +73,7 @@ __device__ __forceinline__ void wgmma_store_tile(const float (&acc)[WG_M_TILES][
                                                  int w, int lane, int tid, ts_c_t* __restrict__ C,
                                                  const ts_c_t* __restrict__ bias, float* __restrict__ workspace,
                                                  int M, int N, int ldc, float alpha, float beta, float slope) {
-#if SPLIT_K == 1 && TS_C_ROW_MAJOR
+#if !TS_STORES_PARTIALS && TS_C_ROW_MAJOR
   const bool pairs = (ldc % 2 == 0) && (reinterpret_cast<unsigned long long>(C) % (2 * sizeof(ts_c_t)) == 0);
   if (pairs) {
 #pragma unroll

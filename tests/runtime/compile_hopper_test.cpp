@@ -223,11 +223,15 @@ TEST(Compile, TmaNarrowBoxWidthsCompileForAKMajorBOnly) {
     expect_valid_and_compiled(*nvrtc, t, q, changed(c, {{"PINGPONG", 1}, {"BLOCK_M", 64}}), dev);
     expect_valid_and_compiled(*nvrtc, t, q, changed(c, {{"CLUSTER_M", 2}}), dev);
     // One block per unit needs more units than SMs, and a split fewer tiles (in four: more than a
-    // quarter of the SMs, at most three quarters): 512 x 2560 at most.
+    // quarter of the SMs, at most three quarters): 512 x 2560 at most. The widest tile in two shares
+    // on a persistent grid: in four its last block's gather spills 16 bytes beside 112 accumulators
+    // (notes/open-ends.md, forty-eighth session).
     GemmProblem split_shape = q;
     split_shape.n = std::min<std::int64_t>(q.n, 2560);
     expect_valid_and_compiled(*nvrtc, t, split_shape,
-                              changed(c, {{"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}, {"SPLIT_K", 4}}), dev);
+                              bn < 224 ? changed(c, {{"EPILOGUE_SMEM", 0}, {"PERSISTENT", 0}, {"SPLIT_K", 4}})
+                                       : changed(c, {{"EPILOGUE_SMEM", 0}, {"PERSISTENT", 1}, {"SPLIT_K", 2}}),
+                              dev);
     if (bn < 128) {  // two waves of 128-wide tiles or more: refused
       GemmProblem many = q;
       many.m = 4096;

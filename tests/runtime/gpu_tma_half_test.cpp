@@ -464,6 +464,12 @@ TEST_F(GpuEvaluatorTest, TmaHalfTmaStoreEpilogueValidates) {
       // Widths that are not multiples of 64: 32-column passes through a 32-wide C box.
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 5}, {"EPILOGUE_SMEM", 2}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 224}, {"STAGES", 5}, {"PINGPONG", 1}, {"EPILOGUE_SMEM", 2}}),
+      // Split-K: the share that finishes last gathers the others and stores through the TMA (two
+      // shares of 128 x 128 and of 128 x 160, a unit a block; four of 64 x 256 with one consumer:
+      // 2-3 units a block, shares of one tile in different blocks' turns).
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5}, {"SPLIT_K", 2}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 160}, {"STAGES", 5}, {"SPLIT_K", 2}, {"EPILOGUE_SMEM", 2}}),
+      config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 256}, {"CONSUMERS", 1}, {"STAGES", 4}, {"SPLIT_K", 4}, {"EPILOGUE_SMEM", 2}}),
   };
   const Epilogue epilogues[] = {Epilogue::kBiasGelu, Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu,
                                 Epilogue::kBiasCol, Epilogue::kLeakyRelu};
