@@ -480,9 +480,8 @@ TEST(Compile, TmaHalfServesFp8NtWithItsSlicesPromoted) {
 }
 
 // gemm_tma_half's TMA-store epilogue (EPILOGUE_SMEM 2) compiles without spills on the cooperative,
-// ping-pong, 256-row and cluster schedules with a fused epilogue, for 16-bit C only, without
-// split-K, in 64-column passes (32-column ones for the 160- and 224-wide tiles, whose C box is
-// 32 wide).
+// ping-pong, 256-row and cluster schedules and split-K with a fused epilogue, for 16-bit C only,
+// in 64-column passes (32-column ones for the 160- and 224-wide tiles, whose C box is 32 wide).
 TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
@@ -512,14 +511,19 @@ TEST(Compile, TmaHalfStoresCThroughTheTensorMemoryAccelerator) {
                             testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"STAGES", 5},
                                                      {"PROMOTE_SLICES", 2}, {"EPILOGUE_SMEM", 2}}),
                             dev);
-  // Refused: fp32 C (64 columns are 256 bytes, over the swizzle), split-K, beta.
+  // Split-K stores through it too (the last share's block, gather_splits): 128 x 80 in two shares
+  // at 512 x 1280, the template's seed for few tiles.
+  GemmProblem few = p;
+  few.m = 512;
+  few.n = 1280;
+  expect_valid_and_compiled(*nvrtc, t, few,
+                            testing::config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 80}, {"STAGES", 8}, {"SPLIT_K", 2},
+                                                     {"GROUP_M", 1}, {"EPILOGUE_SMEM", 2}}),
+                            dev);
+  // Refused: fp32 C (64 columns are 256 bytes, over the swizzle), beta.
   GemmProblem f32c = p;
   f32c.c_type = DType::kF32;
   EXPECT_FALSE(t.space().validate(configs[0], t.context(f32c, &dev)).ok());
-  Config split = configs[0];
-  split["SPLIT_K"] = 2;
-  split["PERSISTENT"] = 1;
-  EXPECT_FALSE(t.space().validate(split, t.context(p, &dev)).ok());
   GemmProblem beta = p;
   beta.beta = 0.5;
   EXPECT_FALSE(t.space().validate(configs[0], t.context(beta, &dev)).ok());

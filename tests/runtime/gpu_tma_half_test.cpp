@@ -166,7 +166,7 @@ TEST_F(GpuEvaluatorTest, TmaHalfClusterKConfigsValidate) {
 // or both column-major, keep the operands' strides TMA's), C in every type, each epilogue, the
 // cooperative, ping-pong and one-consumer schedules, ping-pong in 2x1 and 1x2 clusters, a 2x1 pair of 64 x 64
 // tiles, and
-// split-K summed through the workspace.
+// split-K (the shares gathered in the last block, which stores through the chunks).
 TEST_F(GpuEvaluatorTest, TmaHalfSmemEpilogueOddColumnsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_tma_half");
