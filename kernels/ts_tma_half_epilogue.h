@@ -305,10 +305,18 @@ __device__ __forceinline__ void store_tile_via_tma(const float (&acc)[WG_M_TILES
 }
 #endif
 
+// The layout the partial tiles of K clusters and split-K share: fragment-major, [item][thread], an
+// item being 4 accumulators of one consumer thread (columns n, n + 1 of rows m and m + 8), so that
+// every write and read of a warp is whole 16-byte pieces (512 bytes in a row).
+#define ACC_ITEMS (WG_M_TILES * ACC_N / 4)  // a thread's items
+__device__ __forceinline__ float4 acc_item(const float (&acc)[WG_M_TILES][ACC_N], int f) {
+  const float* a = &acc[f / (ACC_N / 4)][4 * (f % (ACC_N / 4))];
+  return make_float4(a[0], a[1], a[2], a[3]);
+}
+
 #if CLUSTER_K > 1
 // The tile's sum over the cluster (CLUSTER_K > 1), called by every consumer thread once the
-// tile's wgmma groups are done. Partials are kept fragment-major ([item][thread] float4, item
-// = 4 accumulators of one thread: columns n, n + 1 of rows m and m + 8), so both the writes and
+// tile's wgmma groups are done. Partials are kept fragment-major (above), so both the writes and
 // the cluster's reads are whole 16-byte pieces without bank conflicts; block r sums items
 // r * kPer.. over ranks 0..CLUSTER_K-1 and skips those wholly outside C (most of a 64-row
 // tile when M = 16) without reading them.
@@ -316,16 +324,13 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
                                                   const TsTile& tile, int ctid, ts_c_t* __restrict__ C,
                                                   const ts_c_t* __restrict__ bias, int M, int N, int ldc,
                                                   float alpha, float beta, float slope) {
-  constexpr int kItemsPerThread = WG_M_TILES * ACC_N / 4;
-  constexpr int kItems = kItemsPerThread * TS_TILE_THREADS;
+  constexpr int kItems = ACC_ITEMS * TS_TILE_THREADS;
   constexpr int kPer = (kItems + CLUSTER_K - 1) / CLUSTER_K;
   float* part = reinterpret_cast<float*>(smem);
   TS_TILE_SYNC();  // every consumer's wgmma has read the stages this partial overwrites
 #pragma unroll
-  for (int f = 0; f < kItemsPerThread; ++f) {
-    const float* a = &acc[f / (ACC_N / 4)][4 * (f % (ACC_N / 4))];
-    *reinterpret_cast<float4*>(part + (f * TS_TILE_THREADS + ctid) * 4) = make_float4(a[0], a[1], a[2], a[3]);
-  }
+  for (int f = 0; f < ACC_ITEMS; ++f)
+    *reinterpret_cast<float4*>(part + (f * TS_TILE_THREADS + ctid) * 4) = acc_item(acc, f);
   ts_cluster_sync();
   const int rank = (int)ts_cluster_rank();
   for (int item = rank * kPer + ctid; item < min(kItems, (rank + 1) * kPer); item += TS_TILE_THREADS) {
@@ -360,10 +365,9 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
 // Split-K: the shares of K of one tile meet in the block that finishes its multiply last, which
 // then stores the whole tile as an unsplit block does (any epilogue: registers, chunks, the TMA
 // store). Each block takes a ticket once its multiply is done; all but the last write their
-// accumulators to their share's slot, in the registers' own order (float4 i of consumer thread t at
-// (i * TS_TILE_THREADS + t) * 4: each warp's store and load one whole 512-byte run, no bounds to
-// check), and count themselves written with one release by one thread. The last waits for that
-// count, which only blocks past their multiply still owe (so it never waits on one that has not
+// accumulators to their share's slot fragment-major (above: no bounds to check), and count
+// themselves written with one release by one thread. The last waits for that count, which only
+// blocks past their multiply still owe (so it never waits on one that has not
 // started, whatever the grid), adds the others' slots to its registers in share order (the same
 // sum whichever share is last) and resets both counters for the next launch.
 // This replaced partials written element by element to an M x N slab, a fence in every thread and a
@@ -372,7 +376,6 @@ __device__ __forceinline__ void reduce_in_cluster(const float (&acc)[WG_M_TILES]
 // Workspace: a ticket and a written count per tile (zero before the first launch), then SPLIT_K
 // slots of BLOCK_M x BLOCK_N floats per tile.
 #define SPLIT_SLOT_FLOATS (BLOCK_M * BLOCK_N)
-#define SPLIT_ITEMS (WG_M_TILES * ACC_N / 4)  // a thread's float4s
 __device__ __forceinline__ void split_count_written(int* counter) {
   asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
 }
@@ -395,10 +398,7 @@ __device__ __forceinline__ bool gather_splits(float (&acc)[WG_M_TILES][ACC_N], c
   if (ticket != SPLIT_K - 1) {
     float4* mine = slot0 + tile.split * (SPLIT_SLOT_FLOATS / 4);
 #pragma unroll
-    for (int t = 0; t < WG_M_TILES; ++t)
-#pragma unroll
-      for (int i = 0; i < ACC_N; i += 4)
-        mine[(t * ACC_N + i) / 4 * TS_TILE_THREADS] = make_float4(acc[t][i], acc[t][i + 1], acc[t][i + 2], acc[t][i + 3]);
+    for (int f = 0; f < ACC_ITEMS; ++f) mine[f * TS_TILE_THREADS] = acc_item(acc, f);
     TS_TILE_SYNC();  // every thread's slot written (and ticket read) before the count says so
     if (ctid == 0) split_count_written(&written[at]);
     return false;
@@ -416,18 +416,19 @@ __device__ __forceinline__ bool gather_splits(float (&acc)[WG_M_TILES][ACC_N], c
   constexpr int kInFlight = WG_M_TILES * ACC_N >= 96 ? 2 : 8;
   constexpr int kGroup = SPLIT_K >= kInFlight ? 1 : kInFlight / SPLIT_K;
 #pragma unroll
-  for (int g = 0; g < SPLIT_ITEMS; g += kGroup) {
+  for (int g = 0; g < ACC_ITEMS; g += kGroup) {
     float4 part[SPLIT_K][kGroup];
 #pragma unroll
     for (int s = 0; s < SPLIT_K; ++s)
 #pragma unroll
       for (int j = 0; j < kGroup; ++j)
-        if (g + j < SPLIT_ITEMS && s != tile.split) part[s][j] = __ldcg(slot0 + s * (SPLIT_SLOT_FLOATS / 4) + (g + j) * TS_TILE_THREADS);
+        if (g + j < ACC_ITEMS && s != tile.split)
+          part[s][j] = ts_load_l2_4(reinterpret_cast<const float*>(slot0 + s * (SPLIT_SLOT_FLOATS / 4) + (g + j) * TS_TILE_THREADS));
 #pragma unroll
     for (int j = 0; j < kGroup; ++j) {
-      if (g + j >= SPLIT_ITEMS) break;
+      if (g + j >= ACC_ITEMS) break;
       const int t = (g + j) * 4 / ACC_N, i = (g + j) * 4 % ACC_N;
-      const float4 own = make_float4(acc[t][i], acc[t][i + 1], acc[t][i + 2], acc[t][i + 3]);
+      const float4 own = acc_item(acc, g + j);
       float4 sum = tile.split == 0 ? own : part[0][j];
 #pragma unroll
       for (int s = 1; s < SPLIT_K; ++s) {
