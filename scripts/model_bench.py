@@ -231,13 +231,13 @@ def row_stands_note(name, have, asked):
     return note
 
 
-def retune_from_nothing(folder):
-    """Moves a changed shape's folder aside; returns the folder it is now in, whose winners seed
-    the shape's new search (a kernel change seldom moves the best configs far: re-measuring them
+def retune_from_nothing(folder, why="its templates changed since it was tuned"):
+    """Moves a shape's folder aside; returns the folder it is now in, whose winners seed the
+    shape's new search (a kernel change seldom moves the best configs far: re-measuring them
     first saves the retune most of its budget)."""
     aside = move_aside(folder)
-    log("== %s: its templates changed since it was tuned; moved aside to %s, tuning it again, its old winners first"
-        % (os.path.basename(folder), os.path.basename(aside)))
+    log("== %s: %s; moved aside to %s, tuning it again, its old winners first"
+        % (os.path.basename(folder), why, os.path.basename(aside)))
     return aside
 
 
@@ -282,24 +282,32 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
     replay = "replay" in passthrough
     folder = os.path.join(shapes_dir, r["folder"])
     aside = None
-    # A bench pass's MISMATCH may predate the code hashes; either way a winner that still
-    # compiles to its kernel keeps its row.
-    if args.retune_changed and os.path.isdir(folder) and (
+    # --retune: a shape at its budget is searched again (one still short of it resumes, so a
+    # call cut off mid-retune goes on where it stopped). A bench pass's MISMATCH may predate the
+    # code hashes; either way a winner that still compiles to its kernel keeps its row.
+    again = os.path.isdir(folder) and (
+        (args.retune and shape_done(folder, args.evals)) or
+        (args.retune_changed and (
             r["folder"] in changed or
             (shape_done(folder, args.evals) and refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay,
                                                                     env))) and (
-            not row_stands(args, replay, bin_dir, folder, env)):
-        aside = retune_from_nothing(folder)
-    done_before = count_evaluations(folder)
-    if shape_done(folder, args.evals):
+            not row_stands(args, replay, bin_dir, folder, env))))
+    if not again and shape_done(folder, args.evals):
         return True
     left = None
     if deadline is not None:
+        # Before any folder is moved aside: one left without the time to tune it has no row.
         left = deadline - time.time()
         if left < 60:
             rest = [x["folder"] for x in todo if not shape_done(os.path.join(shapes_dir, x["folder"]), args.evals)]
+            if again:
+                rest.insert(0, r["folder"])
             log("== %stime is up: %d shapes left to tune (%s)" % (who, len(rest), " ".join(rest)))
             return False
+    if again:
+        aside = retune_from_nothing(folder, "searched again (--retune)" if args.retune else
+                                    "its templates changed since it was tuned")
+    done_before = count_evaluations(folder)
     # Warm start and prior: chosen at the shape's first session and kept for its resumes.
     def tuned_with(name):  # the shapes whose folder holds the file `name`
         return [x for x in everything if os.path.exists(os.path.join(shapes_dir, x["folder"], name))]
@@ -533,6 +541,11 @@ def main(argv):
                     help="--retune-changed for every shape whose templates changed, the same winner kernel or not: "
                          "after a template's space grew (configs the old search could not try); with --only to pick "
                          "the shapes")
+    ap.add_argument("--retune", action="store_true",
+                    help="search again, in a new folder, every shape --only picks that is at its budget, whatever "
+                         "changed (a template's new seed, a wider space): the old folder is kept beside it as "
+                         "FOLDER.changed-DATE and its winners are the new search's first warm start; a shape still "
+                         "short of its budget resumes instead, so a call cut off mid-retune goes on where it stopped")
     ap.add_argument("--gpus", help="tune on these GPUs at once (e.g. 0,1,2,3): one autotune-loop per GPU, each "
                     "taking the next shape, largest first; the bench pass's batches likewise, each batch on one GPU")
     ap.add_argument("--no-warm-start", action="store_true", help="do not seed a shape with its nearest tuned shapes (nor give it "
@@ -552,7 +565,10 @@ def main(argv):
         ap.error("--gpus takes GPU indices separated by commas (e.g. 0,1,2,3), not %r" % args.gpus)
     if args.bench_batch < 1:
         ap.error("--bench-batch needs at least 1 shape per bench-best process")
-    if (args.retune_changed or args.retune_all_changed) and (args.bench_only or args.table_only or args.list_changed):
+    if args.retune and not args.only:
+        ap.error("--retune searches shapes at their budget again: pick them with --only")
+    if (args.retune or args.retune_changed or args.retune_all_changed) and (
+            args.bench_only or args.table_only or args.list_changed):
         ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only, --table-only or "
                  "--list-changed")
     args.retune_changed = args.retune_changed or args.retune_all_changed

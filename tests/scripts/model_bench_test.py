@@ -505,6 +505,35 @@ class EndToEndOnReplay(unittest.TestCase):
         with open(os.path.join(other, "history.csv")) as f:
             self.assertEqual(f.read(), untouched, "the probe adds nothing to a folder that is fine")
 
+    def test_retune_searches_a_shape_at_its_budget_again_and_resumes_one_cut_short(self):
+        shapes = os.path.join(self.dir, "out", "replay", "shapes")
+        folder = os.path.join(shapes, "m128_n4096_k4096_bf16_NN")
+        self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128")
+        with open(os.path.join(folder, "history.csv")) as f:
+            before = f.read()
+        # Nothing changed, yet --retune searches it again, the old folder kept and first warm start.
+        out = self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128", "--retune")
+        self.assertIn("m128_n4096_k4096_bf16_NN: searched again (--retune); moved aside to "
+                      "m128_n4096_k4096_bf16_NN.changed-", out)
+        self.assertRegex(out, r"\(0 of 6 evaluations so far\), warm start from m128_n4096_k4096_bf16_NN\.changed-")
+        self.assertEqual(mf.count_evaluations(folder), 6)
+        aside = [d for d in os.listdir(shapes) if d.startswith("m128_n4096_k4096_bf16_NN.changed-")]
+        self.assertEqual(len(aside), 1)
+        with open(os.path.join(shapes, aside[0], "history.csv")) as f:
+            self.assertEqual(f.read(), before)
+        # A larger budget: the shape is short of it, so --retune resumes it instead of starting over.
+        time.sleep(1.1)  # a second move would get a new name
+        out = self.run_driver("--evals", "9", "--tune-only", "--only", "decode_m128", "--retune")
+        self.assertNotIn("moved aside", out)
+        self.assertIn("(6 of 9 evaluations so far)", out)
+        self.assertEqual(mf.count_evaluations(folder), 9)
+        # --retune without --only would search every shape again: refused.
+        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
+                            "--sets", self.set, "--retune", "--"] + self.replay,
+                           capture_output=True, text=True, env=dict(os.environ, TILESMITH_BIN=BIN), timeout=600)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("pick them with --only", p.stderr)
+
     def test_retune_changed_with_bench_only_is_a_usage_error(self):
         env = dict(os.environ, TILESMITH_BIN=BIN)
         for mode, retune in (("--bench-only", "--retune-changed"), ("--table-only", "--retune-all-changed")):
