@@ -511,6 +511,11 @@ class EndToEndOnReplay(unittest.TestCase):
         self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128")
         with open(os.path.join(folder, "history.csv")) as f:
             before = f.read()
+        # Without the time to tune it again (under a minute left), the folder stays where it is.
+        out = self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128", "--retune", "--minutes", "0.5")
+        self.assertIn("time is up: 1 shapes left to tune (m128_n4096_k4096_bf16_NN)", out)
+        self.assertNotIn("moved aside", out)
+        self.assertEqual(mf.count_evaluations(folder), 6)
         # Nothing changed, yet --retune searches it again, the old folder kept and first warm start.
         out = self.run_driver("--evals", "6", "--tune-only", "--only", "decode_m128", "--retune")
         self.assertIn("m128_n4096_k4096_bf16_NN: searched again (--retune); moved aside to "
