@@ -565,12 +565,13 @@ def main(argv):
         ap.error("--gpus takes GPU indices separated by commas (e.g. 0,1,2,3), not %r" % args.gpus)
     if args.bench_batch < 1:
         ap.error("--bench-batch needs at least 1 shape per bench-best process")
+    retune_flag = next((f for f, on in (("--retune", args.retune), ("--retune-changed", args.retune_changed),
+                                         ("--retune-all-changed", args.retune_all_changed)) if on), None)
+    if retune_flag and (args.bench_only or args.table_only or args.list_changed):
+        ap.error("%s tunes shapes again, so it does not go with --bench-only, --table-only or --list-changed"
+                 % retune_flag)
     if args.retune and not args.only:
         ap.error("--retune searches shapes at their budget again: pick them with --only")
-    if (args.retune or args.retune_changed or args.retune_all_changed) and (
-            args.bench_only or args.table_only or args.list_changed):
-        ap.error("--retune-changed tunes shapes again, so it does not go with --bench-only, --table-only or "
-                 "--list-changed")
     args.retune_changed = args.retune_changed or args.retune_all_changed
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sets = args.sets or [os.path.join(here, "data", "problems", s) for s in DEFAULT_SETS]

@@ -527,7 +527,7 @@ class EndToEndOnReplay(unittest.TestCase):
         with open(os.path.join(shapes, aside[0], "history.csv")) as f:
             self.assertEqual(f.read(), before)
         # A larger budget: the shape is short of it, so --retune resumes it instead of starting over.
-        time.sleep(1.1)  # a second move would get a new name
+        time.sleep(1.1)  # a wrong second move aside would then not collide with the first's name
         out = self.run_driver("--evals", "9", "--tune-only", "--only", "decode_m128", "--retune")
         self.assertNotIn("moved aside", out)
         self.assertIn("(6 of 9 evaluations so far)", out)
@@ -541,12 +541,13 @@ class EndToEndOnReplay(unittest.TestCase):
 
     def test_retune_changed_with_bench_only_is_a_usage_error(self):
         env = dict(os.environ, TILESMITH_BIN=BIN)
-        for mode, retune in (("--bench-only", "--retune-changed"), ("--table-only", "--retune-all-changed")):
+        for mode, retune in (("--bench-only", "--retune-changed"), ("--table-only", "--retune-all-changed"),
+                             ("--bench-only", "--retune")):
             p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), os.path.join(self.dir, "out"),
                                 "--sets", self.set, mode, retune, "--"] + self.replay,
                                capture_output=True, text=True, env=env, timeout=60)
             self.assertEqual(p.returncode, 2, retune)
-            self.assertIn("--retune-changed tunes shapes again", p.stderr)
+            self.assertIn(retune + " tunes shapes again", p.stderr)
 
     def test_a_changed_shape_keeps_its_row_only_where_its_winner_kernel_is_the_same(self):
         # bench-best --record-code-hashes answers whether the winner compiles to its kernel (exit 0) or not.
