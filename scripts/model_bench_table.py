@@ -9,6 +9,7 @@ import os
 
 FLOOR_MAX_M = 128  # rows with M <= this are judged against the read floor, the others against the peak
 WIN_MARGIN = 1.03  # "won by >= 3%"
+LOSS_MARGIN = 0.95  # lost by more than 5%
 
 
 def geomean(values):
@@ -136,6 +137,12 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
                     if vendor_ms is not None and paired.get("vendor_median_ms"):
                         t["vendor_tflops"] = vendor["tflops"] * vendor_ms / paired["vendor_median_ms"]
                     t["tflops_from_rounds"] = True
+            # The tuning's own verdict on its winner (autotune-loop's end-of-run certification:
+            # several processes, paired rounds with the vendor), where it describes today's kernel.
+            cert = (e.get("certification") or {}).get("vendor") or {}
+            if cert.get("ratio") and cert.get("ratio_interval") and e.get("status") != "MISMATCH":
+                t["certified_ratio"] = cert["ratio"]
+                t["certified_interval"] = cert["ratio_interval"]
             floor = e.get("read_floor")
             t["floor_ms"] = floor["median_ms"] if floor else None
             t["floor_note"] = e.get("read_floor_unavailable", "")
@@ -195,6 +202,19 @@ def _ratio_cell(t):
     return cell
 
 
+def _verdict(ratio):
+    """A ratio as a verdict: won by >= 3%, lost by more than 5%, or in between."""
+    return "won" if ratio >= WIN_MARGIN else "lost" if ratio < LOSS_MARGIN else "near"
+
+
+def _certification_disagrees(t):
+    """Whether the row's pass and its tuning's certification give the shape different verdicts,
+    the pass lying outside the certified interval: one pass of a card at its power limit can read
+    5-10% off, and the row then says what the tuning found."""
+    iv, r = t.get("certified_interval"), t.get("ratio")
+    return bool(iv and r and not iv[0] <= r <= iv[1] and _verdict(r) != _verdict(t["certified_ratio"]))
+
+
 def device_line(bench_doc):
     """The table's device line from a bench document ("" without one)."""
     d = (bench_doc or {}).get("device")
@@ -228,6 +248,10 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None,
                 note = ("FAILED: " + (t.get("message") or "")[:60] + ("; " + note if note else "")).strip()
             elif t.get("status") not in (None, "ok", "DRIFT"):
                 note = (t["status"] + ("; " + note if note else ""))
+            if _certification_disagrees(t):
+                lo, hi = t["certified_interval"]
+                note = ("tuning certified %.3f [%.3f-%.3f]" % (t["certified_ratio"], lo, hi) +
+                        ("; " + note if note else ""))
             if latest_pass and t.get("measured_at") and t["measured_at"] != latest_pass:
                 note = ("pass of " + t["measured_at"] + ("; " + note if note else ""))
             lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), t.get("template") or "-",
@@ -249,6 +273,11 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None,
                "rounds' medians; %% of the dtype's dense tensor peak for M > %d (from those TF/s), of the read floor "
                "(floor time / kernel time, measured in the same bench-best process) for M <= %d"
                % (vendor, vendor, FLOOR_MAX_M, FLOOR_MAX_M))
+    if any(_certification_disagrees(t) for t in table):
+        out.append("tuning certified = the ratio autotune-loop certified for the winner at the end of its tuning "
+                   "(several processes), shown where it and this pass give the shape different verdicts (won by "
+                   ">= 3%%, lost by more than %d%%, in between); the summary counts this pass"
+                   % round(100 * (1 - LOSS_MARGIN)))
     passes = sorted({t["measured_at"] for t in table if t.get("state") == "measured" and t.get("measured_at")})
     out.append("shapes: %d distinct in %d rows; %d measured%s" % (
         s["shapes"], s["rows"], s["measured"],

@@ -286,6 +286,27 @@ class Table(unittest.TestCase):
         self.assertAlmostEqual(t["vendor_tflops"], once_vendor / 0.9)
         self.assertAlmostEqual(t["pct"], 100.0 * t["ours_tflops"] / e["peak_tflops"])
 
+    def test_a_pass_and_its_tuning_certification_with_different_verdicts_are_both_shown(self):
+        bench = {"entries": [dict(e) for e in self.bench["entries"]]}
+        e = bench["entries"][3]
+        e["paired"] = {"rounds": 16, "ratio": 1.12, "interval": [1.004, 1.166]}
+
+        def note_with(cert_ratio, cert_interval, status="ok"):
+            e["certification"] = {"processes": 4, "vendor": {"ratio": cert_ratio, "ratio_interval": cert_interval}}
+            e["status"] = status
+            table, s = mt.summarize(self.r, bench, self.tuned)
+            return mt.format_report(table, s)
+
+        # The pass says won, the tuning a tie: the row shows both, and the legend says what it is.
+        text = note_with(1.007, [0.958, 1.083])
+        self.assertIn("tuning certified 1.007 [0.958-1.083]", text)
+        self.assertIn("tuning certified = the ratio autotune-loop certified", text)
+        # The same verdict (both won), a certification whose interval holds the pass, or a kernel
+        # changed since the tuning (MISMATCH): nothing to add.
+        for args in ((1.05, [1.04, 1.06]), (1.01, [0.99, 1.13]), (1.007, [0.958, 1.083], "MISMATCH")):
+            text = note_with(*args)
+            self.assertNotIn("tuning certified", text, args)
+
     def test_no_bench_yet(self):
         table, s = mt.summarize(self.r, None, self.tuned)
         self.assertEqual({t["state"] for t in table}, {"not measured", "not tuned"})
