@@ -305,8 +305,8 @@ def tune_shape(args, bin_dir, shapes_dir, r, i, todo, everything, passthrough, l
             log("== %stime is up: %d shapes left to tune (%s)" % (who, len(rest), " ".join(rest)))
             return False
     if again:
-        aside = retune_from_nothing(folder, "searched again (--retune)" if args.retune else
-                                    "its templates changed since it was tuned")
+        aside = retune_from_nothing(folder, "searched again (--retune)") if args.retune else \
+            retune_from_nothing(folder)
     done_before = count_evaluations(folder)
     # Warm start and prior: chosen at the shape's first session and kept for its resumes.
     def tuned_with(name):  # the shapes whose folder holds the file `name`

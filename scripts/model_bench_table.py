@@ -202,6 +202,11 @@ def _ratio_cell(t):
     return cell
 
 
+def _before(text, note):
+    """A row's note with `text` put in front of what it already says."""
+    return text + ("; " + note if note else "")
+
+
 def _verdict(ratio):
     """A ratio as a verdict: won by >= 3%, lost by more than 5%, or in between."""
     return "won" if ratio >= WIN_MARGIN else "lost" if ratio < LOSS_MARGIN else "near"
@@ -245,21 +250,20 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None,
                 of = "floor n/a"
             err = _f(t.get("rel_err"), "%.2g") + " / " + _f(t.get("vendor_rel_err"), "%.2g")
             if t["state"] == "failed":
-                note = ("FAILED: " + (t.get("message") or "")[:60] + ("; " + note if note else "")).strip()
+                note = _before("FAILED: " + (t.get("message") or "")[:60], note).strip()
             elif t.get("status") not in (None, "ok", "DRIFT"):
-                note = (t["status"] + ("; " + note if note else ""))
+                note = _before(t["status"], note)
             if _certification_disagrees(t):
                 lo, hi = t["certified_interval"]
-                note = ("tuning certified %.3f [%.3f-%.3f]" % (t["certified_ratio"], lo, hi) +
-                        ("; " + note if note else ""))
+                note = _before("tuning certified %.3f [%.3f-%.3f]" % (t["certified_ratio"], lo, hi), note)
             if latest_pass and t.get("measured_at") and t["measured_at"] != latest_pass:
-                note = ("pass of " + t["measured_at"] + ("; " + note if note else ""))
+                note = _before("pass of " + t["measured_at"], note)
             lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), t.get("template") or "-",
                           _f(t.get("ours_tflops"), "%.2f"), _f(t.get("vendor_tflops"), "%.2f"),
                           _ratio_cell(t), pct, vpct, of, err, note])
         else:
             lines.append([label, shape, t["dtype"], _f(t.get("evals"), "%d"), "-", "-", "-", "-", "-", "-", "-", "-",
-                          (t["state"] + ("; " + note if note else ""))])
+                          _before(t["state"], note)])
     widths = [max(len(str(r[i])) for r in [head] + lines) for i in range(len(head))]
     out = []
     if device:
