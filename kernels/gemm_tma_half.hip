@@ -3,15 +3,15 @@
 // tensor memory accelerator (TMA), a warp-specialised pipeline on mbarriers, wgmma from
 // shared memory, and an optional persistent grid. C in fp32, fp16 or bf16, every layout.
 //
-// Roles. The block is CONSUMERS + 1 warpgroups. Warpgroup 0 is the producer: it gives most
-// of its registers back (setmaxnreg.dec) and one of its threads issues, for each 64-deep K
-// slice, the TMA copies of A's and B's tiles into a free stage, announcing their bytes on
-// the stage's "full" mbarrier. The consumer warpgroups take registers (setmaxnreg.inc), each
-// owns BLOCK_M / CONSUMERS rows of the block tile across the whole BLOCK_N width, waits for a
-// stage to be full, multiplies it with wgmma (m64nBLOCK_Nk16, one group per slice, the
-// previous one left in flight) and, once that previous group has finished reading its stage,
-// hands the stage back on its "empty" mbarrier. No thread waits on a block-wide barrier in
-// the K loop: the producer runs up to STAGES slices ahead, across tile boundaries. ptxas fits
+// Roles. The block is CONSUMERS + 1 warpgroups. Warpgroup 0 is the producer: it gives most of its
+// registers back (setmaxnreg.dec) and its first warp walks the ring, one elected lane issuing, for
+// each 64-deep K slice, the TMA copies of A's and B's tiles into a free stage, announcing their
+// bytes on the stage's "full" mbarrier. The consumer warpgroups take registers (setmaxnreg.inc),
+// each owns BLOCK_M / CONSUMERS rows of the block tile across the whole BLOCK_N width, waits for a
+// stage to be full, multiplies it with wgmma (m64nBLOCK_Nk16, one group per slice, the previous
+// one left in flight) and, once that previous group has finished reading its stage, hands the
+// stage back on its "empty" mbarrier. No thread waits on a block-wide barrier in the K loop: the
+// producer runs up to STAGES slices ahead, across tile boundaries. ptxas fits
 // the consumers' code to CONSUMER_REGS, above the 168 registers __launch_bounds__ leaves a thread
 // of three warpgroups, so a consumer can hold 160 or 192 accumulators (256 x 160, 256 x 192: the
 // fewest operand bytes per multiply-add of any tile here; the JSON's rules say where they spill).
@@ -488,16 +488,23 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
 
   if (wg == 0) {
     setmaxnreg_dec<PRODUCER_REGS>();
-    if (tid == 0) {
-      prefetch_tensormap(&map_a);
-      prefetch_tensormap(&map_b);
+    // The first warp walks the ring; one lane of it, elected, issues each slice's copies (the
+    // producer's loop is the bound of narrow tiles: each copy issued by `tid == 0` alone cost a
+    // loop over the active lanes, elect_one_lane).
+    if (tid < TS_WARP_SIZE) {
+      if (tid == 0) {
+        prefetch_tensormap(&map_a);
+        prefetch_tensormap(&map_b);
+      }
       Ring ring;
       for (int unit = first_unit; unit < units; unit += unit_stride) {
         const TsTile tile = unit_tile(unit, M, N, K, rank);
         for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
           mbar_wait(empty_addr + 8u * ring.stage, ring.phase ^ 1u);  // the first lap finds every slot free
-          load_slice(stages_addr + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
-                     full_addr + 8u * ring.stage, rank);
+          if (elect_one_lane())
+            load_slice(stages_addr + ring.stage * STAGE_BYTES, &map_a, &map_b, tile.block_m, tile.block_n, k0,
+                       full_addr + 8u * ring.stage, rank);
+          __syncwarp();
           ring.next();
         }
       }

@@ -1,9 +1,9 @@
 // Hopper tensor-memory-accelerator pieces shared by the TMA templates (gemm_tma_half,
 // gemm_tma_tf32): the tensor map as a kernel parameter, mbarriers (init, the producer's
-// expect-bytes arrival, plain arrivals, parity waits), one box copy into shared memory
-// (optionally multicast to a cluster), the ring of STAGES slots that producer and
-// consumers walk in step, and the register split of a warp-specialised block (setmaxnreg).
-// The including template defines STAGES first.
+// expect-bytes arrival, plain arrivals, parity waits), one box copy into shared memory (optionally
+// multicast to a cluster), the lane of a warp that issues them, the ring of STAGES slots that
+// producer and consumers walk in step, and the register split of a warp-specialised block
+// (setmaxnreg). The including template defines STAGES first.
 #pragma once
 #include "ts_smem.h"
 
@@ -94,6 +94,16 @@ __device__ __forceinline__ void tma_store_box(const TsTensorMap* map, unsigned s
 __device__ __forceinline__ void tma_store_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 __device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+// Whether this lane is the one elect.sync picks among the warp's (all 32 active): the way a
+// converged warp lets one lane issue TMA copies. ptxas knows that the elected lane is alone, so
+// each copy compiles to one instruction; issued under `tid == 0` instead, every copy became a
+// loop over the active lanes (elect, copy, branch back: six instructions and a branch each).
+__device__ __forceinline__ bool elect_one_lane() {
+  unsigned elected;
+  asm volatile("{\n.reg .pred p;\nelect.sync _|p, 0xffffffff;\nselp.u32 %0, 1, 0, p;\n}\n" : "=r"(elected));
+  return elected != 0;
+}
 
 // Stage and phase of a ring of STAGES slots: a slot's barrier completes once per lap.
 struct Ring {
