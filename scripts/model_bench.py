@@ -179,16 +179,26 @@ def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay, env=None)
     return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
 
 
-def winner_kernel_unchanged(bin_dir, folder, env=None):
-    """Whether the folder's winner still compiles to the kernel it was tuned with although its
-    template's source changed (its code hash, bench-best --record-code-hashes: no GPU): then
-    its row stands, and the shape is not tuned again."""
+_NOW_HASH = re.compile(r"code hash \S+ then, ([0-9a-f]+) now")
+
+
+def winner_kernel(bin_dir, folder, env=None):
+    """(whether the folder's winner still compiles to the kernel it was tuned with although its
+    template's source changed, the code hash it compiles to now where bench-best says that it
+    changed, else None), from bench-best --record-code-hashes (no GPU)."""
     best = os.path.join(folder, "best_config.json")
     if not os.path.exists(best):
-        return False
+        return False, None
     p = subprocess.run([os.path.join(bin_dir, "bench-best"), "--best-config", best, "--fastest-only",
                         "--record-code-hashes"], capture_output=True, text=True, env=env)
-    return p.returncode == 0
+    now = _NOW_HASH.search(p.stdout)
+    return p.returncode == 0, now.group(1) if now else None
+
+
+def winner_kernel_unchanged(bin_dir, folder, env=None):
+    """Whether the folder's winner still compiles to the kernel it was tuned with (winner_kernel):
+    then its row stands, and the shape is not tuned again."""
+    return winner_kernel(bin_dir, folder, env)[0]
 
 
 def is_tuned(shapes_dir, folder):
@@ -197,12 +207,33 @@ def is_tuned(shapes_dir, folder):
 
 
 def kernel_changed_folders(bin_dir, shapes_dir, rows, env=None):
-    """The tuned shapes (folders) whose winner no longer compiles to the kernel it was measured
-    with, or whose kernel cannot be told (winner_kernel_unchanged: no GPU needed): the rows a
-    --retune-changed call would tune again."""
-    return [r["folder"] for r in distinct(rows)
-            if is_tuned(shapes_dir, r["folder"])
-            and not winner_kernel_unchanged(bin_dir, os.path.join(shapes_dir, r["folder"]), env)]
+    """The tuned shapes (folder -> the code hash its winner compiles to now, None where not told)
+    whose winner no longer compiles to the kernel it was tuned with, or whose kernel cannot be
+    told (winner_kernel: no GPU needed): the rows a --retune-changed call would tune again."""
+    changed = {}
+    for r in distinct(rows):
+        if is_tuned(shapes_dir, r["folder"]):
+            same, now = winner_kernel(bin_dir, os.path.join(shapes_dir, r["folder"]), env)
+            if not same:
+                changed[r["folder"]] = now
+    return changed
+
+
+def measured_on_another_kernel(changed, bench_doc):
+    """Of the changed folders (kernel_changed_folders), those whose row in the table was not
+    measured on the kernel their winner compiles to now (or has no row): a --bench-only pass
+    brings them up to date without tuning them again. A row's pass records the code hash it
+    measured (bench-best's `now`)."""
+    measured = measured_shapes(bench_doc)
+    return [f for f, now in changed.items()
+            if now is None or ((measured.get(f) or {}).get("now") or {}).get("code_hash") != now]
+
+
+def table_document(dev_dir):
+    """The table's document: every shape's latest bench pass (bench-all.json); results of
+    versions before it have only the last pass (bench.json)."""
+    path = os.path.join(dev_dir, "bench-all.json")
+    return path if os.path.exists(path) else os.path.join(dev_dir, "bench.json")
 
 
 def only_pattern(folders):
@@ -524,9 +555,11 @@ def main(argv):
     mode.add_argument("--table-only", action="store_true",
                       help="print the table from the bench passes so far (bench-all.json)")
     mode.add_argument("--list-changed", action="store_true",
-                      help="no GPU: list the tuned shapes whose winner's kernel changed since it was measured "
+                      help="no GPU: list the tuned shapes whose winner's kernel changed since it was tuned "
                            "(bench-best --record-code-hashes, which also records the hash where an entry lacks it), "
-                           "with the --only that picks them for --retune-changed; give --device-label")
+                           "saying which rows were measured on today's kernel since, with the --only that picks "
+                           "the others for --bench-only and the one that picks them all for --retune-changed; "
+                           "give --device-label")
     ap.add_argument("--templates", nargs="+", help="templates to search (default: %s, plus gemm_stream at M <= %d "
                     "and gemm_gemv at M <= %d)" % (" ".join(HALF_TEMPLATES), STREAM_MAX_M, GEMV_MAX_M))
     ap.add_argument("--compile-threads", type=int, default=max(1, min(12, (os.cpu_count() or 4) - 2)),
@@ -590,20 +623,25 @@ def main(argv):
     if args.list_changed:
         changed = kernel_changed_folders(args.bin, shapes_dir, rows)
         tuned = sum(is_tuned(shapes_dir, r["folder"]) for r in distinct(rows))
-        log("model_bench: %d of %d tuned shapes in %s have a winner whose kernel changed since it was measured "
-            "(or cannot be told)%s" % (len(changed), tuned, shapes_dir, "".join("\n  " + f for f in changed)))
+        try:
+            behind = measured_on_another_kernel(changed, read_json(table_document(dev_dir)))
+        except ValueError:  # no table yet (or one bench-best left unreadable): no row is up to date
+            behind = list(changed)
+        log("model_bench: %d of %d tuned shapes in %s have a winner whose kernel changed since it was tuned "
+            "(or cannot be told)%s" % (len(changed), tuned, shapes_dir,
+                                       "".join("\n  %s%s" % (f, "" if f in behind else "  (its row measured today's kernel)")
+                                               for f in changed)))
+        if behind:
+            log("%d of them have a row measured on another kernel, or none; measure them: --bench-only --only '%s'"
+                % (len(behind), only_pattern(behind)))
         if changed:
-            log("tune them again: --retune-changed --only '%s'" % only_pattern(changed))
+            log("tune them again: --retune-changed --only '%s'" % only_pattern(list(changed)))
         return 0
     deadline = time.time() + args.minutes * 60 if args.minutes else None
     log("model_bench: %d rows, %d distinct shapes (of %d in %d files), %d evaluations each, results in %s"
         % (len(rows), len(distinct(rows)), len(distinct(everything)), len(sets), args.evals, dev_dir))
 
-    # The table's document: every shape's latest bench pass (bench-all.json); results of
-    # versions before it have only the last pass (bench.json).
-    bench_json = os.path.join(dev_dir, "bench-all.json")
-    if not os.path.exists(bench_json):
-        bench_json = os.path.join(dev_dir, "bench.json")
+    bench_json = table_document(dev_dir)
     if not (args.bench_only or args.table_only):
         changed = set()
         if args.retune_changed:

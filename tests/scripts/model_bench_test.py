@@ -601,7 +601,7 @@ class EndToEndOnReplay(unittest.TestCase):
             os.makedirs(os.path.join(shapes, r["folder"]), exist_ok=True)
             with open(os.path.join(shapes, r["folder"], "best_config.json"), "w") as f:
                 f.write("{}")
-        changed = mb.kernel_changed_folders(fake, shapes, rows)
+        changed = list(mb.kernel_changed_folders(fake, shapes, rows))
         self.assertEqual(changed, ["m4096_n4096_k4096_bf16_NT"])
         only = mb.only_pattern(changed + ["m16_n1280_k8192_e4m3_NT_c_bf16_per_tensor"])
         for name in changed + ["m16_n1280_k8192_e4m3_NT_c_bf16_per_tensor"]:
@@ -609,6 +609,38 @@ class EndToEndOnReplay(unittest.TestCase):
         for other in ("m4096_n4096_k4096_fp16_NT", "m4096_n4096_k4096_bf16_NT.changed-20261201-133735",
                       "xm4096_n4096_k4096_bf16_NT"):
             self.assertIsNone(re.search(only, other), other)
+
+    def test_changed_shapes_whose_rows_measured_another_kernel_are_the_ones_to_measure_again(self):
+        # bench-best --record-code-hashes names the kernel a changed winner compiles to now; a bench pass
+        # records the one it measured (its entry's now.code_hash). Rows measured on today's kernel after
+        # the change are up to date; the others (and shapes without a row) want a --bench-only pass.
+        fake = os.path.join(self.dir, "fakebin")
+        os.makedirs(fake, exist_ok=True)
+        with open(os.path.join(fake, "bench-best"), "w") as f:
+            f.write('#!/bin/sh\ncase "$*" in\n'
+                    '  *m1_n2_k3_bf16_NT/*) echo "CHANGED ... (code hash 1111 then, aaaa now)"; exit 4;;\n'
+                    '  *m4_n5_k6_bf16_NT/*) echo "CHANGED ... (code hash 2222 then, bbbb now)"; exit 4;;\n'
+                    '  *m7_n8_k9_bf16_NT/*) echo "CHANGED ... (code hash 3333 then, cccc now)"; exit 4;;\n'
+                    '  *m1_n1_k1_bf16_NT/*) echo "UNKNOWN ... no code hash recorded"; exit 4;;\n'
+                    'esac\nexit 0\n')
+        os.chmod(os.path.join(fake, "bench-best"), 0o755)
+        shapes = os.path.join(self.dir, "shapes")
+        names = ["m1_n2_k3_bf16_NT", "m4_n5_k6_bf16_NT", "m7_n8_k9_bf16_NT", "m1_n1_k1_bf16_NT", "m2_n2_k2_bf16_NT"]
+        for n in names:
+            os.makedirs(os.path.join(shapes, n), exist_ok=True)
+            with open(os.path.join(shapes, n, "best_config.json"), "w") as f:
+                f.write("{}")
+        changed = mb.kernel_changed_folders(fake, shapes, [{"folder": n} for n in names])
+        self.assertEqual(changed, {"m1_n2_k3_bf16_NT": "aaaa", "m4_n5_k6_bf16_NT": "bbbb",
+                                   "m7_n8_k9_bf16_NT": "cccc", "m1_n1_k1_bf16_NT": None})
+        entry = lambda n, h: {"best_config": "r/shapes/%s/best_config.json" % n,
+                              "now": {"median_ms": 1.0, "code_hash": h}}
+        doc = {"entries": [entry("m1_n2_k3_bf16_NT", "aaaa"), entry("m4_n5_k6_bf16_NT", "2222")]}
+        # m1_n2_k3 was measured on today's kernel; m4_n5_k6 on the one it was tuned with; m7_n8_k9 has
+        # no row; m1_n1_k1's kernel cannot be told.
+        self.assertEqual(mb.measured_on_another_kernel(changed, doc),
+                         ["m4_n5_k6_bf16_NT", "m7_n8_k9_bf16_NT", "m1_n1_k1_bf16_NT"])
+        self.assertEqual(mb.measured_on_another_kernel(changed, None), list(changed))
 
     def test_a_standing_row_asked_for_more_evaluations_says_how_to_search_it_further(self):
         # At its budget: the row stands, nothing more to say.
