@@ -625,7 +625,8 @@ def main(argv):
         tuned = sum(is_tuned(shapes_dir, r["folder"]) for r in distinct(rows))
         try:
             behind = measured_on_another_kernel(changed, read_json(table_document(dev_dir)))
-        except ValueError:  # no table yet (or one bench-best left unreadable): no row is up to date
+        except ValueError as e:  # the table's document unreadable: no row can be told up to date
+            log("== %s: every changed shape counted as measured on another kernel" % e)
             behind = list(changed)
         log("model_bench: %d of %d tuned shapes in %s have a winner whose kernel changed since it was tuned "
             "(or cannot be told)%s" % (len(changed), tuned, shapes_dir,
