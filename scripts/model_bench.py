@@ -179,6 +179,8 @@ def refused_by_the_loop(args, bin_dir, r, folder, passthrough, replay, env=None)
     return p.returncode == 2 and refused_as_changed(p.stdout + p.stderr)
 
 
+# bench-best --record-code-hashes's words for a changed kernel (runtime/code_identity.cpp's
+# describe_kernel_match; test CodeIdentity.AChangedKernelIsDescribedWithItsCodeHashThenAndNow).
 _NOW_HASH = re.compile(r"code hash \S+ then, ([0-9a-f]+) now")
 
 

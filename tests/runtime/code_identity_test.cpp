@@ -167,6 +167,18 @@ TEST(CodeIdentity, OnHipTheCodeObjectIsTheIdentity) {
   EXPECT_NE(hash(edited(t, "float v = alpha * acc[i][j];", "float v = alpha * acc[i][j] * 0.5f;")), base);
 }
 
+// A changed kernel's description names both code hashes, then and now: scripts/model_bench.py
+// reads today's from bench-best --record-code-hashes's line in this form (winner_kernel), to tell
+// a row measured on today's kernel from one measured on the old.
+TEST(CodeIdentity, AChangedKernelIsDescribedWithItsCodeHashThenAndNow) {
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_tiled");
+  const RecordedKernel then{"0123456789abcdef", "1111222233334444"};
+  EXPECT_NE(describe_kernel_match(KernelMatch::kChanged, t, then, "aaaabbbbccccdddd")
+                .find("code hash 1111222233334444 then, aaaabbbbccccdddd now)"),
+            std::string::npos);
+}
+
 // The cache keeps the digest with the binary; an entry written before it did is compiled
 // again rather than handed back without one.
 TEST(CodeIdentity, TheCompileCacheHandsTheDigestBackAndRecompilesEntriesWithoutIt) {
