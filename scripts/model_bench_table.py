@@ -186,6 +186,14 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
             s["floor_missing"].setdefault(t.get("floor_note") or "no reason given", []).append(t["folder"])
     s["won"] = sum(1 for t in ratio_rows if t["ratio"] >= WIN_MARGIN)
     s["compared"] = len(ratio_rows)
+    # Which verdicts the rounds' interval settles: a win whose whole interval is at >= 3%, a loss
+    # whose whole interval is below 0.95. One pass's median at M >= 1024 moves by up to 14%
+    # between passes (the power limit), so a verdict the interval does not settle is a reading,
+    # not a result.
+    s["won_settled"] = sum(1 for t in ratio_rows
+                           if t["ratio"] >= WIN_MARGIN and t.get("ratio_interval") and t["ratio_interval"][0] >= WIN_MARGIN)
+    s["lost"] = [t for t in ratio_rows if t["ratio"] < LOSS_MARGIN]
+    s["lost_settled"] = sum(1 for t in s["lost"] if t.get("ratio_interval") and t["ratio_interval"][1] < LOSS_MARGIN)
     return table, s
 
 
@@ -304,7 +312,13 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None,
         # Issue 32's target is a third of all the benchmark's shapes, measured or not.
         won += "; %d of the benchmark's %d distinct shapes (a third: %d)" % (
             s["won"], benchmark_shapes, math.ceil(benchmark_shapes / 3))
+    won += "; %d of them with the whole interval at >= %.2f" % (s["won_settled"], WIN_MARGIN)
     out.append(won)
+    if s["lost"]:
+        out.append("lost by more than %d%%: %d (%s); %d of them with the whole interval below %.2f" % (
+            round(100 * (1 - LOSS_MARGIN)), len(s["lost"]),
+            ", ".join("%s %s" % (t["folder"], _ratio_cell(t)) for t in sorted(s["lost"], key=lambda t: t["ratio"])),
+            s["lost_settled"], LOSS_MARGIN))
     for folder, who in s["floor_beaten"]:
         out.append("NOTE %s: %s ran faster than the read floor measured, so that floor is not the fastest read "
                    "(marked !)" % (folder, " and ".join(who)))

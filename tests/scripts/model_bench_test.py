@@ -271,6 +271,23 @@ class Table(unittest.TestCase):
         self.assertIn("with its 95% interval in brackets", text)
         self.assertNotIn("tflops_from_rounds", paired, "no medians in these rounds: the single pass's TF/s stay")
 
+    def test_the_summary_says_which_wins_and_losses_the_interval_settles(self):
+        # Ratios 1.05, 0.76, 1.04, 0.9, 1.1 in one pass each; rounds give three of them intervals.
+        bench = {"entries": [dict(e) for e in self.bench["entries"]]}
+        bench["entries"][4]["paired"] = {"rounds": 8, "ratio": 1.1, "interval": [1.05, 1.15]}   # a win, settled
+        bench["entries"][1]["paired"] = {"rounds": 8, "ratio": 0.76, "interval": [0.70, 0.80]}  # a loss, settled
+        bench["entries"][3]["paired"] = {"rounds": 16, "ratio": 0.93, "interval": [0.90, 0.97]}  # a loss, not
+        table, s = mt.summarize(self.r, bench, self.tuned)
+        self.assertEqual((s["won"], s["won_settled"]), (3, 1))
+        self.assertEqual((len(s["lost"]), s["lost_settled"]), (2, 1))
+        text = mt.format_report(table, s)
+        self.assertIn("won by >= 3%: 3 of 5 shapes compared with cuBLASLt; 1 of them with the whole interval at >= 1.03",
+                      text)
+        self.assertIn("lost by more than 5%%: 2 (%s 0.760 [0.700-0.800], %s 0.930 [0.900-0.970]); 1 of them with the "
+                      "whole interval below 0.95" % (self.r[1]["folder"], self.r[3]["folder"]), text)
+        # No losses: no line for them.
+        self.assertNotIn("lost by more than", mt.format_report(*mt.summarize(self.r[:1], bench, self.tuned)))
+
     def test_paired_rounds_give_the_throughputs(self):
         # The rounds' medians replace the single measurements' TF/s (ours ran first there, on a
         # cooler GPU), and the % of peak follows them.
