@@ -37,7 +37,8 @@ import sys
 import threading
 import time
 
-from model_bench_table import FLOOR_MAX_M, device_line, format_report, measured_shapes, merge_passes, read_json, summarize
+from model_bench_table import (FLOOR_MAX_M, device_line, format_report, measured_shapes, merge_passes, only_pattern,
+                               read_json, summarize)
 from model_bench_folders import (choose_warm, chosen_once, count_evaluations, last_end_reason, latest_aside,
                                  move_aside, prior_source, shape_done, twin, with_old_winners)
 
@@ -236,11 +237,6 @@ def table_document(dev_dir):
     versions before it have only the last pass (bench.json)."""
     path = os.path.join(dev_dir, "bench-all.json")
     return path if os.path.exists(path) else os.path.join(dev_dir, "bench.json")
-
-
-def only_pattern(folders):
-    """An --only expression that picks exactly these shape folders."""
-    return "^(%s)$" % "|".join(re.escape(f) for f in folders)
 
 
 def row_stands(args, replay, bin_dir, folder, env=None):

@@ -6,10 +6,16 @@ tests/scripts/model_bench_test.py."""
 import json
 import math
 import os
+import re
 
 FLOOR_MAX_M = 128  # rows with M <= this are judged against the read floor, the others against the peak
 WIN_MARGIN = 1.03  # "won by >= 3%"
 LOSS_MARGIN = 0.95  # lost by more than 5%
+
+
+def only_pattern(folders):
+    """An --only expression that picks exactly these shape folders."""
+    return "^(%s)$" % "|".join(re.escape(f) for f in folders)
 
 
 def geomean(values):
@@ -190,10 +196,13 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
     # whose whole interval is below 0.95. One pass's median at M >= 1024 moves by up to 14%
     # between passes (the power limit), so a verdict the interval does not settle is a reading,
     # not a result.
-    s["won_settled"] = sum(1 for t in ratio_rows
-                           if t["ratio"] >= WIN_MARGIN and t.get("ratio_interval") and t["ratio_interval"][0] >= WIN_MARGIN)
+    won = [t for t in ratio_rows if t["ratio"] >= WIN_MARGIN]
     s["lost"] = [t for t in ratio_rows if t["ratio"] < LOSS_MARGIN]
-    s["lost_settled"] = sum(1 for t in s["lost"] if t.get("ratio_interval") and t["ratio_interval"][1] < LOSS_MARGIN)
+    settled_won = [t for t in won if t.get("ratio_interval") and t["ratio_interval"][0] >= WIN_MARGIN]
+    settled_lost = [t for t in s["lost"] if t.get("ratio_interval") and t["ratio_interval"][1] < LOSS_MARGIN]
+    s["won_settled"], s["lost_settled"] = len(settled_won), len(settled_lost)
+    settled = {t["folder"] for t in settled_won + settled_lost}
+    s["unsettled"] = [t["folder"] for t in won + s["lost"] if t["folder"] not in settled]
     return table, s
 
 
@@ -319,6 +328,9 @@ def format_report(table, s, device="", vendor="cuBLASLt", benchmark_shapes=None,
             round(100 * (1 - LOSS_MARGIN)), len(s["lost"]),
             ", ".join("%s %s" % (t["folder"], _ratio_cell(t)) for t in sorted(s["lost"], key=lambda t: t["ratio"])),
             s["lost_settled"], LOSS_MARGIN))
+    if s["unsettled"]:
+        out.append("verdicts their interval does not settle (%d): measure them again with more rounds: --bench-only "
+                   "--rounds-max 32 --only '%s'" % (len(s["unsettled"]), only_pattern(s["unsettled"])))
     for folder, who in s["floor_beaten"]:
         out.append("NOTE %s: %s ran faster than the read floor measured, so that floor is not the fastest read "
                    "(marked !)" % (folder, " and ".join(who)))

@@ -285,8 +285,16 @@ class Table(unittest.TestCase):
                       text)
         self.assertIn("lost by more than 5%%: 2 (%s 0.760 [0.700-0.800], %s 0.930 [0.900-0.970]); 1 of them with the "
                       "whole interval below 0.95" % (self.r[1]["folder"], self.r[3]["folder"]), text)
-        # No losses: no line for them.
-        self.assertNotIn("lost by more than", mt.format_report(*mt.summarize(self.r[:1], bench, self.tuned)))
+        # The wins read from one pass and the loss whose interval reaches 0.95, with the --only that
+        # measures them again.
+        unsettled = [self.r[0]["folder"], self.r[2]["folder"], self.r[3]["folder"]]
+        self.assertEqual(sorted(s["unsettled"]), sorted(unsettled))
+        self.assertIn("verdicts their interval does not settle (3): measure them again with more rounds: --bench-only "
+                      "--rounds-max 32 --only '%s'" % mt.only_pattern(s["unsettled"]), text)
+        # No losses and every win settled: no line for either.
+        text = mt.format_report(*mt.summarize(self.r[4:5], bench, self.tuned))
+        self.assertNotIn("lost by more than", text)
+        self.assertNotIn("does not settle", text)
 
     def test_paired_rounds_give_the_throughputs(self):
         # The rounds' medians replace the single measurements' TF/s (ours ran first there, on a
