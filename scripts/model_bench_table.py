@@ -190,13 +190,13 @@ def summarize(rows, bench, tuned_folders, evals=None, floor_max_m=FLOOR_MAX_M):
     for t in shapes:
         if t["state"] == "measured" and t["basis"] == "floor" and t.get("floor_ms") is None:
             s["floor_missing"].setdefault(t.get("floor_note") or "no reason given", []).append(t["folder"])
-    s["won"] = sum(1 for t in ratio_rows if t["ratio"] >= WIN_MARGIN)
     s["compared"] = len(ratio_rows)
     # Which verdicts the rounds' interval settles: a win whose whole interval is at >= 3%, a loss
     # whose whole interval is below 0.95. One pass's median at M >= 1024 moves by up to 14%
     # between passes (the power limit), so a verdict the interval does not settle is a reading,
     # not a result.
     won = [t for t in ratio_rows if t["ratio"] >= WIN_MARGIN]
+    s["won"] = len(won)
     s["lost"] = [t for t in ratio_rows if t["ratio"] < LOSS_MARGIN]
     settled_won = [t for t in won if t.get("ratio_interval") and t["ratio_interval"][0] >= WIN_MARGIN]
     settled_lost = [t for t in s["lost"] if t.get("ratio_interval") and t["ratio_interval"][1] < LOSS_MARGIN]
