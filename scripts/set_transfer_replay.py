@@ -111,20 +111,22 @@ def main():
     ap.add_argument("--work", help="keep the runs' results here (default: a temporary folder, removed)")
     a = ap.parse_args()
 
-    exe = os.path.join(a.bin, "autotune-loop")
-    if not os.access(exe, os.X_OK):
-        fail(f"{exe} is not an executable: build first (README) or pass --bin / TILESMITH_BIN")
     if a.set_evals < 1 or a.alone_evals < 1 or a.jobs < 1 or not a.target > 0:
         fail("--set-evals, --alone-evals and --jobs must be at least 1 and --target above 0")
     seeds = parse_seeds(a.seeds)
     try:
         with open(a.problems) as f:
             problems = json.load(f)["problems"]
-        for p in problems:
-            p["name"], shape_key(p)
+        names = [p["name"] for p in problems]
+        shapes = [shape_key(p) for p in problems]
     except (OSError, ValueError, KeyError, TypeError) as e:
         fail(f"{a.problems}: not a problem set ({e}); see docs/problem-sets.md for the format")
+    if not problems or len(set(names)) != len(names) or len(set(shapes)) != len(shapes):
+        fail(f"{a.problems}: give at least one problem, each with its own name and shape")
     best = recorded_bests(a.recordings, problems)
+    exe = os.path.join(a.bin, "autotune-loop")
+    if not os.access(exe, os.X_OK):
+        fail(f"{exe} is not an executable: build first (README) or pass --bin / TILESMITH_BIN")
 
     work = a.work or tempfile.mkdtemp(prefix="set_transfer_")
     os.makedirs(work, exist_ok=True)
@@ -144,7 +146,8 @@ def main():
         r = subprocess.run([exe] + common + args + ["--seed", str(seed), "--results", out],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
-            return f"{name}: autotune-loop exited {r.returncode}: {r.stderr.strip().splitlines()[-1:]}"
+            last = (r.stderr.strip().splitlines() or ["no message"])[-1]
+            return f"{name}: autotune-loop exited {r.returncode}: {last}"
         return None
 
     with ThreadPoolExecutor(a.jobs) as pool:

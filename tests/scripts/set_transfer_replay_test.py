@@ -69,14 +69,20 @@ class WholeRun(unittest.TestCase):
                               timeout=300)
 
     def test_bad_input_is_named_before_anything_runs(self):
+        # Checked before the executable is looked for (--bin points at a folder without one).
         r = self.run_script("--seeds", "x")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("--seeds 'x'", r.stderr)
         with tempfile.TemporaryDirectory() as d:
             not_a_set = write(os.path.join(d, "set.json"), '{"problems": [{"m": 16}]}')
-            r = self.run_script("--problems", not_a_set, "--bin", os.environ.get("TILESMITH_BIN", "build/cli"))
+            r = self.run_script("--problems", not_a_set, "--bin", d)
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("not a problem set", r.stderr)
+            twice = write(os.path.join(d, "twice.json"), json.dumps({"problems": [
+                {"name": "a", "m": 16, "n": 64, "k": 64}, {"name": "b", "m": 16, "n": 64, "k": 64}]}))
+            r = self.run_script("--problems", twice, "--bin", d)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("each with its own name and shape", r.stderr)
 
     @unittest.skipUnless(os.access(os.path.join(os.environ.get("TILESMITH_BIN", ""), "autotune-loop"), os.X_OK),
                          "set TILESMITH_BIN to the folder with the built autotune-loop")
