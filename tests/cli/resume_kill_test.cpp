@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -77,29 +78,65 @@ Snapshot snapshot(const fs::path& results) {
   return s;
 }
 
+// Whether the journal's last whole line is an "evaluate" event: a candidate has just been handed
+// over. Reads only the file's tail, so it can be polled far more often than a whole snapshot
+// (which parses both files): on replay a candidate is in flight for well under a millisecond.
+bool last_event_is_evaluate(const fs::path& results) {
+  std::ifstream in(results / "journal.jsonl", std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  const std::size_t end = tail.rfind('\n');
+  if (end == std::string::npos) return false;
+  const std::size_t before = end == 0 ? std::string::npos : tail.rfind('\n', end - 1);
+  const std::size_t begin = before == std::string::npos ? 0 : before + 1;
+  const std::size_t at = tail.find("\"event\":\"evaluate\"", begin);
+  return at != std::string::npos && at < end;
+}
+
 // Freezes the child once the history has at least `rows` rows and, when `want_in_flight`,
 // a candidate in flight (else: none in flight and no compile a kill would blame); kills
 // it there. Returns the snapshot at the kill, or nullopt when the run ended first.
 std::optional<Snapshot> kill_when(Child& child, const fs::path& results, std::size_t rows, bool want_in_flight) {
-  for (int attempt = 0; attempt < 20000; ++attempt) {
+  for (int attempt = 0; attempt < 20000;) {
     int st;
     if (::waitpid(child.pid(), &st, WNOHANG) == child.pid()) return std::nullopt;
+    if (want_in_flight) {
+      // Freeze at once when a candidate has just been handed over, then look.
+      if (!last_event_is_evaluate(results)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+        continue;  // until the child ends (waitpid above) or a candidate is handed over
+      }
+      ++attempt;
+      child.signal(SIGSTOP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      Snapshot s = snapshot(results);
+      if (s.rows >= rows && !s.in_flight.empty()) {
+        child.signal(SIGKILL);
+        child.wait(10);
+        return s;
+      }
+      child.signal(SIGCONT);
+      continue;
+    }
+    ++attempt;
     Snapshot before = snapshot(results);
     if (before.rows >= rows) {
       child.signal(SIGSTOP);
       // Let the stop take effect before reading: a write() in progress completes first.
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       Snapshot s = snapshot(results);
-      const bool matches = want_in_flight ? !s.in_flight.empty()
-                                          : s.in_flight.empty() && s.compile_suspects == 0;
-      if (matches) {
+      if (s.in_flight.empty() && s.compile_suspects == 0) {
         child.signal(SIGKILL);
         child.wait(10);
         return s;
       }
       child.signal(SIGCONT);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(want_in_flight ? 300 : 2000));
+    std::this_thread::sleep_for(std::chrono::microseconds(2000));
   }
   ADD_FAILURE() << "never caught the state asked for";
   return std::nullopt;
@@ -173,9 +210,10 @@ TEST(CliResume, CandidateInFlightAtTheKillIsRecordedAsCrashAndNotRunAgain) {
   REQUIRE_RECORDING();
   const fs::path dir = fresh_dir("resume_inflight");
   const fs::path results = dir / "results";
-  // On replay a candidate is in flight for well under a millisecond, and the poller (a snapshot of
-  // the files every 0.3 ms) missed every one of 40 in about one run of ten: a longer run gives it
-  // more to catch; it is killed at the first one anyway.
+  // On replay a candidate is in flight for well under a millisecond: the poller freezes the run only
+  // when the journal's last line hands a candidate over (last_event_is_evaluate, a read of the
+  // file's tail every 20 us). Polling whole snapshots every 0.3 ms missed every one of 200 now and
+  // then; a longer run gives it more to catch, and it is killed at the first one anyway.
   const int budget = 200;
   Child child(args(results, budget), dir);
   auto s = kill_when(child, results, 5, /*want_in_flight=*/true);
