@@ -101,42 +101,38 @@ bool last_event_is_evaluate(const fs::path& results) {
 // a candidate in flight (else: none in flight and no compile a kill would blame); kills
 // it there. Returns the snapshot at the kill, or nullopt when the run ended first.
 std::optional<Snapshot> kill_when(Child& child, const fs::path& results, std::size_t rows, bool want_in_flight) {
+  // Freezes the child, looks, and kills it where the state is the one asked for; else lets it go on.
+  auto freeze_and_look = [&]() -> std::optional<Snapshot> {
+    child.signal(SIGSTOP);
+    // Let the stop take effect before reading: a write() in progress completes first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    Snapshot s = snapshot(results);
+    const bool matches = s.rows >= rows && (want_in_flight ? !s.in_flight.empty()
+                                                           : s.in_flight.empty() && s.compile_suspects == 0);
+    if (!matches) {
+      child.signal(SIGCONT);
+      return std::nullopt;
+    }
+    child.signal(SIGKILL);
+    child.wait(10);
+    return s;
+  };
   for (int attempt = 0; attempt < 20000;) {
     int st;
     if (::waitpid(child.pid(), &st, WNOHANG) == child.pid()) return std::nullopt;
     if (want_in_flight) {
-      // Freeze at once when a candidate has just been handed over, then look.
+      // Freeze only when a candidate has just been handed over (a cheap read of the journal's tail).
       if (!last_event_is_evaluate(results)) {
         std::this_thread::sleep_for(std::chrono::microseconds(20));
         continue;  // until the child ends (waitpid above) or a candidate is handed over
       }
-      ++attempt;
-      child.signal(SIGSTOP);
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      Snapshot s = snapshot(results);
-      if (s.rows >= rows && !s.in_flight.empty()) {
-        child.signal(SIGKILL);
-        child.wait(10);
-        return s;
-      }
-      child.signal(SIGCONT);
+    } else if (snapshot(results).rows < rows) {
+      std::this_thread::sleep_for(std::chrono::microseconds(2000));
       continue;
     }
     ++attempt;
-    Snapshot before = snapshot(results);
-    if (before.rows >= rows) {
-      child.signal(SIGSTOP);
-      // Let the stop take effect before reading: a write() in progress completes first.
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      Snapshot s = snapshot(results);
-      if (s.in_flight.empty() && s.compile_suspects == 0) {
-        child.signal(SIGKILL);
-        child.wait(10);
-        return s;
-      }
-      child.signal(SIGCONT);
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(2000));
+    if (auto s = freeze_and_look()) return s;
+    if (!want_in_flight) std::this_thread::sleep_for(std::chrono::microseconds(2000));
   }
   ADD_FAILURE() << "never caught the state asked for";
   return std::nullopt;
