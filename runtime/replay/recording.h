@@ -76,6 +76,8 @@ class Recording {
   SpaceContext context() const;
   // backend "replay", name = device_name, arch "recorded".
   DeviceFacts device() const;
+  // The device as the recording run described itself (the cache's tilesmith.device), where the file says.
+  const std::optional<DeviceFacts>& recorded_device() const { return cache_.device; }
   // "Xgemm on NVIDIA GeForce RTX 3090, 17956 configurations, 4096x4096, best 5.658 ms".
   std::string describe() const;
 

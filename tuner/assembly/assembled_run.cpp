@@ -9,10 +9,11 @@ Status AssembledRun::start(bool replay) {
 }
 
 Status AssembledRun::connect_and_make_factory(ScaleOut* scale_out,
-                                              const std::vector<const KernelTemplate*>& templates) {
+                                              const std::vector<const KernelTemplate*>& templates,
+                                              const GemmProblem* problem) {
   scale_out_ = scale_out;
   TS_ASSIGN_OR_RETURN(runner_, connect_ranks(scale_out_, start_.opened->runner(), settings_.compile_threads));
-  add_warm_start_seeds(start_.warm_start, start_.prior, templates, device(), &start_.proposers);
+  add_warm_start_seeds(start_.warm_start, start_.prior, templates, device(), problem, &start_.proposers);
   auto factory = ProposerFactory::create(start_.proposers);
   if (!factory.ok()) return Status::invalid(factory.status().message());
   factory_ = std::move(factory).value();

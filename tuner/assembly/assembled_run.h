@@ -42,8 +42,9 @@ class AssembledRun {
   Status start(bool replay);
   // The other ranks (when `scale_out` is given; "the run over N MPI ranks cannot start:
   // ..."), the --warm-start seeds of `templates`, the proposer factory (invalid_argument).
-  Status connect_and_make_factory(ScaleOut* scale_out,
-                                  const std::vector<const KernelTemplate*>& templates);
+  // `problem`: the run's, which a --prior measured on another problem is carried to; nullptr for a set.
+  Status connect_and_make_factory(ScaleOut* scale_out, const std::vector<const KernelTemplate*>& templates,
+                                  const GemmProblem* problem = nullptr);
 
   RunSettings settings_;
   RunStart start_;

@@ -7,6 +7,7 @@
 
 #include "base/files.h"
 #include "runtime/replay/replay_set.h"
+#include "tuner/search/prior_rescale.h"
 
 namespace tilesmith {
 namespace fs = std::filesystem;
@@ -205,15 +206,17 @@ Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& loc
 }
 
 void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<PriorSource>& prior,
-                          const std::vector<const KernelTemplate*>& templates,
-                          const DeviceFacts& device, ProposerSettings* ps) {
+                          const std::vector<const KernelTemplate*>& templates, const DeviceFacts& device,
+                          const GemmProblem* problem, ProposerSettings* ps) {
   if (warm_start.empty() && prior.empty()) return;
   std::size_t winners = 0, picks = 0;
   std::string tuned;
   for (const KernelTemplate* t : templates) {
     auto seeds = warm_start_seeds(warm_start, t->name(), device.name, t);
     const std::size_t from_files = seeds.size();
-    const std::size_t from_prior = append_prior_picks(seeds, prior, *t);
+    // Sources measured on another problem are carried to this one by their blocks' waves.
+    const std::vector<PriorSource> carried = problem ? priors_for_problem(prior, *t, *problem, device) : prior;
+    const std::size_t from_prior = append_prior_picks(seeds, carried, *t);
     if (!warm_start.empty()) spdlog::info("warm start: {} seed(s) for {}", from_files, t->name());
     if (from_prior > 0)
       spdlog::info("prior: {} configuration(s) for {}, the first {}", from_prior, t->name(), seeds[from_files].origin);
@@ -223,7 +226,7 @@ void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const st
     picks += from_prior;
     tuned += (tuned.empty() ? "" : ", ") + t->name();
     if (!seeds.empty()) ps->warm_start[t->name()] = std::move(seeds);
-    if (auto rows = prior_measurements_for(prior, t->name(), t); !rows.empty()) {
+    if (auto rows = prior_measurements_for(carried, t->name(), t); !rows.empty()) {
       spdlog::info("prior: {} measurement(s) of {} for the search's model of its space", rows.size(), t->name());
       ps->prior[t->name()] = std::move(rows);
     }

@@ -58,9 +58,11 @@ Result<CandidateRunner*> connect_ranks(ScaleOut* scale_out, CandidateRunner& loc
 
 // Each template's warm-start seeds into `ps` (the --warm-start winners, then the --prior picks,
 // each config once), saying in the log what the files gave.
+// A prior measured on another problem is carried to `problem` (tuner/search/prior_rescale.h);
+// nullptr (a problem set's --prior, which serves every problem of the set): taken as it is.
 void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const std::vector<PriorSource>& prior,
-                          const std::vector<const KernelTemplate*>& templates,
-                          const DeviceFacts& device, ProposerSettings* ps);
+                          const std::vector<const KernelTemplate*>& templates, const DeviceFacts& device,
+                          const GemmProblem* problem, ProposerSettings* ps);
 
 // The loop's options for `problem`; `proposer` is the factory's description (recorded in
 // the settings of history and journal).

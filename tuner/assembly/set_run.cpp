@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "tuner/search/prior_rescale.h"
+
 namespace tilesmith {
 
 Result<std::unique_ptr<SetRun>> SetRun::prepare(const RunSettings& settings) {
@@ -72,13 +74,15 @@ Result<ProblemTargets> SetRun::make_targets(const ProblemSetEntry& e,
   for (const KernelTemplate* tmpl : templates_[e.name]) {
     auto seeds = warm_start_seeds(files, tmpl->name(), device().name, tmpl);
     const std::size_t winners = seeds.size();
-    append_prior_picks(seeds, histories, *tmpl);
+    // The neighbours were tuned on other problems: their times carried to this one by their blocks' waves.
+    const std::vector<PriorSource> carried = priors_for_problem(histories, *tmpl, e.problem, device());
+    append_prior_picks(seeds, carried, *tmpl);
     for (auto& seed : seeds) seed.quiet_if_invalid = true;
     if (!seeds.empty())
       spdlog::info("{}: {} warm-start seed(s) for {} from the set ({} winners, {} from their histories)", e.name,
                    seeds.size(), tmpl->name(), winners, seeds.size() - winners);
     TS_ASSIGN_OR_RETURN(auto p, factory_->make(*tmpl, device(), e.problem, seeds,
-                                               prior_measurements_for(histories, tmpl->name(), tmpl)));
+                                               prior_measurements_for(carried, tmpl->name(), tmpl)));
     t.proposers.push_back(std::move(p));
     t.targets.push_back({tmpl, t.proposers.back().get()});
   }

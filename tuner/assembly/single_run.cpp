@@ -62,7 +62,7 @@ Result<std::unique_ptr<SingleRun>> SingleRun::prepare(const RunSettings& setting
 Status SingleRun::assemble(ScaleOut* scale_out) {
   const RunSettings& f = settings_;
   // The other ranks are waited for once the run is known to be able to start.
-  TS_RETURN_IF_ERROR(connect_and_make_factory(scale_out, templates_));
+  TS_RETURN_IF_ERROR(connect_and_make_factory(scale_out, templates_, &*problem_));
   std::vector<LoopTarget> targets;
   for (const KernelTemplate* t : templates_) {
     auto p = factory_->make(*t, device(), *problem_);

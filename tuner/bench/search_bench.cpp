@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis/stats.h"
+#include "registry/template_library.h"
 #include "runtime/replay/recording.h"
 #include "runtime/replay/replay_set.h"
 #include "tuner/bench/loop_report.h"
@@ -38,6 +39,7 @@
 #include "tuner/search/evolve_proposer.h"
 #include "tuner/search/offline_proposers.h"
 #include "tuner/search/prior.h"
+#include "tuner/search/prior_rescale.h"
 #include "tuner/search/template_allocation.h"
 #include "tuner/search/warm_start_proposer.h"
 
@@ -186,6 +188,16 @@ int main(int argc, char** argv) {
   app.add_flag("--prior-shuffled", prior_shuffled,
                "with --prior: shuffle its times among its configurations first (an unrelated prior of the same "
                "space, for the guard against negative transfer)");
+  bool prior_as_measured = false;
+  app.add_flag("--prior-as-measured", prior_as_measured,
+               "with --prior: take its times as measured, not carried to each target's problem by its blocks' "
+               "waves (tuner/search/prior_rescale.h; the search before that model)");
+  int sms = 0;
+  app.add_option("--sms", sms,
+                 "with --prior: the multiprocessors of the recordings' GPU, for carrying the prior to a target's "
+                 "problem where the target recording does not say (recordings made before the field: 132 for the "
+                 "H200 ones of data/recordings)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--loop", through_loop,
                "run each seed through the whole tuning loop (GenerationLoop with the replay backend, as "
                "autotune-loop --backend replay --max-evals CAP --seed S) instead of calling the proposer");
@@ -275,6 +287,7 @@ int main(int argc, char** argv) {
   // --prior: every source it holds, pooled regardless of its template's name (the pair is the
   // user's choice: a recording is named after its file, not its template).
   std::vector<PriorSource> prior_sources;
+  std::string prior_kernel;  // the sources' template, before they are renamed "prior" below
   if (!prior_path.empty()) {
     auto sources = load_prior(prior_path);
     if (!sources.ok()) {
@@ -282,6 +295,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     for (auto& src : *sources) {
+      prior_kernel = src.template_name;
       src.template_name = "prior";
       if (prior_shuffled) {
         std::vector<double> times;
@@ -297,9 +311,18 @@ int main(int argc, char** argv) {
   }
   // Every measurement of the prior, for the proposer's model of the space (evolve's prior
   // feature; `--evolve prior_feature=0` leaves it out): the source's knowledge, not only what
-  // the target recorded.
-  const std::vector<PriorMeasurement> prior_rows = prior_measurements_for(prior_sources, "prior");
-  if (!prior_rows.empty()) options.prior = &prior_rows;
+  // the target recorded; carried to each target's problem below.
+  std::vector<PriorMeasurement> prior_rows;
+  // The template the prior was measured with, for its launch geometry (a Kernel Tuner kernel of
+  // its own has none here: its prior is taken as measured).
+  std::optional<TemplateLibrary> library;
+  const KernelTemplate* prior_template = nullptr;
+  if (!prior_sources.empty() && !prior_as_measured) {
+    if (auto lib = TemplateLibrary::embedded(); lib.ok()) {
+      library = std::move(lib).value();
+      prior_template = library->find(prior_kernel);
+    }
+  }
   int exit_code = 0;
   for (const auto& file : cache_files(paths)) {
     auto rec = replay::Recording::load(file, rec_options);
@@ -316,6 +339,22 @@ int main(int argc, char** argv) {
     std::vector<WarmStartSeed> prior_seeds;
     if (!prior_sources.empty()) {
       std::vector<PriorSource> answerable = prior_sources;
+      // Carried to this recording's problem on its GPU (the recorded limits, else the
+      // architecture's usual ones, and --sms where the recording lacks the SM count).
+      const auto& recorded = r.recorded_device();
+      if (prior_template && r.knows_whole_problem() && recorded) {
+        DeviceFacts geometry = nominal_facts_for_arch(recorded->arch);
+        geometry.multiprocessors = recorded->multiprocessors > 0 ? recorded->multiprocessors : sms;
+        if (recorded->shared_per_block_optin > geometry.shared_per_block_optin)
+          geometry.shared_per_block_optin = recorded->shared_per_block_optin;
+        for (auto& src : answerable) {
+          src.template_name = prior_template->name();
+          src = rescaled_to_problem(src, *prior_template, r.problem(), geometry);
+          src.template_name = "prior";
+        }
+      }
+      prior_rows = prior_measurements_for(answerable, "prior");
+      options.prior = prior_rows.empty() ? nullptr : &prior_rows;
       std::size_t kept = 0, all = 0;
       for (auto& src : answerable) {
         all += src.rows.size();

@@ -8,6 +8,7 @@
 
 #include "runtime/replay/kernel_tuner_cache.h"
 #include "tuner/records/history.h"
+#include "tuner/records/history_recording.h"
 
 namespace tilesmith {
 namespace fs = std::filesystem;
@@ -49,6 +50,7 @@ Result<std::vector<PriorSource>> from_history(const fs::path& file) {
     PriorSource& s = by_key[{r.template_name, r.problem_key, r.device_name}];
     if (s.describe.empty()) {
       s.template_name = r.template_name;
+      if (auto problem = problem_of_row(r); problem.ok()) s.problem = *problem;
       s.describe = r.template_name + ", " + std::to_string(r.m) + "x" + std::to_string(r.n) + "x" +
                    std::to_string(r.k) + " " + r.dtype + " " + r.layout +
                    (r.device_name.empty() ? "" : " on " + r.device_name) + ", from " +
@@ -73,6 +75,7 @@ Result<std::vector<PriorSource>> from_cache(const fs::path& file) {
     return Status(cache.status().code(), cache.status().message() + "; " + kWhatToGive);
   PriorSource s;
   s.template_name = cache->kernel_name;
+  s.problem = cache->problem;
   std::string sizes;
   for (std::int64_t v : cache->problem_size) {
     if (!sizes.empty()) sizes += 'x';

@@ -21,11 +21,13 @@
 // Pure apart from reading the files.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "registry/config.h"
+#include "registry/problem.h"
 #include "tuner/search/proposer.h"
 #include "tuner/search/warm_start.h"
 
@@ -35,6 +37,7 @@ namespace tilesmith {
 struct PriorSource {
   std::string template_name;  // the template's name (a Kernel Tuner file: its kernel name)
   std::string describe;       // "gemm_tma_half, 128x4096x4096 bf16 NT on NVIDIA H200, from PATH"
+  std::optional<GemmProblem> problem;  // what it was measured on, where the source says (not Kernel Tuner's own files)
   using Row = PriorMeasurement;  // time_ms: the fastest measurement of the config
   std::vector<Row> rows;          // successful measurements only, fastest first
 };
