@@ -347,11 +347,7 @@ int main(int argc, char** argv) {
         geometry.multiprocessors = recorded->multiprocessors > 0 ? recorded->multiprocessors : sms;
         if (recorded->shared_per_block_optin > geometry.shared_per_block_optin)
           geometry.shared_per_block_optin = recorded->shared_per_block_optin;
-        for (auto& src : answerable) {
-          src.template_name = prior_template->name();
-          src = rescaled_to_problem(src, *prior_template, r.problem(), geometry);
-          src.template_name = "prior";
-        }
+        for (auto& src : answerable) src = rescaled_to_problem(src, *prior_template, r.problem(), geometry);
       }
       prior_rows = prior_measurements_for(answerable, "prior");
       options.prior = prior_rows.empty() ? nullptr : &prior_rows;
