@@ -103,7 +103,8 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                  "start each template's search with a few of the fastest configurations (spread over their good "
                  "regions) that an earlier search of the same template measured on another GPU or problem: PATH is "
                  "a results folder, a history.csv or a Kernel Tuner cache file (repeatable; docs/search.md, "
-                 "\"Transfer\"); evolve also models all of its measurements and, while they agree with the "
+                 "\"Transfer\"). Times measured on another problem are first carried to this run's by how many "
+                 "waves each configuration's blocks take on the two (docs/autotune-loop.md, \"Priors\"); evolve also models all of its measurements and, while they agree with the "
                  "run's own, hands over from its space-filling start sooner. Where --warm-start re-measures "
                  "winners, a prior says where the good region is")
       ->type_name("PATH")
