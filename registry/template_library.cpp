@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "base/files.h"
@@ -92,6 +93,17 @@ std::vector<const KernelTemplate*> TemplateLibrary::supporting(const GemmProblem
 Result<TemplateLibrary> load_templates(const std::string& dir) {
   if (dir.empty()) return TemplateLibrary::embedded();
   return TemplateLibrary::from_directory(dir);
+}
+
+const KernelTemplate& launch_geometry_of(const KernelTemplate& tmpl) {
+  if (!tmpl.is_recorded()) return tmpl;
+  // Built once for the process: the embedded files do not change while it runs.
+  static const std::optional<TemplateLibrary> embedded = [] {
+    auto lib = TemplateLibrary::embedded();
+    return lib.ok() ? std::optional<TemplateLibrary>(std::move(lib).value()) : std::nullopt;
+  }();
+  const KernelTemplate* same = embedded ? embedded->find(tmpl.name()) : nullptr;
+  return same ? *same : tmpl;
 }
 
 }  // namespace tilesmith

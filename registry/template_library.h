@@ -36,4 +36,11 @@ class TemplateLibrary {
 // `dir` is empty.
 Result<TemplateLibrary> load_templates(const std::string& dir);
 
+// The template whose launch geometry (grid, shared memory and threads of a config on a
+// problem) is `tmpl`'s: `tmpl` itself where it has source; for a recorded space (replay), the
+// embedded template of the same name, the kernel a recording of one of tilesmith's templates
+// measured (a problem set's recordings are named after their kernel); else `tmpl`, which then
+// renders nothing.
+const KernelTemplate& launch_geometry_of(const KernelTemplate& tmpl);
+
 }  // namespace tilesmith

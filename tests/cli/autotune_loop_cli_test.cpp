@@ -467,7 +467,7 @@ TEST(CliWarmStart, AProblemSetOnReplayCarriesWinnersToTheSameKernelAtTheNextProb
                         "--results", (dir / "results").string(), "--progress", "none"},
                        dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  int warm_rows = 0, problems_warmed = 0, winner_rows = 0, prior_rows = 0;
+  int warm_rows = 0, problems_warmed = 0, winner_rows = 0, prior_rows = 0, carried_rows = 0;
   std::set<std::string> kernels{"gemm_decode", "gemm_gemv", "gemm_hmma", "gemm_tma_half", "gemm_wgmma_half"};
   for (const char* problem : {"qkv_t16", "attn_out_t16", "gate_up_t16", "down_t16", "qkv_t128", "attn_out_t128",
                               "gate_up_t128", "down_t128"}) {
@@ -485,6 +485,9 @@ TEST(CliWarmStart, AProblemSetOnReplayCarriesWinnersToTheSameKernelAtTheNextProb
       EXPECT_TRUE(winner || prior) << row.at("rationale");
       winner_rows += winner;
       prior_rows += prior;
+      // Carried to this problem by their blocks' waves, by the geometry of the kernel of the
+      // recordings' name on the GPU they recorded (as a set on that GPU does).
+      carried_rows += prior && contains(row.at("rationale"), "by its blocks' waves");
     }
     warm_rows += here;
     problems_warmed += here > 0;
@@ -493,6 +496,7 @@ TEST(CliWarmStart, AProblemSetOnReplayCarriesWinnersToTheSameKernelAtTheNextProb
   EXPECT_GE(warm_rows, 8);
   EXPECT_GE(winner_rows, 4);
   EXPECT_GE(prior_rows, 4) << "and from more of their neighbours' histories than the winners";
+  EXPECT_EQ(carried_rows, prior_rows);
 
   // bench-best over the set's folder answers each entry from its own problem's recording,
   // though several problems' templates share a name.

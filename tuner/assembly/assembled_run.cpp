@@ -13,7 +13,9 @@ Status AssembledRun::connect_and_make_factory(ScaleOut* scale_out,
                                               const GemmProblem* problem) {
   scale_out_ = scale_out;
   TS_ASSIGN_OR_RETURN(runner_, connect_ranks(scale_out_, start_.opened->runner(), settings_.compile_threads));
-  add_warm_start_seeds(start_.warm_start, start_.prior, templates, device(), problem, &start_.proposers);
+  // The priors are carried on the GPU the templates launch on (on replay, the recordings').
+  add_warm_start_seeds(start_.warm_start, start_.prior, templates, start_.opened->launch_device(), problem,
+                       &start_.proposers);
   auto factory = ProposerFactory::create(start_.proposers);
   if (!factory.ok()) return Status::invalid(factory.status().message());
   factory_ = std::move(factory).value();

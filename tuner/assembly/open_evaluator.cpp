@@ -32,6 +32,13 @@ double OpenedEvaluator::measured_bandwidth() const {
   return gpu ? gpu->measured_bandwidth() : 0;
 }
 
+DeviceFacts OpenedEvaluator::launch_device() {
+  // Every recording of a replay comes from one GPU (replay::load_recordings checks the names).
+  if (!recordings.empty())
+    if (const auto& recorded = recordings.front()->recorded_device(); recorded) return *recorded;
+  return primary().device();
+}
+
 int default_compile_threads() {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   return static_cast<int>(std::clamp(hw / 2, 1u, 8u));

@@ -110,6 +110,11 @@ struct OpenedEvaluator {
   Evaluator& primary();
   // The device's copy bandwidth as measured when it was opened (bytes/s; 0 unknown).
   double measured_bandwidth() const;
+  // The GPU a template's blocks are laid out on when a prior is carried to another problem
+  // by their waves (tuner/search/prior_rescale.h): the device measuring; on replay the GPU
+  // the recordings were made on, as they recorded it (the replay's own facts name no
+  // architecture, which the templates' rules need), where they say.
+  DeviceFacts launch_device();
 
   ~OpenedEvaluator();
   OpenedEvaluator() = default;

@@ -214,8 +214,10 @@ void add_warm_start_seeds(const std::vector<WarmStartFile>& warm_start, const st
   for (const KernelTemplate* t : templates) {
     auto seeds = warm_start_seeds(warm_start, t->name(), device.name, t);
     const std::size_t from_files = seeds.size();
-    // Sources measured on another problem are carried to this one by their blocks' waves.
-    const std::vector<PriorSource> carried = problem ? priors_for_problem(prior, *t, *problem, device) : prior;
+    // Sources measured on another problem are carried to this one by their blocks' waves
+    // (on replay, those of the embedded template of the recording's name).
+    const std::vector<PriorSource> carried =
+        problem ? priors_for_problem(prior, launch_geometry_of(*t), *problem, device) : prior;
     const std::size_t from_prior = append_prior_picks(seeds, carried, *t);
     if (!warm_start.empty()) spdlog::info("warm start: {} seed(s) for {}", from_files, t->name());
     if (from_prior > 0)

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "registry/template_library.h"
 #include "tuner/search/prior_rescale.h"
 
 namespace tilesmith {
@@ -74,8 +75,10 @@ Result<ProblemTargets> SetRun::make_targets(const ProblemSetEntry& e,
   for (const KernelTemplate* tmpl : templates_[e.name]) {
     auto seeds = warm_start_seeds(files, tmpl->name(), device().name, tmpl);
     const std::size_t winners = seeds.size();
-    // The neighbours were tuned on other problems: their times carried to this one by their blocks' waves.
-    const std::vector<PriorSource> carried = priors_for_problem(histories, *tmpl, e.problem, device());
+    // The neighbours were tuned on other problems: their times carried to this one by their
+    // blocks' waves (on replay, those of the embedded template of the recordings' kernel).
+    const std::vector<PriorSource> carried =
+        priors_for_problem(histories, launch_geometry_of(*tmpl), e.problem, start_.opened->launch_device());
     append_prior_picks(seeds, carried, *tmpl);
     for (auto& seed : seeds) seed.quiet_if_invalid = true;
     if (!seeds.empty())
