@@ -95,14 +95,18 @@ Result<TemplateLibrary> load_templates(const std::string& dir) {
   return TemplateLibrary::from_directory(dir);
 }
 
-const KernelTemplate& launch_geometry_of(const KernelTemplate& tmpl) {
-  if (!tmpl.is_recorded()) return tmpl;
+const KernelTemplate* embedded_template(const std::string& name) {
   // Built once for the process: the embedded files do not change while it runs.
   static const std::optional<TemplateLibrary> embedded = [] {
     auto lib = TemplateLibrary::embedded();
     return lib.ok() ? std::optional<TemplateLibrary>(std::move(lib).value()) : std::nullopt;
   }();
-  const KernelTemplate* same = embedded ? embedded->find(tmpl.name()) : nullptr;
+  return embedded ? embedded->find(name) : nullptr;
+}
+
+const KernelTemplate& launch_geometry_of(const KernelTemplate& tmpl) {
+  if (!tmpl.is_recorded()) return tmpl;
+  const KernelTemplate* same = embedded_template(tmpl.name());
   return same ? *same : tmpl;
 }
 

@@ -36,6 +36,10 @@ class TemplateLibrary {
 // `dir` is empty.
 Result<TemplateLibrary> load_templates(const std::string& dir);
 
+// The template of that name compiled into the binary (TemplateLibrary::embedded, built once for
+// the process); nullptr where there is none.
+const KernelTemplate* embedded_template(const std::string& name);
+
 // The template whose launch geometry (grid, shared memory and threads of a config on a
 // problem) is `tmpl`'s: `tmpl` itself where it has source; for a recorded space (replay), the
 // embedded template of the same name, the kernel a recording of one of tilesmith's templates

@@ -200,6 +200,14 @@ DeviceFacts Recording::device() const {
   return d;
 }
 
+std::optional<DeviceFacts> Recording::launch_device() const {
+  if (!cache_.device) return std::nullopt;
+  DeviceFacts d = *cache_.device;
+  d.shared_per_block_optin =
+      std::max(d.shared_per_block_optin, nominal_facts_for_arch(d.arch).shared_per_block_optin);
+  return d;
+}
+
 std::string Recording::describe() const {
   GemmProblem p = problem();
   char best[32];

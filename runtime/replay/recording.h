@@ -78,6 +78,12 @@ class Recording {
   DeviceFacts device() const;
   // The device as the recording run described itself (the cache's tilesmith.device), where the file says.
   const std::optional<DeviceFacts>& recorded_device() const { return cache_.device; }
+  // The GPU a template's blocks were laid out on, for carrying a prior measured on another
+  // problem by their waves (tuner/search/prior_rescale.h): the recorded device with at least
+  // its architecture's usual shared memory a block (files of early versions recorded 48 KiB
+  // and 0 SMs; the SM count stays as recorded). nullopt where the file does not describe
+  // its device (Kernel Tuner's own files).
+  std::optional<DeviceFacts> launch_device() const;
   // "Xgemm on NVIDIA GeForce RTX 3090, 17956 configurations, 4096x4096, best 5.658 ms".
   std::string describe() const;
 

@@ -105,6 +105,7 @@ TEST(Replay, RecordingFacts) {
   EXPECT_EQ(d.backend, "replay");
   EXPECT_EQ(d.name, "NVIDIA GeForce RTX 3090");
   EXPECT_EQ(d.arch, "recorded");
+  EXPECT_FALSE(rec->launch_device()) << "Kernel Tuner's own file does not describe its GPU";
 }
 
 TEST(Replay, OkOutcomeFromTheRecording) {
@@ -402,6 +403,12 @@ TEST(Replay, RecordedVendorTimeAnswersForItsOwnProblem) {
     ASSERT_TRUE(rec.ok()) << rec.status().to_string();
     EXPECT_EQ(recorded_template(**rec).math(), "fma");
     EXPECT_EQ((*rec)->device().multiprocessors, 132);
+    // For laying out a template's blocks: the recorded GPU, its shared memory at least the
+    // architecture's (the facts above keep the 48 KiB default, as files of early versions did).
+    ASSERT_TRUE((*rec)->launch_device());
+    EXPECT_EQ((*rec)->launch_device()->arch, "sm_90");
+    EXPECT_EQ((*rec)->launch_device()->multiprocessors, 132);
+    EXPECT_EQ((*rec)->launch_device()->shared_per_block_optin, 227 * 1024);
     EXPECT_GT(recorded_template(**rec).fastest_possible_ms(p, (*rec)->device()), 0);
     auto wrong = text;
     wrong.replace(wrong.find("\"math\": \"fma\""), 13, "\"math\": \"mfm\"");

@@ -35,7 +35,7 @@ double OpenedEvaluator::measured_bandwidth() const {
 DeviceFacts OpenedEvaluator::launch_device() {
   // Every recording of a replay comes from one GPU (replay::load_recordings checks the names).
   if (!recordings.empty())
-    if (const auto& recorded = recordings.front()->recorded_device(); recorded) return *recorded;
+    if (auto recorded = recordings.front()->launch_device(); recorded) return *recorded;
   return primary().device();
 }
 

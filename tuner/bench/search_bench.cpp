@@ -195,8 +195,8 @@ int main(int argc, char** argv) {
   int sms = 0;
   app.add_option("--sms", sms,
                  "with --prior: the multiprocessors of the recordings' GPU, for carrying the prior to a target's "
-                 "problem where the target recording does not say (recordings made before the field: 132 for the "
-                 "H200 ones of data/recordings)")
+                 "problem where the target recording does not say (recordings of early versions; data/recordings' "
+                 "H200 files say 132)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--loop", through_loop,
                "run each seed through the whole tuning loop (GenerationLoop with the replay backend, as "
@@ -315,14 +315,8 @@ int main(int argc, char** argv) {
   std::vector<PriorMeasurement> prior_rows;
   // The template the prior was measured with, for its launch geometry (a Kernel Tuner kernel of
   // its own has none here: its prior is taken as measured).
-  std::optional<TemplateLibrary> library;
-  const KernelTemplate* prior_template = nullptr;
-  if (!prior_sources.empty() && !prior_as_measured) {
-    if (auto lib = TemplateLibrary::embedded(); lib.ok()) {
-      library = std::move(lib).value();
-      prior_template = library->find(prior_kernel);
-    }
-  }
+  const KernelTemplate* prior_template =
+      prior_sources.empty() || prior_as_measured ? nullptr : embedded_template(prior_kernel);
   int exit_code = 0;
   for (const auto& file : cache_files(paths)) {
     auto rec = replay::Recording::load(file, rec_options);
@@ -339,15 +333,11 @@ int main(int argc, char** argv) {
     std::vector<WarmStartSeed> prior_seeds;
     if (!prior_sources.empty()) {
       std::vector<PriorSource> answerable = prior_sources;
-      // Carried to this recording's problem on its GPU (the recorded limits, else the
-      // architecture's usual ones, and --sms where the recording lacks the SM count).
-      const auto& recorded = r.recorded_device();
-      if (prior_template && r.knows_whole_problem() && recorded) {
-        DeviceFacts geometry = nominal_facts_for_arch(recorded->arch);
-        geometry.multiprocessors = recorded->multiprocessors > 0 ? recorded->multiprocessors : sms;
-        if (recorded->shared_per_block_optin > geometry.shared_per_block_optin)
-          geometry.shared_per_block_optin = recorded->shared_per_block_optin;
-        for (auto& src : answerable) src = rescaled_to_problem(src, *prior_template, r.problem(), geometry);
+      // Carried to this recording's problem on its GPU (--sms where the recording lacks the SM count).
+      auto geometry = r.launch_device();
+      if (prior_template && r.knows_whole_problem() && geometry) {
+        if (geometry->multiprocessors <= 0) geometry->multiprocessors = sms;
+        for (auto& src : answerable) src = rescaled_to_problem(src, *prior_template, r.problem(), *geometry);
       }
       prior_rows = prior_measurements_for(answerable, "prior");
       options.prior = prior_rows.empty() ? nullptr : &prior_rows;
