@@ -10,7 +10,7 @@
 #   scripts/device/record_problem_set.sh OUT_DIR [SET_FILE] [SECONDS_PER_PROBLEM] [GPU_TAG]
 #
 # SET_FILE default data/problems/llama3_8b_bf16_decode.json, SECONDS_PER_PROBLEM default 40,
-# GPU_TAG default H200. The caches go to OUT_DIR/recordings/SET_NAME/, the raw results to
+# GPU_TAG default the GPU's short name (H100, H200; from nvidia-smi). The caches go to OUT_DIR/recordings/SET_NAME/, the raw results to
 # OUT_DIR/rec.tar.gz (one file, so the device tool brings it back whole). From the
 # repository root, with a bundled build in .devpack or binaries in $TILESMITH_BIN.
 set -uo pipefail
@@ -18,7 +18,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 out=${1:?usage: record_problem_set.sh OUT_DIR [SET_FILE] [SECONDS_PER_PROBLEM] [GPU_TAG]}
 set_file=${2:-data/problems/llama3_8b_bf16_decode.json}
 secs=${3:-40}
-tag=${4:-H200}
+tag=${4:-$(gpu_tag)}
 set_name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$set_file") || exit 2
 rec=$(mktemp -d)
 dest="$out/recordings/$set_name"

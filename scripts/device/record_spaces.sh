@@ -7,7 +7,8 @@
 #
 #   scripts/device/record_spaces.sh OUT_DIR [SECONDS_PER_SPACE [SPACE...]]
 #
-# SECONDS_PER_SPACE default 170. SPACE names one row of the table below (default: the four
+# SECONDS_PER_SPACE default 170. The caches are named after the GPU (`..._H100.json.gz`; the
+# GPU's short name from nvidia-smi, or $GPU_TAG). SPACE names one row of the table below (default: the four
 # single-template spaces; `bf16_4096_set` is every template that serves bf16 4096^3 NN, the
 # multi-template recording the search benchmark's --set mode replays as one problem; one
 # space a GPU side by side: CUDA_VISIBLE_DEVICES=1 record_spaces.sh OUT2 300 tma_bf16_4096).
@@ -20,6 +21,7 @@ secs=${2:-170}
 shift $(( $# < 2 ? $# : 2 ))
 rec=$(mktemp -d)
 mkdir -p "$out/recordings"
+tag=$(gpu_tag)
 hours=$(awk -v s="$secs" 'BEGIN { print s / 3600 }')
 pack() { tar czf "$out/rec.tar.gz" --exclude=journal.jsonl --exclude=.autotune-loop.lock -C "$rec" .; }
 record() {  # NAME TEMPLATE autotune-loop problem flags...
@@ -29,7 +31,7 @@ record() {  # NAME TEMPLATE autotune-loop problem flags...
     --compile-threads 12 --seed 1 --progress plain --status-interval 60 --hours "$hours" \
     --results "$rec/${tmpl}_$name" "$@" 2>&1 | grep -E "evaluated in|vendor:|^ 1 |stopped"
   "$bin/autotune-loop" history --results "$rec/${tmpl}_$name" \
-    --kernel-tuner-cache "$out/recordings/${tmpl}_${name}_H200.json.gz"
+    --kernel-tuner-cache "$out/recordings/${tmpl}_${name}_${tag}.json.gz"
   pack
 }
 space() {  # SPACE: the recording (name, template, problem)

@@ -172,19 +172,28 @@ TEST(HistoryRecording, RefusesWhatIsNotOneMeasuredSpace) {
   EXPECT_NE(refused.status().message().find("differ in problem"), std::string::npos) << refused.status().message();
 }
 
-// The spaces recorded on an H200 (data/recordings/README.md): each loads as a replay of
-// the whole problem it names, with what the README says it holds.
+// The spaces recorded on an H200 and on an H100 (data/recordings/README.md): each loads as a
+// replay of the whole problem it names, with what the README says it holds.
 TEST(HistoryRecording, TheRecordedSpacesOfOurTemplatesLoad) {
   struct Expect {
     const char* file;
     const char* problem_start;
     std::size_t configs;
+    const char* device;
   };
+  const char* h200 = "NVIDIA H200";
+  const char* h100 = "NVIDIA H100 80GB HBM3";
   const Expect expected[] = {
-      {"gemm_wgmma_fp32_128x4096x4096_H200.json.gz", "128x4096x4096 fp32 NN", 1035},
-      {"gemm_wgmma_fp32_4096x4096x4096_H200.json.gz", "4096x4096x4096 fp32 NN", 502},
-      {"gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz", "128x4096x4096 bf16 NN", 1518},
-      {"gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz", "4096x4096x4096 bf16 NN", 776},
+      {"gemm_wgmma_fp32_128x4096x4096_H200.json.gz", "128x4096x4096 fp32 NN", 1035, h200},
+      {"gemm_wgmma_fp32_4096x4096x4096_H200.json.gz", "4096x4096x4096 fp32 NN", 502, h200},
+      {"gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz", "128x4096x4096 bf16 NN", 1518, h200},
+      {"gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz", "4096x4096x4096 bf16 NN", 776, h200},
+      {"gemm_wgmma_fp32_128x4096x4096_H100.json.gz", "128x4096x4096 fp32 NN", 1035, h100},
+      {"gemm_wgmma_fp32_4096x4096x4096_H100.json.gz", "4096x4096x4096 fp32 NN", 1088, h100},
+      {"gemm_wgmma_half_bf16_128x4096x4096_H100.json.gz", "128x4096x4096 bf16 NN", 1518, h100},
+      {"gemm_wgmma_half_bf16_4096x4096x4096_H100.json.gz", "4096x4096x4096 bf16 NN", 3096, h100},
+      {"bf16_4096_H100_run318/gemm_tma_half_bf16_4096x4096x4096_H100.json.gz", "4096x4096x4096 bf16 NN", 3872, h100},
+      {"bf16_4096_H100_run318/gemm_hmma_bf16_4096x4096x4096_H100.json.gz", "4096x4096x4096 bf16 NN", 1087, h100},
   };
   for (const Expect& e : expected) {
     const fs::path file = fs::path(TILESMITH_SOURCE_DIR) / "data" / "recordings" / e.file;
@@ -193,7 +202,7 @@ TEST(HistoryRecording, TheRecordedSpacesOfOurTemplatesLoad) {
     EXPECT_TRUE((*rec)->knows_whole_problem()) << e.file;
     EXPECT_EQ((*rec)->problem().describe().rfind(e.problem_start, 0), 0u) << (*rec)->problem().describe();
     EXPECT_EQ((*rec)->size(), e.configs) << e.file;
-    EXPECT_EQ((*rec)->device_name(), "NVIDIA H200");
+    EXPECT_EQ((*rec)->device_name(), e.device) << e.file;
   }
 }
 
