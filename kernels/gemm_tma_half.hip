@@ -294,6 +294,7 @@ struct ScaleReader {
   const float* __restrict__ b;  // scale_b at the tile's first column block
   int row_step[WG_M_TILES][2];  // from the first row to each of the thread's rows, in floats
   int kbs, nbs, last_b;         // K blocks, N blocks, the tile's last column block less its first
+  int lane_kb_cap;              // kbs - 1 + lane: caps B's K block in a form that depends on the lane (load_scales)
 };
 
 // A reader of the tile's factors. Rows past M read the last one.
@@ -302,6 +303,7 @@ __device__ __forceinline__ ScaleReader scale_reader(const float* __restrict__ sc
   ScaleReader r;
   r.kbs = (K + 127) / 128;
   r.nbs = (N + 127) / 128;
+  r.lane_kb_cap = r.kbs - 1 + lane;
   const int first_row = min(tile.block_m + acc_row(wg, w, lane, 0, 0), M - 1);
   r.a = scale_a + (long long)first_row * r.kbs;
 #pragma unroll
@@ -314,30 +316,64 @@ __device__ __forceinline__ ScaleReader scale_reader(const float* __restrict__ sc
   return r;
 }
 
-// The factors of the slice at k0 for this thread's accumulators. Read a slice before the slice is
-// issued and used when it is promoted, so the loads (one float in each of the tile's rows, from
-// L2 under the stages' traffic) have a slice of the tensor cores' work to arrive in: read when
-// the slice itself was issued, they cost 18% at 4096^3 (H200). Their products are formed here
-// (ptxas places the multiplies after the next slice's promotion). Formed at the promotion
-// instead, or from factors read two slices ahead, ptxas moved B's factor (the same for the
-// whole tile) into a uniform register right after its load and waited for the load there: 2-10%
-// slower at 4096^3 and 8192^3 (runs 206-208). Blocks past N and K read the last ones: their
-// products are zero fill, never stored or never used. (Reading four K blocks a row at once, a
-// lane each, shared by shuffles, read fewer sectors but ran 2-8% slower.)
-__device__ __forceinline__ SliceScales slice_scales(const ScaleReader& r, int k0) {
-  const int kb = min(k0 / BLOCK_K, r.kbs - 1);
+// One slice's factors as loaded: A's for each of the thread's rows, B's for each column block.
+struct ScaleLoads {
+  float a[WG_M_TILES][2];
   float b[SCALE_SPAN];
+};
+
+// The loads of the slice at k0's factors (one float in each of the tile's rows, from L2 under the
+// stages' traffic). They are issued two slices before the slice is promoted (ScalePipe): read one
+// slice ahead, the products that first use them still waited for the loads (long scoreboard on
+// them in ncu's samples, 128 x 128 at 4096^3, run 322). B's factor is the same for the whole warp,
+// and ptxas moves such a value into a uniform register right after its load, waiting for the load
+// there however early it was issued (runs 206-208); its K block is capped with lane_kb_cap, which
+// equals kbs - 1 or more in every lane (so the block is the same) but depends on the lane in form,
+// keeping the value in an ordinary register until its use. Blocks past N and K read the last
+// ones: their products are zero fill, never stored or never used.
+__device__ __forceinline__ ScaleLoads load_scales(const ScaleReader& r, int k0) {
+  const int kb = min(k0 / BLOCK_K, r.kbs - 1);
+  const int kb_b = min(kb, r.lane_kb_cap);
+  ScaleLoads l;
 #pragma unroll
-  for (int j = 0; j < SCALE_SPAN; ++j) b[j] = __ldg(r.b + (long long)kb * r.nbs + min(j, r.last_b));
+  for (int j = 0; j < SCALE_SPAN; ++j) l.b[j] = __ldg(r.b + (long long)kb_b * r.nbs + min(j, r.last_b));
+#pragma unroll
+  for (int t = 0; t < WG_M_TILES; ++t)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) l.a[t][h] = __ldg(r.a + r.row_step[t][h] + kb);
+  return l;
+}
+
+// The factors of a slice for this thread's accumulators: A's factor of each row times each column
+// block's. Formed when the slice's scales are taken from the pipe (ptxas places the multiplies
+// near their use, the promotion).
+__device__ __forceinline__ SliceScales scale_products(const ScaleLoads& l) {
   SliceScales s;
 #pragma unroll
   for (int t = 0; t < WG_M_TILES; ++t)
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const float a = __ldg(r.a + r.row_step[t][h] + kb);
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = a * b[j];
-    }
+      for (int j = 0; j < SCALE_SPAN; ++j) s.f[t][h][j] = l.a[t][h] * l.b[j];
+  return s;
+}
+
+// The loads of the next two slices' factors, in flight while the slices before them multiply.
+struct ScalePipe {
+  ScaleLoads next, after;
+};
+
+// A pipe primed at the tile's first slice.
+__device__ __forceinline__ ScalePipe scale_pipe(const ScaleReader& r, int k_begin) {
+  return ScalePipe{load_scales(r, k_begin), load_scales(r, k_begin + BLOCK_K)};
+}
+
+// The next slice's factors; the pipe moves on a slice and loads the factors of the slice two
+// after it (k_after).
+__device__ __forceinline__ SliceScales take_scales(ScalePipe& p, const ScaleReader& r, int k_after) {
+  const SliceScales s = scale_products(p.next);
+  p.next = p.after;
+  p.after = load_scales(r, k_after);
   return s;
 }
 
@@ -365,7 +401,9 @@ __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const f
 #else
 struct SliceScales {};  // per-tensor scales are applied to C (alpha)
 struct ScaleReader {};
-__device__ __forceinline__ SliceScales slice_scales(const ScaleReader&, int) { return {}; }
+struct ScalePipe {};
+__device__ __forceinline__ ScalePipe scale_pipe(const ScaleReader&, int) { return {}; }
+__device__ __forceinline__ SliceScales take_scales(ScalePipe&, const ScaleReader&, int) { return {}; }
 __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const float (&part)[WG_M_TILES][ACC_N],
                                        const SliceScales&, const TsTile&) {
 #pragma unroll
@@ -379,10 +417,10 @@ __device__ __forceinline__ void promote(float (&acc)[WG_M_TILES][ACC_N], const f
 // One slice of the overlapped loop (PROMOTE_OVERLAP): issue the slice at k0 into `issue`, wait
 // until only it is in flight, hand back the previous slice's stage, and promote that slice's
 // products (`done`, with done_scales) while this one multiplies; done_scales then become this
-// slice's (`ahead`, read a step ago), and `ahead` the next slice's.
+// slice's (from the pipe, which loads the factors of the slice two after it).
 __device__ __forceinline__ void fp8_overlapped_step(float (&acc)[WG_M_TILES][ACC_N], float (&issue)[WG_M_TILES][ACC_N],
                                                     float (&done)[WG_M_TILES][ACC_N], bool promote_done,
-                                                    SliceScales& done_scales, SliceScales& ahead,
+                                                    SliceScales& done_scales, ScalePipe& pipe,
                                                     const ScaleReader& reader, Ring& ring, int& held, int k0,
                                                     unsigned full_addr, unsigned empty_addr,
                                                     unsigned long long desc_a0, unsigned long long desc_b0,
@@ -397,8 +435,7 @@ __device__ __forceinline__ void fp8_overlapped_step(float (&acc)[WG_M_TILES][ACC
   held = ring.stage;
   ring.next();
   if (promote_done) promote(acc, done, done_scales, tile);
-  done_scales = ahead;
-  ahead = slice_scales(reader, k0 + BLOCK_K);
+  done_scales = take_scales(pipe, reader, k0 + 2 * BLOCK_K);
 }
 // After a slice of the overlapped loop: k0 moves on a slice; at the tile's end the buffer the
 // last slice went into is waited for and promoted, and the loop ends.
@@ -567,18 +604,18 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     // compiling (registers cannot be indexed at run time).
     SliceScales done_scales{};  // the scales of the slice whose products wait for their promotion
     const ScaleReader reader = TILE_SCALE_READER();
-    SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
+    ScalePipe pipe = scale_pipe(reader, tile.k_begin);  // the factors of the next two slices to issue
     // (Every tile has at least one slice here: unit_tile.)
     int k0 = tile.k_begin;
 #if PROMOTE_SLICES == 2
     // Pairs of slices: two into part[0], promoted during the first of the next two into part[1].
     for (bool first = true;; first = false) {
-      fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
+      fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, pipe, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
       if (overlapped_tile_done(k0, tile, acc, part[0], done_scales)) break;
       fp8_overlapped_second(part[0], ring, held, full_addr, empty_addr, desc_a0, desc_b0, lane);
       if (overlapped_tile_done(k0, tile, acc, part[0], done_scales)) break;
-      fp8_overlapped_step(acc, part[1], part[0], true, done_scales, ahead, reader, ring, held, k0, full_addr,
+      fp8_overlapped_step(acc, part[1], part[0], true, done_scales, pipe, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
       if (overlapped_tile_done(k0, tile, acc, part[1], done_scales)) break;
       fp8_overlapped_second(part[1], ring, held, full_addr, empty_addr, desc_a0, desc_b0, lane);
@@ -586,10 +623,10 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
     }
 #else
     for (bool first = true;; first = false) {
-      fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, ahead, reader, ring, held, k0, full_addr,
+      fp8_overlapped_step(acc, part[0], part[1], !first, done_scales, pipe, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
       if (overlapped_tile_done(k0, tile, acc, part[0], done_scales)) break;
-      fp8_overlapped_step(acc, part[1], part[0], true, done_scales, ahead, reader, ring, held, k0, full_addr,
+      fp8_overlapped_step(acc, part[1], part[0], true, done_scales, pipe, reader, ring, held, k0, full_addr,
                           empty_addr, desc_a0, desc_b0, tile, lane);
       if (overlapped_tile_done(k0, tile, acc, part[1], done_scales)) break;
     }
@@ -598,7 +635,7 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
 #if TS_AB_IS_FP8
     int in_part = 0;  // slices summed in part since its last promotion
     const ScaleReader reader = TILE_SCALE_READER();
-    SliceScales ahead = slice_scales(reader, tile.k_begin);  // the scales of the slice issued next
+    ScalePipe pipe = scale_pipe(reader, tile.k_begin);  // the factors of the next two slices to issue
 #endif
     for (int k0 = tile.k_begin; k0 < tile.k_end; k0 += BLOCK_K) {
       mbar_wait(full_addr + 8u * ring.stage, ring.phase);
@@ -611,8 +648,7 @@ gemm_tma_half(TS_GEMM_PARAMS(ts_ab_t, ts_c_t), const __grid_constant__ TsTensorM
       // loop's do: the wait lets the latest group run while the previous stage is released.
       multiply_stage_fp8(part, desc_a0 + off, desc_b0 + off, in_part > 0);
       wgmma_commit();
-      const SliceScales scales = ahead;
-      ahead = slice_scales(reader, k0 + BLOCK_K);
+      const SliceScales scales = take_scales(pipe, reader, k0 + 2 * BLOCK_K);
       if (++in_part == PROMOTE_SLICES || k0 + BLOCK_K >= tile.k_end) {
         wgmma_wait_all(part);
         if (held >= 0) release_stage(empty_addr + 8u * held, lane);
