@@ -324,8 +324,9 @@ struct ScaleLoads {
 
 // The loads of the slice at k0's factors (one float in each of the tile's rows, from L2 under the
 // stages' traffic). They are issued two slices before the slice is promoted (ScalePipe): read one
-// slice ahead, the products that first use them still waited for the loads (long scoreboard on
-// them in ncu's samples, 128 x 128 at 4096^3, run 322). B's factor is the same for the whole warp,
+// slice ahead, ptxas put the multiplies forming their products right after that step's promotion,
+// where the consumers waited for the loads (long scoreboard in ncu's samples, 128 x 128 at
+// 4096^3, run 322); two ahead ran 7-9% faster at base clocks (run 323). B's factor is the same for the whole warp,
 // and ptxas moves such a value into a uniform register right after its load, waiting for the load
 // there however early it was issued (runs 206-208); its K block is capped with lane_kb_cap, which
 // equals kbs - 1 or more in every lane (so the block is the same) but depends on the lane in form,
@@ -345,8 +346,8 @@ __device__ __forceinline__ ScaleLoads load_scales(const ScaleReader& r, int k0) 
 }
 
 // The factors of a slice for this thread's accumulators: A's factor of each row times each column
-// block's. Formed when the slice's scales are taken from the pipe (ptxas places the multiplies
-// near their use, the promotion).
+// block's. Formed when the slice's factors are taken from the pipe, from loads issued at least a
+// step earlier.
 __device__ __forceinline__ SliceScales scale_products(const ScaleLoads& l) {
   SliceScales s;
 #pragma unroll
@@ -369,7 +370,9 @@ __device__ __forceinline__ ScalePipe scale_pipe(const ScaleReader& r, int k_begi
 }
 
 // The next slice's factors; the pipe moves on a slice and loads the factors of the slice two
-// after it (k_after).
+// after it (k_after). Taken after the promotion in the overlapped step: loaded before its wait
+// instead (their address arithmetic in the wait's shadow), ptxas spread the loads between the
+// step's wgmma instructions and the kernel ran 11% slower at base clocks (run 326).
 __device__ __forceinline__ SliceScales take_scales(ScalePipe& p, const ScaleReader& r, int k_after) {
   const SliceScales s = scale_products(p.next);
   p.next = p.after;

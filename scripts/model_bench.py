@@ -145,6 +145,18 @@ def log(msg):
     print(msg, flush=True)
 
 
+def needed_binaries(args, passthrough):
+    """The programs this mode runs: none for the table alone (with --device-label or on replay:
+    otherwise autotune-loop lists the devices), bench-best for a bench pass or --list-changed (its
+    --record-code-hashes), both where shapes are tuned."""
+    listing = [] if args.device_label or "replay" in passthrough else ["autotune-loop"]
+    if args.table_only:
+        return listing
+    if args.bench_only or args.list_changed:
+        return listing + ["bench-best"]
+    return ["autotune-loop", "bench-best"]
+
+
 def changed_folders(bench_doc):
     """The shape folders whose winner's template is missing or changed since it was tuned
     (bench-best's MISMATCH in the last pass): their rows describe an older kernel."""
@@ -611,6 +623,12 @@ def main(argv):
     rows = select(everything, args.only, args.dtype, ms)
     if not rows:
         raise SystemExit("model_bench: no shape left after the filters")
+    missing = [n for n in needed_binaries(args, passthrough) if not os.access(os.path.join(args.bin, n), os.X_OK)]
+    if missing:
+        print("model_bench: %s not found in %s: build the project first (the README's quickstart), or give --bin "
+              "or $TILESMITH_BIN the folder that holds them (a devpack's .devpack/bin on the GPU machine)"
+              % (" and ".join(missing), args.bin), file=sys.stderr)
+        return 2
     label = args.device_label or device_label(args.bin, passthrough)
     if not label:
         print("model_bench: no GPU found (give --device-label to read an earlier run's results: the table, --list-changed)", file=sys.stderr)

@@ -388,6 +388,27 @@ class EndToEndOnReplay(unittest.TestCase):
             self.assertEqual(p.returncode, 2, retune)
             self.assertIn(retune + " tunes shapes again", p.stderr)
 
+    def test_missing_binaries_are_named_with_what_to_do_and_nothing_is_written(self):
+        empty = os.path.join(self.dir, "nobin")
+        os.makedirs(empty, exist_ok=True)
+        out = os.path.join(self.dir, "out-nobin")
+        env = dict(os.environ, TILESMITH_BIN=empty)
+        for flags, named in ((["--list-changed", "--device-label", "X"], "bench-best not found"),
+                             (["--bench-only", "--device-label", "X"], "bench-best not found"),
+                             (["--tune-only", "--device-label", "X"], "autotune-loop and bench-best not found")):
+            p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), out, "--sets", self.set] + flags,
+                               capture_output=True, text=True, env=env, timeout=60)
+            self.assertEqual(p.returncode, 2, flags)
+            self.assertIn(named + " in " + empty, p.stderr)
+            self.assertIn("--bin or $TILESMITH_BIN", p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+        self.assertFalse(os.path.exists(out))
+        # The table alone reads what is there and needs no binary.
+        p = subprocess.run([os.path.join(ROOT, "scripts", "model_bench.sh"), out, "--sets", self.set, "--table-only",
+                            "--device-label", "X"], capture_output=True, text=True, env=env, timeout=60)
+        self.assertNotIn("not found", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
     def test_a_changed_shape_keeps_its_row_only_where_its_winner_kernel_is_the_same(self):
         # bench-best --record-code-hashes answers whether the winner compiles to its kernel (exit 0) or not.
         fake = os.path.join(self.dir, "fakebin")
