@@ -294,7 +294,7 @@ struct ScaleReader {
   const float* __restrict__ b;  // scale_b at the tile's first column block
   int row_step[WG_M_TILES][2];  // from the first row to each of the thread's rows, in floats
   int kbs, nbs, last_b;         // K blocks, N blocks, the tile's last column block less its first
-  int lane_kb_cap;              // kbs - 1 + lane: caps B's K block in a form that depends on the lane (load_scales)
+  int lane_kb_cap;              // kbs - 1 + lane: caps B's K block, in form lane-dependent (load_scales)
 };
 
 // A reader of the tile's factors. Rows past M read the last one.
@@ -324,14 +324,14 @@ struct ScaleLoads {
 
 // The loads of the slice at k0's factors (one float in each of the tile's rows, from L2 under the
 // stages' traffic). They are issued two slices before the slice is promoted (ScalePipe): read one
-// slice ahead, ptxas put the multiplies forming their products right after that step's promotion,
-// where the consumers waited for the loads (long scoreboard in ncu's samples, 128 x 128 at
-// 4096^3, run 322); two ahead ran 7-9% faster at base clocks (run 323). B's factor is the same for the whole warp,
-// and ptxas moves such a value into a uniform register right after its load, waiting for the load
-// there however early it was issued (runs 206-208); its K block is capped with lane_kb_cap, which
-// equals kbs - 1 or more in every lane (so the block is the same) but depends on the lane in form,
-// keeping the value in an ordinary register until its use. Blocks past N and K read the last
-// ones: their products are zero fill, never stored or never used.
+// slice ahead, ptxas put the multiplies forming their products right after that step's
+// promotion, where the consumers waited for the loads (long scoreboard in ncu's samples, 128 x 128
+// at 4096^3, run 322); two ahead ran 7-9% faster at base clocks (run 323). B's factor is the same
+// for the whole warp, and ptxas moves such a value into a uniform register right after its load,
+// waiting for the load there however early it was issued (runs 206-208); its K block is capped
+// with lane_kb_cap, which equals kbs - 1 or more in every lane (so the block is the same) but
+// depends on the lane in form, keeping the value in an ordinary register until its use. Blocks
+// past N and K read the last ones: their products are zero fill, never stored or never used.
 __device__ __forceinline__ ScaleLoads load_scales(const ScaleReader& r, int k0) {
   const int kb = min(k0 / BLOCK_K, r.kbs - 1);
   const int kb_b = min(kb, r.lane_kb_cap);
