@@ -1,6 +1,7 @@
 // tilesmith_search_bench's transfer mode end to end (docs/search.md, "Transfer"): with --prior
 // the fp32 128x4096x4096 recording of gemm_wgmma is searched from its 4096^3 recording's picks
 // and model, the table reports the worst seed, and the prior's head start shows against cold.
+// Through the loop (--loop) the proposer gets the prior's model as autotune-loop hands it over.
 
 #include <cstdlib>
 #include <sstream>
@@ -61,6 +62,25 @@ TEST(CliSearchBench, APriorFromTheNeighbouringShapeFindsTheTargetSoonerThanColdA
   auto missing = run_process({exe.string(), "--prior", (dir / "nothing.csv").string(), target.string()}, dir);
   EXPECT_EQ(missing.exit_code, 2) << missing.out << missing.err;
   EXPECT_NE(missing.err.find("--prior:"), std::string::npos) << missing.err;
+}
+
+// Through the whole loop the prior's measurements reach the proposer with its picks, as
+// autotune-loop --prior gives them (tuner/assembly/proposer_factory.cpp), and not only the picks:
+// on the bf16 pair whose picks alone leave the search in its cold design (seeds 1-4: 38, 38, 38
+// and 47 evaluations to 5%), the model's agreement with them shortens it (17 on each).
+TEST(CliSearchBench, ThroughTheLoopThePriorsModelComesWithItsPicks) {
+  const fs::path recs = source_dir() / "data" / "recordings";
+  const fs::path exe = binary_dir() / "tuner" / "bench" / "tilesmith_search_bench";
+  const fs::path dir = fresh_dir("cli_search_bench_loop");
+  const auto a = run_process({exe.string(), "--proposers", "evolve", "--seeds", "4", "--cap", "40", "--loop", "--prior",
+                              (recs / "gemm_wgmma_half_bf16_128x4096x4096_H200.json.gz").string(),
+                              (recs / "gemm_wgmma_half_bf16_4096x4096x4096_H200.json.gz").string()},
+                             dir, {{"TMPDIR", dir.string()}});
+  ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
+  const auto p = evolve_row(a.out);
+  ASSERT_GE(p.size(), 8u) << a.out;
+  EXPECT_EQ(p[7], "0/4") << a.out;
+  EXPECT_LE(std::atof(p[5].c_str()), 25.0) << a.out;  // the worst seed
 }
 
 }  // namespace

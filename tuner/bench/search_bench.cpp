@@ -391,8 +391,14 @@ int main(int argc, char** argv) {
           }
           if (name == "evolve" && !evolve_text.empty())
             *proposer = std::make_unique<EvolveProposer>(evolve_options);
-          if (!prior_seeds.empty())
-            *proposer = std::make_unique<WarmStartProposer>(prior_seeds, std::move(*proposer));
+          // The prior's rows go with the picks, as autotune-loop hands them over
+          // (tuner/assembly/proposer_factory.cpp): through the loop the proposer sees no
+          // request.prior of the benchmark's own.
+          if (!prior_seeds.empty()) {
+            WarmStartOptions warm;
+            if (options.prior) warm.prior = *options.prior;
+            *proposer = std::make_unique<WarmStartProposer>(prior_seeds, std::move(*proposer), std::move(warm));
+          }
           const auto seed = static_cast<std::uint64_t>(first_seed + i);
           if (through_loop) {
             bench::LoopRunOptions lo;
