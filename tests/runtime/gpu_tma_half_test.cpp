@@ -15,7 +15,7 @@
 namespace tilesmith::gpu_test {
 namespace {
 
-// The configs meant for large shapes, persistent and not, one and two consumers, split-K, every
+// The configs meant for large shapes, persistent and not, one to three consumers, split-K, every
 // layout, with M, N and K off the tiles (the TMA unit's zero fill at every edge).
 TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
@@ -34,7 +34,10 @@ TEST_F(GpuEvaluatorTest, TmaHalfLargeTileConfigsValidate) {
                         {128, 128, 1, 5, 1, 2, 240, 1}, {64, 256, 1, 4, 0, 4, 240, 1},     {128, 256, 2, 4, 1, 1, 232, 2},
                         {128, 128, 2, 5, 1, 1, 232, 2}, {64, 192, 1, 4, 1, 1, 240, 2},     {128, 256, 2, 4, 1, 1, 232, 1, 2},
                         {128, 128, 2, 5, 1, 1, 232, 1, 2}, {128, 192, 2, 4, 0, 1, 216, 1, 2}, {256, 128, 2, 4, 1, 1, 232, 1, 2},
-                        {64, 64, 1, 8, 1, 1, 240, 2},      {128, 64, 2, 6, 0, 1, 232, 2},     {64, 128, 1, 6, 1, 1, 240, 1, 2}};
+                        {64, 64, 1, 8, 1, 1, 240, 2},      {128, 64, 2, 6, 0, 1, 232, 2},     {64, 128, 1, 6, 1, 1, 240, 1, 2},
+                        // Three consumers (192-row tiles; A's three boxes split 2 + 1 in a pair along N).
+                        {192, 128, 3, 5, 1, 1, 152, 1},    {192, 192, 3, 4, 0, 1, 152, 1},    {192, 128, 3, 4, 1, 1, 152, 2},
+                        {192, 128, 3, 4, 1, 1, 152, 1, 2}};
   int i = 0;
   for (const Tile& tile : tiles)
     for (const char* layout : {"NN", "NT", "TN", "TT"}) {
@@ -368,6 +371,9 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
                       {"EPILOGUE_SMEM", 0}, {"PROMOTE_OVERLAP", 1}}),
       config_with(t, {{"BLOCK_M", 64}, {"BLOCK_N", 112}, {"STAGES", 6}, {"PERSISTENT", 1}, {"PINGPONG", 1},
                       {"EPILOGUE_SMEM", 0}, {"PROMOTE_SLICES", 2}}),
+      // Three consumers of 64 rows each.
+      config_with(t, {{"BLOCK_M", 192}, {"BLOCK_N", 128}, {"CONSUMERS", 3}, {"CONSUMER_REGS", 152}, {"STAGES", 5},
+                      {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 0}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu,
                                 Epilogue::kBiasRow};
@@ -401,7 +407,8 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesUnscaledAndPerTensor) {
 // every slice promoted with its factors, tiles that span one, two and three 128-column blocks
 // (128 wide, 160 wide off the blocks' grid), cooperative, ping-pong, split-K, a K cluster and a
 // 2-block cluster along M, each also with the promotion overlapped (PROMOTE_OVERLAP); partial last
-// blocks of K, M and N off the tiles, every type pair and C type, fused epilogues. The reference
+// blocks of K, M and N off the tiles, every type pair and C type, fused epilogues, and three
+// consumers (192-row tiles). The reference
 // applies the same factors in fp32.
 TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
   if (evaluator_->device().arch != "sm_90") GTEST_SKIP() << "gemm_tma_half needs sm_90, this is " << evaluator_->device().arch;
@@ -427,6 +434,11 @@ TEST_F(GpuEvaluatorTest, TmaHalfOnFp8ValidatesBlockScales) {
       // 80 columns from a start off the 128-column blocks: one or two of B's factors a tile.
       config_with(t, {{"BLOCK_M", 128}, {"BLOCK_N", 80}, {"STAGES", 6}, {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 0},
                       {"PROMOTE_OVERLAP", 1}}),
+      // Three consumers of 64 rows each (each its rows' factors), alone and in a pair along M.
+      config_with(t, {{"BLOCK_M", 192}, {"BLOCK_N", 128}, {"CONSUMERS", 3}, {"CONSUMER_REGS", 152}, {"STAGES", 5},
+                      {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 0}}),
+      config_with(t, {{"BLOCK_M", 192}, {"BLOCK_N", 128}, {"CONSUMERS", 3}, {"CONSUMER_REGS", 152}, {"STAGES", 4},
+                      {"PERSISTENT", 1}, {"EPILOGUE_SMEM", 0}, {"CLUSTER_M", 2}}),
   };
   const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasCol, Epilogue::kGelu, Epilogue::kBiasRow};
   int i = 0;
