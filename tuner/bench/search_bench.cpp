@@ -392,9 +392,9 @@ int main(int argc, char** argv) {
           if (name == "evolve" && !evolve_text.empty())
             *proposer = std::make_unique<EvolveProposer>(evolve_options);
           // The prior's rows go with the picks, as autotune-loop hands them over
-          // (tuner/assembly/proposer_factory.cpp): through the loop the proposer sees no
-          // request.prior of the benchmark's own.
-          if (!prior_seeds.empty()) {
+          // (tuner/assembly/proposer_factory.cpp: a wrapper wherever there are picks or rows):
+          // through the loop the proposer sees no request.prior of the benchmark's own.
+          if (!prior_seeds.empty() || options.prior) {
             WarmStartOptions warm;
             if (options.prior) warm.prior = *options.prior;
             *proposer = std::make_unique<WarmStartProposer>(prior_seeds, std::move(*proposer), std::move(warm));
