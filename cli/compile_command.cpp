@@ -37,10 +37,17 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
   sub->add_option("--ptx", opts->ptx_path, "write the PTX NVRTC generated to this file (sm_XX targets; compiles past the cache)");
   CLI::Option* binary =
       sub->add_option("--binary", opts->binary_path, "write the compiled code (cubin or AMD code object) to this file");
-  sub->add_flag("--code-hash-only", opts->code_hash_only,
-                "sm_XX targets: stop at NVRTC's PTX (no ptxas), enough for the code hash (--json's code_hash), "
-                "without a binary or resource usage; gfx targets compile as usual")
-      ->excludes(binary);
+  CLI::Option* code_hash_only =
+      sub->add_flag("--code-hash-only", opts->code_hash_only,
+                    "sm_XX targets: stop at NVRTC's PTX (no ptxas), enough for the code hash (--json's code_hash), "
+                    "without a binary or resource usage; gfx targets compile as usual")
+          ->excludes(binary);
+  sub->add_flag("--input-hash-only", opts->input_hash_only,
+                "render only, compile nothing: the hash of what the compiler would be given and the kernel launched "
+                "with (--json's input_hash, which every compile also reports); under one compiler equal input hashes "
+                "mean equal code hashes")
+      ->excludes(binary)
+      ->excludes(code_hash_only);
   sub->add_option("--sms", opts->sms, "multiprocessors of the target GPU, for the rules that read NUM_SMS (132 on an "
                                       "H100 SXM or H200); default: not known")
       ->check(CLI::NonNegativeNumber);
@@ -74,6 +81,8 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
                               "sm_90a) or gfxNNN for AMD (gfx90a, gfx942)");
     DeviceFacts facts = nominal_facts_for_arch(opts->arch);
     facts.multiprocessors = opts->sms;
+    if (opts->input_hash_only && !opts->ptx_path.empty())
+      return fail(kExitUsage, "--input-hash-only compiles nothing: no --ptx");
     if (!opts->ptx_path.empty() && facts.backend != "cuda")
       return fail(kExitUsage, "--ptx: only NVRTC (sm_XX targets) makes PTX; --binary writes the code object");
     auto backend = make_backend(facts.backend);
@@ -86,7 +95,8 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
     const CompileOutput output = opts->code_hash_only       ? CompileOutput::kPtxOnly
                                  : !opts->ptx_path.empty() ? CompileOutput::kBinaryAndPtx
                                                            : CompileOutput::kBinary;
-    CompiledCandidate cc = compile_candidate(*c, *tmpl, *p, config, facts, output);
+    CompiledCandidate cc = opts->input_hash_only ? render_candidate(*c, *tmpl, *p, config, facts)
+                                                 : compile_candidate(*c, *tmpl, *p, config, facts, output);
     // A rule that reads NUM_SMS saw 0 where --sms was not given: say so, not only "NUM_SMS=0".
     if (cc.evaluation.outcome == Outcome::kInvalid && opts->sms == 0 &&
         cc.evaluation.message.find("NUM_SMS=0") != std::string::npos)
@@ -119,6 +129,7 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       j["config"] = config_to_json(config);
       j["defaults_filled"] = filled;
       j["options"] = cc.rendered.options;
+      j["input_hash"] = cc.input_hash;
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << tmpl->name() << " " << config_to_json_text(config) << " for " << opts->arch << " with "
@@ -128,7 +139,9 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
         for (const auto& f : filled) std::cout << " " << f;
         std::cout << "\n";
       }
-      if (e.outcome == Outcome::kOk) {
+      if (e.outcome == Outcome::kOk && opts->input_hash_only) {
+        std::cout << "  not compiled (--input-hash-only), input hash " << cc.input_hash << "\n";
+      } else if (e.outcome == Outcome::kOk) {
         std::cout << "  compile " << e.compile_ms << " ms" << (e.compile_cache_hit ? " (cache hit)" : "");
         if (output == CompileOutput::kPtxOnly && cc.compiled.binary.empty())
           std::cout << ", PTX only, code hash " << e.code_hash << "\n";

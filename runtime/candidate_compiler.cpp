@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "runtime/code_identity.h"
+#include "runtime/compile_cache.h"
 
 namespace tilesmith {
 
@@ -26,8 +27,19 @@ std::string compile_log_excerpt(const std::string& log, int max_lines) {
   return out;
 }
 
-CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                    const Config& config, const DeviceFacts& device, CompileOutput output) {
+namespace {
+
+CompileRequest request_for(const KernelTemplate& tmpl, const RenderedKernel& rendered, CompileOutput output) {
+  CompileRequest req{tmpl.name() + ".hip", rendered.source, rendered.options, rendered.arch, rendered.entry, {}};
+  if (rendered.headers) req.headers = *rendered.headers;
+  req.output = output;
+  return req;
+}
+
+}  // namespace
+
+CompiledCandidate render_candidate(const Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
+                                   const Config& config, const DeviceFacts& device) {
   CompiledCandidate c;
   auto rendered = tmpl.render(problem, config, device);
   if (!rendered.ok()) {
@@ -36,10 +48,17 @@ CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tm
     return c;
   }
   c.rendered = std::move(rendered).value();
-  CompileRequest req{tmpl.name() + ".hip", c.rendered.source, c.rendered.options, c.rendered.arch, c.rendered.entry, {}};
-  if (c.rendered.headers) req.headers = *c.rendered.headers;
-  req.output = output;
-  c.compiled = compiler.compile(req);
+  c.input_hash = kernel_code_hash(
+      c.rendered, "inputs\n" + compile_input_key(compiler, request_for(tmpl, c.rendered, CompileOutput::kBinary)));
+  c.evaluation.outcome = Outcome::kOk;
+  return c;
+}
+
+CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
+                                    const Config& config, const DeviceFacts& device, CompileOutput output) {
+  CompiledCandidate c = render_candidate(compiler, tmpl, problem, config, device);
+  if (c.evaluation.outcome == Outcome::kInvalid) return c;
+  c.compiled = compiler.compile(request_for(tmpl, c.rendered, output));
   c.evaluation.compile_ms = c.compiled.compile_ms;
   c.evaluation.compile_cache_hit = c.compiled.cache_hit;
   c.evaluation.compile_log = c.compiled.log;

@@ -14,6 +14,11 @@ struct CompiledCandidate {
   Evaluation evaluation;    // outcome ok, invalid or compile_error, with compile figures
   RenderedKernel rendered;  // valid when the outcome is not invalid
   CompileResult compiled;   // binary valid when the outcome is ok
+  // What the compile is given and the kernel is launched with (compile_input_key's hash with the
+  // launch, as kernel_code_hash takes it), set whenever the render succeeded: under one compiler,
+  // equal input hashes mean equal code hashes, so a check of the generated code need compile only
+  // where the inputs moved (tests/cli/kernel_code_hashes_test.cpp).
+  std::string input_hash;
 };
 
 // Outcome invalid: the render was refused (message says why). compile_error: the
@@ -23,6 +28,12 @@ struct CompiledCandidate {
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
                                     const Config& config, const DeviceFacts& device,
                                     CompileOutput output = CompileOutput::kBinary);
+
+// The render and the input hash alone, nothing compiled (the compiler gives its version and base
+// options): outcome invalid as compile_candidate's, else ok with `rendered` and `input_hash` and no
+// code hash.
+CompiledCandidate render_candidate(const Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
+                                   const Config& config, const DeviceFacts& device);
 
 // The first `max_lines` lines of a compiler log that say "error" (or the log's start):
 // short enough for history.csv and the LLM prompt.

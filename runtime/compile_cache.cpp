@@ -17,14 +17,16 @@ CompileCache::CompileCache(std::shared_ptr<Compiler> inner, fs::path dir, std::u
   (void)ensure_directory(dir_);  // a missing folder only means no caching; compile() still works
 }
 
-std::string CompileCache::key(const CompileRequest& r) const {
+std::string compile_input_key(const Compiler& compiler, const CompileRequest& r) {
   Hasher h;
-  h.add_field(inner_->version()).add_field(r.arch).add_field(r.entry).add_field(r.source);
-  for (const auto& o : inner_->base_options(r.arch)) h.add_field(o);
+  h.add_field(compiler.version()).add_field(r.arch).add_field(r.entry).add_field(r.source);
+  for (const auto& o : compiler.base_options(r.arch)) h.add_field(o);
   for (const auto& o : r.options) h.add_field(o);
   for (const auto& [name, text] : r.headers) h.add_field(name).add_field(text);
   return h.hex();
 }
+
+std::string CompileCache::key(const CompileRequest& r) const { return compile_input_key(*inner_, r); }
 
 CompileResult CompileCache::compile(const CompileRequest& request) {
   // The cache keeps binaries only: a request for the PTX, or for the PTX alone, goes to the compiler.

@@ -13,6 +13,12 @@
 
 namespace tilesmith {
 
+// Everything a compile depends on, hashed: the compiler's version and base options, the target,
+// the entry, the source, its headers and the options. Equal keys compile to equal code (the
+// compilers are deterministic): the cache's key, and what lets a check of the generated code
+// skip compiles whose inputs have not changed (kernel_input_hash).
+std::string compile_input_key(const Compiler& compiler, const CompileRequest& request);
+
 class CompileCache final : public Compiler {
  public:
   // dir is created when missing. max_bytes 0 disables storing (reads still work).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Rewrites tests/kernel_code_hashes.txt: the code hash of every case of
+# Rewrites tests/kernel_code_hashes.txt: the code hash and the input hash of every case of
 # scripts/kernel_codegen_cases.txt as this build's autotune-loop compiles it (NVRTC for sm_*,
-# hipRTC for gfx*), which tests/cli/kernel_code_hashes_test.cpp checks. Run it with a change to
+# hipRTC for gfx*), which tests/cli/kernel_code_hashes_test.cpp checks (compiling only the cases
+# whose inputs differ from the file's). Run it with a change to
 # kernels/ that is meant to change generated code, look at which templates' lines moved (git
 # diff), and commit the file with the change. scripts/kernel_codegen_check.sh shows the PTX diff.
 #
@@ -14,10 +15,13 @@ TILESMITH_WRITE_CODE_HASHES=1 "$build/tests/cli/cli_kernel_code_hashes_test" --g
 if git diff --quiet -- tests/kernel_code_hashes.txt 2>/dev/null; then
   echo "no generated code changed"
 else
-  # A case whose line left with one hash and came back with another changed; one only added is new.
+  # Lines are "CODE_HASH INPUT_HASH | case". A case whose line left with one code hash and came back
+  # with another changed; with the same code hash only its inputs moved (the test compiles it until
+  # this file records them); one only added is new.
   git diff -U0 -- tests/kernel_code_hashes.txt | awk '
-    /^-[0-9a-f]/ { sub(/^-[^|]*\| */, ""); old[$0] = 1 }
-    /^\+[0-9a-f]/ { line = $0; sub(/^\+[^|]*\| */, "", line); split(line, f, " *\\| *"); plus[line] = f[1] }
-    END { for (l in plus) n[(l in old ? "changed" : "new") " " plus[l]]++
+    /^-[0-9a-f]/ { code = substr($1, 2); sub(/^-[^|]*\| */, ""); old[$0] = code }
+    /^\+[0-9a-f]/ { code = substr($1, 2); line = $0; sub(/^\+[^|]*\| */, "", line); split(line, f, " *\\| *")
+                    plus[line] = f[1]; now[line] = code }
+    END { for (l in plus) n[(!(l in old) ? "new" : old[l] == now[l] ? "with new inputs, same code:" : "changed") " " plus[l]]++
           for (k in n) print "  " n[k] " case(s) " k }' | sort
 fi

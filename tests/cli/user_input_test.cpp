@@ -376,6 +376,35 @@ TEST(CliInput, CompileFillsWhatAPartialConfigLeavesOut) {
   EXPECT_TRUE(contains(bad.err, "BLOCK_Q")) << bad.err;
 }
 
+// compile --input-hash-only renders and compiles nothing: its input hash is the one a compile of the
+// same case reports, and it moves with the config and with the problem (the launch grid).
+TEST(CliInput, InputHashOnlyCompilesNothingAndHashesWhatACompileIsGiven) {
+  const fs::path dir = fresh_dir("cli_input_compile_input_hash");
+  const std::string exe = autotune_loop_exe().string();
+  auto run = [&](const char* config, const char* m, bool hash_only) {
+    std::vector<std::string> argv{exe,  "compile", "--arch", "gfx90a", "--template", "gemm_tiled", "--config", config,
+                                  "--m", m,         "--n",    "256",    "--k",        "256",        "--json"};
+    if (hash_only) argv.push_back("--input-hash-only");
+    auto r = run_process(argv, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    return nlohmann::json::parse(r.out, nullptr, false);
+  };
+  const auto compiled = run(R"({"BLOCK_M": 32})", "256", false);
+  const auto rendered = run(R"({"BLOCK_M": 32})", "256", true);
+  ASSERT_FALSE(compiled.is_discarded() || rendered.is_discarded());
+  EXPECT_FALSE(compiled.value("code_hash", "").empty()) << compiled.dump();
+  EXPECT_EQ(rendered.value("code_hash", ""), "") << "nothing compiled: " << rendered.dump();
+  EXPECT_EQ(rendered.value("compile_ms", -1.0), 0.0) << rendered.dump();
+  EXPECT_EQ(rendered.value("input_hash", ""), compiled.value("input_hash", "x")) << rendered.dump();
+  EXPECT_NE(run(R"({"BLOCK_M": 64})", "256", true).value("input_hash", ""), rendered.value("input_hash", ""));
+  EXPECT_NE(run(R"({"BLOCK_M": 32})", "512", true).value("input_hash", ""), rendered.value("input_hash", ""));
+  auto both = run_process({exe, "compile", "--arch", "sm_90", "--template", "gemm_tiled", "--input-hash-only", "--ptx",
+                           (dir / "k.ptx").string()},
+                          dir);
+  EXPECT_EQ(both.exit_code, 2) << both.out << both.err;
+  EXPECT_TRUE(contains(both.err, "--input-hash-only")) << both.err;
+}
+
 TEST(CliInput, EachSubcommandsHelpIsItsOwn) {
   const fs::path dir = fresh_dir("cli_input_help");
   const std::string exe = autotune_loop_exe().string();
