@@ -6,7 +6,7 @@
 // and a case whose input hash (the source, headers, options, target, the compiler's version and
 // base options, the launch) is the one pinned beside its code hash has the pinned code by
 // construction, the compilers being deterministic; the rest are compiled. A fresh clone of a
-// consistent tree compiles none (the test took 143 s of CI's 2 cores compiling all 274 cases).
+// consistent tree compiles none (the test took 143 s of CI's 2 cores compiling all 262 cases).
 // A change to a shared kernel header that alters another template's code therefore fails here,
 // on a machine without a GPU, instead of in that template's GPU test days later (a 3xTF32 helper
 // once named its write-only outputs as the instruction's C and every gemm_mma kernel added
