@@ -2,9 +2,9 @@
 # Rewrites tests/kernel_code_hashes.txt: the code hash and the input hash of every case of
 # scripts/kernel_codegen_cases.txt as this build's autotune-loop compiles it (NVRTC for sm_*,
 # hipRTC for gfx*), which tests/cli/kernel_code_hashes_test.cpp checks (compiling only the cases
-# whose inputs differ from the file's). Run it with a change to
-# kernels/ that is meant to change generated code, look at which templates' lines moved (git
-# diff), and commit the file with the change. scripts/kernel_codegen_check.sh shows the PTX diff.
+# whose inputs differ from the file's). Run it with a change to kernels/ that is meant to change
+# generated code, look at which templates' lines moved (git diff), and commit the file with the
+# change. scripts/kernel_codegen_check.sh shows the PTX diff.
 #
 #   scripts/kernel_code_hashes.sh          (build folder: $TILESMITH_BUILD_DIR, default build)
 set -euo pipefail

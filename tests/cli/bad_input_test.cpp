@@ -204,6 +204,8 @@ std::vector<Case> cases() {
       {"compile a type the template lacks", A, {"compile", "--template", "gemm_tiled", "--dtype", "bf16", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"}, 2, {"gemm_tiled does not support data type bf16"}},
       {"compile a C type the template lacks", A, {"compile", "--kernels-dir", "{test_kernels}", "--template", "gemm_faulty", "--dtype", "bf16", "--c-dtype", "fp32", "--arch", "sm_90", "--m", "64", "--n", "64", "--k", "64"}, 2, {"gemm_faulty does not support C of type fp32"}},
       {"compile PTX for AMD", A, {"compile", "--arch", "gfx90a", "--ptx", "{files}/k.ptx"}, 2, {"only NVRTC"}},
+      {"compile PTX without compiling", A, {"compile", "--arch", "gfx90a", "--input-hash-only", "--ptx", "{files}/k.ptx"},
+       2, {"--input-hash-only"}},
       {"compile a rule on NUM_SMS without --sms", A, {"compile", "--template", "gemm_tma_half", "--arch", "sm_90", "--m", "512", "--n", "1280", "--k", "8192", "--dtype", "bf16", "--layout", "NT", "--config", R"({"BLOCK_N":80,"EPILOGUE_SMEM":0})"}, 2, {"NUM_SMS=0", "give --sms"}},
       // bench-best.
       {"bench-best with nothing to measure", B, {}, 2, {"give a config"}},
