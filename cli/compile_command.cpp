@@ -95,8 +95,10 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
     const CompileOutput output = opts->code_hash_only       ? CompileOutput::kPtxOnly
                                  : !opts->ptx_path.empty() ? CompileOutput::kBinaryAndPtx
                                                            : CompileOutput::kBinary;
-    CompiledCandidate cc = opts->input_hash_only ? render_candidate(*c, *tmpl, *p, config, facts)
+    CompiledCandidate cc = opts->input_hash_only ? render_candidate(*tmpl, *p, config, facts)
                                                  : compile_candidate(*c, *tmpl, *p, config, facts, output);
+    const std::string input_hash =
+        cc.evaluation.outcome == Outcome::kInvalid ? "" : candidate_input_hash(*c, *tmpl, cc.rendered);
     // A rule that reads NUM_SMS saw 0 where --sms was not given: say so, not only "NUM_SMS=0".
     if (cc.evaluation.outcome == Outcome::kInvalid && opts->sms == 0 &&
         cc.evaluation.message.find("NUM_SMS=0") != std::string::npos)
@@ -129,7 +131,7 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
       j["config"] = config_to_json(config);
       j["defaults_filled"] = filled;
       j["options"] = cc.rendered.options;
-      j["input_hash"] = cc.input_hash;
+      j["input_hash"] = input_hash;
       std::cout << j.dump(2) << "\n";
     } else {
       std::cout << tmpl->name() << " " << config_to_json_text(config) << " for " << opts->arch << " with "
@@ -140,7 +142,7 @@ CLI::App* add_compile_command(CLI::App& app, int& exit_code) {
         std::cout << "\n";
       }
       if (e.outcome == Outcome::kOk && opts->input_hash_only) {
-        std::cout << "  not compiled (--input-hash-only), input hash " << cc.input_hash << "\n";
+        std::cout << "  not compiled (--input-hash-only), input hash " << input_hash << "\n";
       } else if (e.outcome == Outcome::kOk) {
         std::cout << "  compile " << e.compile_ms << " ms" << (e.compile_cache_hit ? " (cache hit)" : "");
         if (output == CompileOutput::kPtxOnly && cc.compiled.binary.empty())

@@ -20,7 +20,7 @@ struct CompileCommand {
   bool show_log = false;
   bool use_cache = false;
   bool code_hash_only = false;  // NVRTC: stop at the PTX (CompileOutput::kPtxOnly)
-  bool input_hash_only = false;  // render only: the input hash (render_candidate), nothing compiled
+  bool input_hash_only = false;  // render only: the input hash (candidate_input_hash), nothing compiled
 };
 
 CLI::App* add_compile_command(CLI::App& app, int& exit_code);

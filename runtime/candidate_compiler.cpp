@@ -38,8 +38,8 @@ CompileRequest request_for(const KernelTemplate& tmpl, const RenderedKernel& ren
 
 }  // namespace
 
-CompiledCandidate render_candidate(const Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                   const Config& config, const DeviceFacts& device) {
+CompiledCandidate render_candidate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
+                                   const DeviceFacts& device) {
   CompiledCandidate c;
   auto rendered = tmpl.render(problem, config, device);
   if (!rendered.ok()) {
@@ -48,15 +48,18 @@ CompiledCandidate render_candidate(const Compiler& compiler, const KernelTemplat
     return c;
   }
   c.rendered = std::move(rendered).value();
-  c.input_hash = kernel_code_hash(
-      c.rendered, "inputs\n" + compile_input_key(compiler, request_for(tmpl, c.rendered, CompileOutput::kBinary)));
   c.evaluation.outcome = Outcome::kOk;
   return c;
 }
 
+std::string candidate_input_hash(const Compiler& compiler, const KernelTemplate& tmpl, const RenderedKernel& rendered) {
+  return kernel_code_hash(rendered,
+                          "inputs\n" + compile_input_key(compiler, request_for(tmpl, rendered, CompileOutput::kBinary)));
+}
+
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
                                     const Config& config, const DeviceFacts& device, CompileOutput output) {
-  CompiledCandidate c = render_candidate(compiler, tmpl, problem, config, device);
+  CompiledCandidate c = render_candidate(tmpl, problem, config, device);
   if (c.evaluation.outcome == Outcome::kInvalid) return c;
   c.compiled = compiler.compile(request_for(tmpl, c.rendered, output));
   c.evaluation.compile_ms = c.compiled.compile_ms;

@@ -14,11 +14,6 @@ struct CompiledCandidate {
   Evaluation evaluation;    // outcome ok, invalid or compile_error, with compile figures
   RenderedKernel rendered;  // valid when the outcome is not invalid
   CompileResult compiled;   // binary valid when the outcome is ok
-  // What the compile is given and the kernel is launched with (compile_input_key's hash with the
-  // launch, as kernel_code_hash takes it), set whenever the render succeeded: under one compiler,
-  // equal input hashes mean equal code hashes, so a check of the generated code need compile only
-  // where the inputs moved (tests/cli/kernel_code_hashes_test.cpp).
-  std::string input_hash;
 };
 
 // Outcome invalid: the render was refused (message says why). compile_error: the
@@ -29,11 +24,17 @@ CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tm
                                     const Config& config, const DeviceFacts& device,
                                     CompileOutput output = CompileOutput::kBinary);
 
-// The render and the input hash alone, nothing compiled (the compiler gives its version and base
-// options): outcome invalid as compile_candidate's, else ok with `rendered` and `input_hash` and no
-// code hash.
-CompiledCandidate render_candidate(const Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
-                                   const Config& config, const DeviceFacts& device);
+// The render alone, nothing compiled: outcome invalid as compile_candidate's, else ok with
+// `rendered` and no code hash.
+CompiledCandidate render_candidate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
+                                   const DeviceFacts& device);
+
+// What a compile of `rendered` is given and the kernel is launched with: compile_input_key's hash
+// (source, headers, options, target, the compiler's version and base options) with the launch, as
+// kernel_code_hash takes it. Under one compiler equal input hashes mean equal code hashes, so a
+// check of the generated code need compile only where the inputs moved
+// (tests/cli/kernel_code_hashes_test.cpp).
+std::string candidate_input_hash(const Compiler& compiler, const KernelTemplate& tmpl, const RenderedKernel& rendered);
 
 // The first `max_lines` lines of a compiler log that say "error" (or the log's start):
 // short enough for history.csv and the LLM prompt.

@@ -16,7 +16,7 @@ namespace tilesmith {
 // Everything a compile depends on, hashed: the compiler's version and base options, the target,
 // the entry, the source, its headers and the options. Equal keys compile to equal code (the
 // compilers are deterministic): the cache's key, and what lets a check of the generated code
-// skip compiles whose inputs have not changed (render_candidate's input_hash).
+// skip compiles whose inputs have not changed (candidate_input_hash).
 std::string compile_input_key(const Compiler& compiler, const CompileRequest& request);
 
 class CompileCache final : public Compiler {
