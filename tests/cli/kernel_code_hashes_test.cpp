@@ -231,6 +231,11 @@ TEST(KernelCodeHashes, EveryTemplatesCodeIsWhatWasPinned) {
   const auto recompiled = std::count_if(compiled.begin(), compiled.end(), [](const Compiled& c) { return c.compiled; });
   std::printf("%d of %zu cases checked against %s (%ld compiled, the rest with their pinned inputs)\n", checked,
               cases.size(), pinned_file.c_str(), static_cast<long>(recompiled));
+  for (size_t i = 0, shown = 0; i < cases.size() && shown < 10; ++i)
+    if (compiled[i].compiled && !skipped.count(cases[i].family())) {
+      std::printf("  compiled: %s\n", cases[i].text.c_str());
+      ++shown;
+    }
   // Inputs that moved while the code stayed: still right, but compiled again on every run until rewritten.
   int stale_inputs = 0;
   for (size_t i = 0; i < cases.size(); ++i)

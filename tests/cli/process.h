@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -64,7 +65,9 @@ class Child {
   // `scratch`.
   Child(const std::vector<std::string>& argv, const std::filesystem::path& scratch,
         const std::map<std::string, std::string>& env = {}) {
-    static int counter = 0;
+    // Atomic: tests start children from several threads (the code-hash test), and two with the
+    // same tag wrote into each other's output files.
+    static std::atomic<int> counter{0};
     std::filesystem::create_directories(scratch);
     const std::string tag = std::to_string(::getpid()) + "_" + std::to_string(counter++);
     out_path_ = scratch / ("stdout_" + tag + ".txt");
