@@ -37,6 +37,9 @@
 // FP8 (e4m3, e5m2, mixed; NVIDIA sm_89+): the same bytes in the same registers, a 16-byte piece
 // holding 16 values of K instead of 8 (every "8t" above is 16t and a step is 64 deep), on
 // m16n8k32 (ts_mma_sm80.h), each step's two products promoted into the fp32 accumulators.
+// Block-scaled FP8 (TS_BLOCK_SCALES) applies each step's factors at that promotion: a step is 64
+// deep and starts on a multiple of 64, so it lies in one 128-deep block of K, and a warp's 16 rows
+// of W lie in one 128-row block of W's factors (see TsStreamScaleRows).
 #ifndef BLOCK_M
 #define BLOCK_M 16
 #endif
@@ -95,6 +98,12 @@ typedef TsMma16x8Acc Acc;
 #if THREADS > 1024
 #error "gemm_stream: at most 1024 threads a block"
 #endif
+#ifndef TS_BLOCK_SCALES
+#define TS_BLOCK_SCALES 0
+#endif
+#if TS_BLOCK_SCALES && (!TS_AB_IS_FP8 || defined(TS_VENDOR_AMD))
+#error "gemm_stream: block scales are for FP8 on NVIDIA"
+#endif
 
 typedef unsigned long long ts_u64;
 
@@ -127,6 +136,41 @@ __device__ __forceinline__ ts_u64 ts_stream_policy() {
   return policy;
 }
 
+#if TS_BLOCK_SCALES
+// Block scales (registry/kernel_template.h): scale_a holds one fp32 factor per row of X per
+// 128-deep block of K (M x kbs, row-major), scale_b one per 128 x 128 block of W (kbs x
+// ceil(N / 128), row-major). A step's products for row m of X and the warp's rows of W take
+// scale_a[m][kb] * scale_b[kb][n0 / 128]. Chunks start on multiples of CHUNK_K, so with UNROLL even
+// steps 2j and 2j + 1 share a block of K and one load of factors serves both.
+#define SCALE_STEPS (UNROLL % 2 == 0 ? 2 : 1)
+#define SCALE_LOADS (UNROLL / SCALE_STEPS)
+struct TsStreamScaleRows {
+  const float* a[M_TILES][2];  // scale_a at the lane's two rows of X in each tile (TsMma16x8Acc::col: i % 2)
+  const float* b;              // scale_b at the warp's 128-row block of W
+  int kbs, nbs;                // blocks of K; 128-row blocks of W (scale_b's row stride)
+};
+__device__ __forceinline__ TsStreamScaleRows ts_stream_scale_rows(const float* __restrict__ scale_a,
+                                                                  const float* __restrict__ scale_b, int n0, int m0,
+                                                                  int lane, int M, int N, int K) {
+  TsStreamScaleRows r;
+  r.kbs = (K + 127) / 128;
+  r.nbs = (N + 127) / 128;
+#pragma unroll
+  for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)  // rows past M read the last row's factors: their results are not stored
+      r.a[mt][h] = scale_a + (long long)min(m0 + Acc::col(lane, mt, h), M - 1) * r.kbs;
+  r.b = scale_b + min(n0, N - 1) / 128;
+  return r;
+}
+struct TsStreamScales {
+  float a[SCALE_LOADS][M_TILES][2];
+  float b[SCALE_LOADS];
+};
+#else
+struct TsStreamScaleRows {};  // unscaled or per-tensor (on alpha): nothing to read
+#endif
+
 #if defined(TS_VENDOR_AMD)
 // One 32-deep step on one 16-row tile of X: lane l's piece of W (row l % 16) and of X (row l % 16),
 // both at k + 8 (l / 16); MFMA half s takes elements 4s .. 4s + 3 of each as its k 4 (l / 16) .. +3.
@@ -142,15 +186,28 @@ __device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[
 // 4t.. and 16 + 4t..). The instruction's A is W, the GEMM's B (TS_B_DTYPE), its B is X. The two
 // k32 products are summed in the tensor cores' precision and promoted into acc every step, every
 // 64 of K (the tolerance allows 256).
-__device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[W_PIECES], const uint4& x) {
-  float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+__device__ __forceinline__ void ts_stream_fp8_products(float (&part)[4], const uint4 (&w)[W_PIECES], const uint4& x) {
   const unsigned a0[4] = {w[0].x, w[1].x, w[0].y, w[1].y};
   mma16832_fp8<TS_B_DTYPE, TS_AB_DTYPE>(part, a0, x.x, x.y);
   const unsigned a1[4] = {w[0].z, w[1].z, w[0].w, w[1].w};
   mma16832_fp8<TS_B_DTYPE, TS_AB_DTYPE>(part, a1, x.z, x.w);
+}
+__device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[W_PIECES], const uint4& x) {
+  float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  ts_stream_fp8_products(part, w, x);
 #pragma unroll
   for (int i = 0; i < 4; ++i) acc[i] += part[i];
 }
+#if TS_BLOCK_SCALES
+// The same step with its block's factors, f[h] for the lane's row h of X (value i is row i % 2).
+__device__ __forceinline__ void ts_stream_mma_scaled(float (&acc)[4], const uint4 (&w)[W_PIECES], const uint4& x,
+                                                     const float (&f)[2]) {
+  float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  ts_stream_fp8_products(part, w, x);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) acc[i] = fmaf(part[i], f[i % 2], acc[i]);
+}
+#endif
 #else
 // One 32-deep step on one 8-row tile of X: half s uses words s*2, s*2+1 of each 16-byte piece
 // (actual k + 8t + 4s + 0..3), in the instruction's fragment order (rows g, g + 8; k 2t.., 2t+8..).
@@ -168,10 +225,14 @@ __device__ __forceinline__ void ts_stream_mma(float (&acc)[4], const uint4 (&w)[
 struct TsStreamChunk {
   uint4 w[UNROLL][W_PIECES];
   uint4 x[UNROLL][M_TILES];
+#if TS_BLOCK_SCALES
+  TsStreamScales s;  // the chunk's factors, loaded with its operands
+#endif
 };
 __device__ __forceinline__ void ts_stream_load_chunk(TsStreamChunk& c, const ts_ab_t* const (&w_rows)[W_PIECES],
-                                                     const ts_ab_t* const (&x_rows)[M_TILES], int k, int k_end,
-                                                     bool full, ts_u64 policy) {
+                                                     const ts_ab_t* const (&x_rows)[M_TILES],
+                                                     const TsStreamScaleRows& scales, int k, int k_end, bool full,
+                                                     ts_u64 policy) {
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u) {
     const bool inside = full || k + u * STEP_K < k_end;  // K fills whole pieces: a piece is wholly in or out
@@ -187,6 +248,20 @@ __device__ __forceinline__ void ts_stream_load_chunk(TsStreamChunk& c, const ts_
       c.x[u][mt] = inside ? __ldg(reinterpret_cast<const uint4*>(x_rows[mt] + k + u * STEP_K))
                           : make_uint4(0u, 0u, 0u, 0u);
   }
+#if TS_BLOCK_SCALES
+#pragma unroll
+  for (int j = 0; j < SCALE_LOADS; ++j) {
+    // Steps wholly past K multiply zeros: their block is capped to the last one to stay inside the grids.
+    const int kb = min((k + j * SCALE_STEPS * STEP_K) / 128, scales.kbs - 1);
+    c.s.b[j] = __ldg(scales.b + (long long)kb * scales.nbs);
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) c.s.a[j][mt][h] = __ldg(scales.a[mt][h] + kb);
+  }
+#else
+  (void)scales;
+#endif
 }
 
 // The chunk's arithmetic.
@@ -194,7 +269,15 @@ __device__ __forceinline__ void ts_stream_multiply(float (&acc)[M_TILES][4], con
 #pragma unroll
   for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-    for (int mt = 0; mt < M_TILES; ++mt) ts_stream_mma(acc[mt], c.w[u], c.x[u][mt]);
+    for (int mt = 0; mt < M_TILES; ++mt) {
+#if TS_BLOCK_SCALES
+      const int j = u / SCALE_STEPS;
+      const float f[2] = {c.s.a[j][mt][0] * c.s.b[j], c.s.a[j][mt][1] * c.s.b[j]};
+      ts_stream_mma_scaled(acc[mt], c.w[u], c.x[u][mt], f);
+#else
+      ts_stream_mma(acc[mt], c.w[u], c.x[u][mt]);
+#endif
+    }
 }
 
 // Stores the 4 accumulators of tile mt of the warp whose rows of W start at n0: C[m, n] =
@@ -210,7 +293,11 @@ __device__ __forceinline__ void ts_stream_store(ts_c_t* __restrict__ C, const ts
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
+gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)
+#if TS_BLOCK_SCALES
+            , const float* __restrict__ scale_a, const float* __restrict__ scale_b
+#endif
+) {
   extern __shared__ __attribute__((aligned(16))) unsigned char smem_raw[];
   const int tid = threadIdx.x, warp = tid / TS_WARP_SIZE, lane = tid % TS_WARP_SIZE;
   const int wn = warp % WARPS_N, wk = warp / WARPS_N;
@@ -240,6 +327,11 @@ gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   for (int mt = 0; mt < M_TILES; ++mt)
     x_rows[mt] = A + (long long)min(m0 + TS_MMA_N * mt + x_row, M - 1) * lda + k_off;
   const ts_u64 policy = ts_stream_policy();
+#if TS_BLOCK_SCALES
+  const TsStreamScaleRows scales = ts_stream_scale_rows(scale_a, scale_b, n0, m0, lane, M, N, K);
+#else
+  const TsStreamScaleRows scales{};
+#endif
 
   float acc[M_TILES][4];
 #pragma unroll
@@ -251,11 +343,11 @@ gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   int k = k_begin + wk * CHUNK_K;
 #if PREFETCH
   TsStreamChunk cur;
-  if (k < k_end) ts_stream_load_chunk(cur, w_rows, x_rows, k, k_end - k_off, k + CHUNK_K <= k_end, policy);
+  if (k < k_end) ts_stream_load_chunk(cur, w_rows, x_rows, scales, k, k_end - k_off, k + CHUNK_K <= k_end, policy);
   for (; k < k_end; k += WARPS_K * CHUNK_K) {
     const int next = k + WARPS_K * CHUNK_K;
     TsStreamChunk ahead;
-    if (next < k_end) ts_stream_load_chunk(ahead, w_rows, x_rows, next, k_end - k_off, next + CHUNK_K <= k_end, policy);
+    if (next < k_end) ts_stream_load_chunk(ahead, w_rows, x_rows, scales, next, k_end - k_off, next + CHUNK_K <= k_end, policy);
     ts_stream_multiply(acc, cur);
     cur = ahead;
   }
@@ -263,7 +355,7 @@ gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)) {
   for (; k < k_end; k += WARPS_K * CHUNK_K) {
     const bool full = k + CHUNK_K <= k_end;
     TsStreamChunk cur;
-    ts_stream_load_chunk(cur, w_rows, x_rows, k, k_end - k_off, full, policy);
+    ts_stream_load_chunk(cur, w_rows, x_rows, scales, k, k_end - k_off, full, policy);
     ts_stream_multiply(acc, cur);
   }
 #endif

@@ -568,7 +568,8 @@ TEST(Compile, TmaHalfWideAccumulatorTilesCompileWithoutSpills) {
 }
 
 // gemm_stream takes FP8 on NVIDIA sm_89+ (m16n8k32 over the 16-bit fragments' bytes): every type
-// pair compiles without spills for sm_90 and sm_89; older NVIDIA GPUs and AMD refuse it by rule.
+// pair compiles without spills for sm_90 and sm_89, per-tensor and block-scaled (the factor grids
+// as two more parameters, TS_BLOCK_SCALES); older NVIDIA GPUs and AMD refuse it by rule.
 TEST(Compile, StreamServesFp8OnSm89AndUp) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto lib = TemplateLibrary::embedded();
@@ -586,12 +587,24 @@ TEST(Compile, StreamServesFp8OnSm89AndUp) {
       q.a_type = a;
       q.b_type = b;
       ASSERT_TRUE(t.supports(q).ok()) << t.supports(q).message();
+      GemmProblem block = q;
+      block.scaling = Scaling::kBlock;
+      block.scale_a = block.scale_b = 1.0;
+      ASSERT_TRUE(t.supports(block).ok()) << t.supports(block).message();
       for (const char* arch : {"sm_90", "sm_89"}) {
         const DeviceFacts dev = nominal_facts_for_arch(arch);
         expect_valid_and_compiled(*nvrtc, t, q, t.defaults(), dev);
         expect_valid_and_compiled(
             *nvrtc, t, q,
             testing::config_with(t, {{"BLOCK_M", 8}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 4}}), dev);
+        // Block scales: a factor load per step (UNROLL 1) or per two (the widest unrolled chunk).
+        expect_valid_and_compiled(*nvrtc, t, block, t.defaults(), dev);
+        expect_valid_and_compiled(
+            *nvrtc, t, block,
+            testing::config_with(t, {{"BLOCK_M", 16}, {"UNROLL", 4}, {"PREFETCH", 1}, {"WARPS_K", 2}, {"SPLIT_K", 4}}),
+            dev);
+        expect_valid_and_compiled(*nvrtc, t, block,
+                                  testing::config_with(t, {{"BLOCK_M", 8}, {"UNROLL", 1}, {"WARPS_K", 8}}), dev);
       }
     }
   GemmProblem q = p;

@@ -188,6 +188,10 @@ TEST(Templates, Fp8ProblemsAreRefusedWithAReasonUnlessClaimed) {
       if (t.name() == "gemm_stream") served.m = 16;  // decode shapes only
       EXPECT_TRUE(t.can_serve(served, dev).ok()) << t.can_serve(served, dev).message();
       EXPECT_FALSE(t.can_serve(served, nominal_facts_for_arch("sm_80")).ok()) << "sm_89+ only";
+      GemmProblem block = served;  // both take block scales too
+      block.scaling = Scaling::kBlock;
+      block.scale_a = block.scale_b = 1.0;
+      EXPECT_TRUE(t.can_serve(block, dev).ok()) << t.name() << ": " << t.can_serve(block, dev).message();
       continue;
     }
     EXPECT_NE(s.message().find("e4m3"), std::string::npos) << s.message();
