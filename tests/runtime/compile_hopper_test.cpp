@@ -597,7 +597,9 @@ TEST(Compile, StreamServesFp8OnSm89AndUp) {
         expect_valid_and_compiled(
             *nvrtc, t, q,
             testing::config_with(t, {{"BLOCK_M", 8}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 4}}), dev);
-        // Block scales: a factor load per step (UNROLL 1) or per two (the widest unrolled chunk).
+        // Block scales: a factor load per step (UNROLL 1) or per two (the widest unrolled chunk);
+        // X's type does not reach the factors' code, so e4m3 X with either W suffices.
+        if (a != DType::kE4M3) continue;
         expect_valid_and_compiled(*nvrtc, t, block, t.defaults(), dev);
         expect_valid_and_compiled(
             *nvrtc, t, block,
