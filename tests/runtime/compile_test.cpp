@@ -14,6 +14,7 @@
 #include "runtime/candidate_compiler.h"
 #include "runtime/compile_cache.h"
 #include "tests/runtime/compile_test_support.h"
+#include "tests/runtime/known_compiles.h"
 #include "tests/template_config.h"
 
 namespace tilesmith {
@@ -116,6 +117,7 @@ TEST(Compile, SampledValidConfigsCompileOnBothCompilers) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto hiprtc = compiler_or_skip("hip");
   auto lib = TemplateLibrary::embedded();
+  KnownCompiles known("SampledValidConfigsCompileOnBothCompilers");
   for (const auto& t : lib->templates())
   for (const char* arch : {"sm_90", "gfx90a"}) {
     if (arch[0] == 'g' && !hiprtc) continue;
@@ -128,7 +130,7 @@ TEST(Compile, SampledValidConfigsCompileOnBothCompilers) {
     std::mt19937_64 rng(7);
     for (int i = 0; i < 3; ++i) {
       Config cfg = t.space().to_config(valid[rng() % valid.size()]);
-      auto cc = compile_candidate(c, t, p, cfg, dev);
+      auto cc = known.compile(c, t, p, cfg, dev);
       EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << arch << " " << config_to_json_text(cfg) << ": "
                                                      << cc.evaluation.message;
     }
@@ -141,6 +143,7 @@ TEST(Compile, OddLeadingDimensionsCompileOnBothCompilers) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto hiprtc = compiler_or_skip("hip");
   auto lib = TemplateLibrary::embedded();
+  KnownCompiles known("OddLeadingDimensionsCompileOnBothCompilers");
   for (const auto& t : lib->templates())
     for (const char* arch : {"sm_90", "gfx90a"})
       for (Layout a : {Layout::kRowMajor, Layout::kColMajor}) {
@@ -180,7 +183,7 @@ TEST(Compile, OddLeadingDimensionsCompileOnBothCompilers) {
         ASSERT_FALSE(valid.empty()) << t.name() << " " << arch << " " << odd.describe();
         std::mt19937_64 rng(11);
         Config cfg = t.space().to_config(valid[rng() % valid.size()]);
-        auto cc = compile_candidate(c, t, odd, cfg, dev);
+        auto cc = known.compile(c, t, odd, cfg, dev);
         EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << arch << " " << odd.describe() << " "
                                                        << config_to_json_text(cfg) << ": " << cc.evaluation.message;
       }
@@ -206,6 +209,7 @@ TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
   REQUIRE_COMPILER(nvrtc, "cuda");
   auto hiprtc = compiler_or_skip("hip");
   auto lib = TemplateLibrary::embedded();
+  KnownCompiles known("HalfPrecisionTemplatesCompileForEveryTypeTheyClaim");
   int compiled = 0;
   for (const auto& t : lib->templates()) {
     if (t.dtypes() == std::vector<std::string>{"fp32"}) continue;
@@ -227,14 +231,14 @@ TEST(Compile, HalfPrecisionTemplatesCompileForEveryTypeTheyClaim) {
           ASSERT_TRUE(apply_layout_code(layout, p).ok());
           p.a_type = p.b_type = *parse_dtype(in);
           p.c_type = c_types.empty() ? p.a_type : *parse_dtype(c_types[i++ % c_types.size()]);
-          auto cc = compile_candidate(c, t, p, t.defaults(), dev);
+          auto cc = known.compile(c, t, p, t.defaults(), dev);
           EXPECT_EQ(cc.evaluation.outcome, Outcome::kOk) << t.name() << " " << arch << " " << p.describe() << ": "
                                                          << cc.evaluation.message << "\n" << cc.compiled.log;
           compiled += cc.evaluation.outcome == Outcome::kOk;
         }
     }
   }
-  std::printf("%d half-precision compiles\n", compiled);
+  std::printf("%d half-precision candidates compile\n", compiled);
   EXPECT_GE(compiled, 2 * 4 * 3) << "gemm_hmma: two input types, four layouts, sm_80, sm_90 and gfx90a";
 }
 
