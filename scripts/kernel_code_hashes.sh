@@ -24,4 +24,5 @@ else
                     plus[line] = f[1]; now[line] = code }
     END { for (l in plus) n[(!(l in old) ? "new" : old[l] == now[l] ? "with new inputs, same code:" : "changed") " " plus[l]]++
           for (k in n) print "  " n[k] " case(s) " k }' | sort
+  echo "the compile sweeps' list of known compiles goes stale with kernels/ too: scripts/known_compiles.sh"
 fi
