@@ -9,6 +9,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +111,37 @@ class GpuEvaluatorTest : public ::testing::Test {
     p.c_layout = i % 5 == 4 ? Layout::kColMajor : Layout::kRowMajor;
     p.beta = i % 7 == 3 ? 0.5 : 0.0;
     return p;
+  }
+  // gemm_stream's FP8 decode problems (with `scaling`, or varied_fp8_problem's own where none):
+  // M from 1 to 16, N 1000 or 2056 (off the warp tiles and the 128-row blocks), K 2000, 1040 or
+  // 2064 (off the 64-deep steps and the 128-deep blocks), every type pair and C type, both C
+  // layouts, beta and the epilogues. Each evaluates on every config of `configs` t's rules allow
+  // for it; returns how many did.
+  static int expect_stream_fp8_validates(const KernelTemplate& t, const std::vector<Config>& configs,
+                                         std::optional<Scaling> scaling = std::nullopt) {
+    const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu, Epilogue::kBiasCol,
+                                  Epilogue::kBiasGelu};
+    const std::int64_t ms[] = {1, 5, 16, 12, 9, 16, 8, 3};
+    int tried = 0;
+    for (int i = 0; i < 8; ++i) {
+      GemmProblem p = varied_fp8_problem(ms[i], i % 2 ? 2056 : 1000, i % 3 == 0 ? 2000 : 1040 + 1024 * (i % 2), i);
+      if (scaling) {
+        p.scaling = *scaling;
+        p.scale_a = p.scale_b = 1.0;
+      }
+      p.c_layout = i % 4 == 3 ? Layout::kColMajor : Layout::kRowMajor;
+      p.beta = i % 5 == 2 ? 0.5 : 0.0;
+      p.epilogue = epilogues[i % 5];
+      EXPECT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
+      for (const Config& c : configs) {
+        if (!t.space().validate(c, t.context(p, &evaluator_->device())).ok()) continue;
+        ++tried;
+        Evaluation e = evaluator_->evaluate(t, p, c);
+        EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
+                                           << outcome_name(e.outcome) << " " << e.message;
+      }
+    }
+    return tried;
   }
   // c is a valid config of t for p, and validates on the GPU.
   static void expect_valid_and_validated(const KernelTemplate& t, const GemmProblem& p, const Config& c) {

@@ -444,77 +444,33 @@ TEST_F(GpuEvaluatorTest, StreamTemplateOnFp8ValidatesTypesScalesAndEdges) {
   if (evaluator_->device().backend != "cuda" || std::atoi(evaluator_->device().arch.c_str() + 3) < 89)
     GTEST_SKIP() << "gemm_stream's FP8 needs NVIDIA sm_89+, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_stream");
-  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu,
-                                Epilogue::kBiasCol, Epilogue::kBiasGelu};
-  const std::int64_t ms[] = {1, 5, 16, 12, 9, 16, 8, 3};
-  const Config configs[] = {
-      t.defaults(),
-      config_with(t,
-                  {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}}),
-      config_with(t, {{"BLOCK_M", 16},
-                      {"WARPS_K", 1},
-                      {"UNROLL", 4},
-                      {"PREFETCH", 1},
-                      {"HINT", 2},
-                      {"SPLIT_K", 2}}),
-      config_with(t,
-                  {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"SPLIT_K", 1}, {"HINT", 1}})};
-  int tried = 0;
-  for (int i = 0; i < 8; ++i) {  // every type pair, unscaled and per-tensor
-    GemmProblem p = varied_fp8_problem(ms[i], i % 2 ? 2056 : 1000,
-                                       i % 3 == 0 ? 2000 : 1040 + 1024 * (i % 2), i);
-    p.c_layout = i % 4 == 3 ? Layout::kColMajor : Layout::kRowMajor;
-    p.beta = i % 5 == 2 ? 0.5 : 0.0;
-    p.epilogue = epilogues[i % 5];
-    ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
-    for (const Config& c : configs) {
-      if (!t.space().validate(c, t.context(p, &evaluator_->device())).ok()) continue;
-      ++tried;
-      Evaluation e = evaluator_->evaluate(t, p, c);
-      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
-                                         << outcome_name(e.outcome) << " " << e.message;
-    }
-  }
+  const int tried = expect_stream_fp8_validates(  // every type pair, unscaled and per-tensor
+      t, {t.defaults(),
+          config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}}),
+          config_with(t, {{"BLOCK_M", 16}, {"WARPS_K", 1}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 2}}),
+          config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"SPLIT_K", 1}, {"HINT", 1}})});
   // K steps are 64 deep in FP8: the configs are chosen so that K warps and splits fit K = 1040,
   // and BLOCK_M 16 serves M > 8 (the defaults, the prefetching config), BLOCK_M 8 every M.
   EXPECT_GE(tried, 8 * 2 + 4 * 2);
 }
 
-// gemm_stream on block-scaled FP8 (1 x 128 factors for X, 128 x 128 for W, TS_BLOCK_SCALES): every
-// type pair and C type, M from 1 to 16, N off the 128-row blocks of W's factors, K with a partial
-// last block (and pieces past K in the last chunk), beta, alpha and the epilogues; a factor load a
-// step (UNROLL 1) or a two-step pair (UNROLL 2, 4, 8), K warps, splits that start mid-block,
-// prefetch and the L2 hints. The reference applies the same factors in fp32.
+// gemm_stream on block-scaled FP8 (1 x 128 factors for X, 128 x 128 for W, TS_BLOCK_SCALES): the
+// same problems (N off the 128-row blocks of W's factors, K with a partial last block and pieces
+// past K in the last chunk), block-scaled; a factor load a step (UNROLL 1) or a two-step pair
+// (UNROLL 2, 4, 8), K warps, splits that start mid-block, prefetch and the L2 hints. The reference
+// applies the same factors in fp32.
 TEST_F(GpuEvaluatorTest, StreamTemplateOnFp8ValidatesBlockScales) {
   if (evaluator_->device().backend != "cuda" || std::atoi(evaluator_->device().arch.c_str() + 3) < 89)
     GTEST_SKIP() << "gemm_stream's FP8 needs NVIDIA sm_89+, this is " << evaluator_->device().arch;
   const KernelTemplate& t = *library().find("gemm_stream");
-  const Epilogue epilogues[] = {Epilogue::kNone, Epilogue::kBiasRow, Epilogue::kGelu,
-                                Epilogue::kBiasCol, Epilogue::kBiasGelu};
-  const std::int64_t ms[] = {1, 5, 16, 12, 9, 16, 8, 3};
-  const Config configs[] = {
-      t.defaults(),
-      config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}}),
-      config_with(t, {{"BLOCK_M", 16}, {"WARPS_K", 1}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 2}}),
-      config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"UNROLL", 8}, {"SPLIT_K", 1}, {"HINT", 1}}),
-      config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 1}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 1}})};
-  int tried = 0;
-  for (int i = 0; i < 8; ++i) {
-    GemmProblem p = varied_fp8_problem(ms[i], i % 2 ? 2056 : 1000, i % 3 == 0 ? 2000 : 1040 + 1024 * (i % 2), i);
-    p.scaling = Scaling::kBlock;
-    p.scale_a = p.scale_b = 1.0;
-    p.c_layout = i % 4 == 3 ? Layout::kColMajor : Layout::kRowMajor;
-    p.beta = i % 5 == 2 ? 0.5 : 0.0;
-    p.epilogue = epilogues[i % 5];
-    ASSERT_TRUE(p.validate().ok()) << p.describe() << ": " << p.validate().message();
-    for (const Config& c : configs) {
-      if (!t.space().validate(c, t.context(p, &evaluator_->device())).ok()) continue;
-      ++tried;
-      Evaluation e = evaluator_->evaluate(t, p, c);
-      EXPECT_EQ(e.outcome, Outcome::kOk) << p.describe() << " " << config_to_json_text(c) << ": "
-                                         << outcome_name(e.outcome) << " " << e.message;
-    }
-  }
+  const int tried = expect_stream_fp8_validates(
+      t,
+      {t.defaults(),
+       config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}}),
+       config_with(t, {{"BLOCK_M", 16}, {"WARPS_K", 1}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 2}}),
+       config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"UNROLL", 8}, {"SPLIT_K", 1}, {"HINT", 1}}),
+       config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 1}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 1}})},
+      Scaling::kBlock);
   // BLOCK_M 16 serves M > 8 (four of the problems), BLOCK_M 8 every M.
   EXPECT_GE(tried, 4 * 5 + 4 * 2);
 }
