@@ -59,7 +59,11 @@ std::string candidate_input_hash(const Compiler& compiler, const KernelTemplate&
 
 CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tmpl, const GemmProblem& problem,
                                     const Config& config, const DeviceFacts& device, CompileOutput output) {
-  CompiledCandidate c = render_candidate(tmpl, problem, config, device);
+  return compile_rendered(compiler, tmpl, render_candidate(tmpl, problem, config, device), output);
+}
+
+CompiledCandidate compile_rendered(Compiler& compiler, const KernelTemplate& tmpl, CompiledCandidate c,
+                                   CompileOutput output) {
   if (c.evaluation.outcome == Outcome::kInvalid) return c;
   c.compiled = compiler.compile(request_for(tmpl, c.rendered, output));
   c.evaluation.compile_ms = c.compiled.compile_ms;

@@ -29,6 +29,11 @@ CompiledCandidate compile_candidate(Compiler& compiler, const KernelTemplate& tm
 CompiledCandidate render_candidate(const KernelTemplate& tmpl, const GemmProblem& problem, const Config& config,
                                    const DeviceFacts& device);
 
+// The compile step of compile_candidate, for a render_candidate result (an invalid one comes back
+// as it is): for callers that look at the render first (the input hash) before compiling it.
+CompiledCandidate compile_rendered(Compiler& compiler, const KernelTemplate& tmpl, CompiledCandidate rendered,
+                                   CompileOutput output = CompileOutput::kBinary);
+
 // What a compile of `rendered` is given and the kernel is launched with: compile_input_key's hash
 // (source, headers, options, target, the compiler's version and base options) with the launch, as
 // kernel_code_hash takes it. Under one compiler equal input hashes mean equal code hashes, so a

@@ -31,14 +31,8 @@ class KnownCompiles {
   explicit KnownCompiles(std::string test) : test_(std::move(test)) {
     const char* w = std::getenv("TILESMITH_WRITE_KNOWN_COMPILES");
     writing_ = w && std::string(w) == "1";
-    std::ifstream in(path());
-    for (std::string line; std::getline(in, line);) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream fields(line);
-      std::string hash, name;
-      fields >> hash >> name;
+    for (const auto& [hash, name] : entries())
       if (name == test_) known_.insert(hash);
-    }
   }
   KnownCompiles(const KnownCompiles&) = delete;
   KnownCompiles& operator=(const KnownCompiles&) = delete;
@@ -57,7 +51,7 @@ class KnownCompiles {
       return r;
     }
     ++compiled_;
-    r = compile_candidate(compiler, t, p, c, dev);
+    r = compile_rendered(compiler, t, std::move(r));
     if (r.evaluation.outcome == Outcome::kOk) succeeded_.insert(hash);
     return r;
   }
@@ -67,26 +61,32 @@ class KnownCompiles {
     std::printf("%s: %d compiled, %d known to compile (tests/known_compiles.txt)\n", test_.c_str(), compiled_,
                 skipped_);
     if (!writing_ || ::testing::Test::HasFailure()) return;
-    std::vector<std::string> kept;
-    {
-      std::ifstream in(path());
-      for (std::string line; std::getline(in, line);) {
-        std::istringstream fields(line);
-        std::string hash, name;
-        fields >> hash >> name;
-        if (!line.empty() && line[0] != '#' && name != test_) kept.push_back(line);
-      }
-    }
-    for (const std::string& h : succeeded_) kept.push_back(h + " " + test_);
+    std::vector<std::pair<std::string, std::string>> kept;
+    for (auto& e : entries())
+      if (e.second != test_) kept.push_back(std::move(e));
+    for (const std::string& h : succeeded_) kept.emplace_back(h, test_);
     std::ofstream out(path());
     out << "# Input hashes of candidates the compile sweeps (tests/runtime/compile_test.cpp) saw compile, and\n"
            "# the test: a listed candidate is rendered, not compiled again (tests/runtime/known_compiles.h).\n"
            "# Written by scripts/known_compiles.sh; stale lines cost time only.\n";
-    for (const std::string& line : kept) out << line << "\n";
+    for (const auto& [hash, name] : kept) out << hash << " " << name << "\n";
   }
 
  private:
   static std::filesystem::path path() { return testing::source_dir() / "tests" / "known_compiles.txt"; }
+  // The file's (input hash, test) lines, comments skipped.
+  static std::vector<std::pair<std::string, std::string>> entries() {
+    std::vector<std::pair<std::string, std::string>> e;
+    std::ifstream in(path());
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string hash, name;
+      fields >> hash >> name;
+      e.emplace_back(hash, name);
+    }
+    return e;
+  }
 
   std::string test_;
   bool writing_ = false;
