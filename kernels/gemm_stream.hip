@@ -24,7 +24,9 @@
 // split the block's K range chunk by chunk (interleaved, so that the block reads neighbouring
 // memory at once) and add their partials through shared memory in warp order. SPLIT_K blocks split
 // K again; the last block of a tile to finish adds the partials in split order through the float
-// workspace (deterministic: the result does not depend on which block finishes last). X is small
+// workspace (deterministic: the result does not depend on which block finishes last), or with
+// REDUCE 1 (NVIDIA sm_90, SPLIT_K <= 8) the split's blocks form a thread-block cluster and add them
+// in split order through distributed shared memory. X is small
 // and read by every block: it goes through L1 (ld.global.nc), while W is read with
 // L1::no_allocate (HINT 1, 2) so that it does not evict X.
 //
@@ -60,6 +62,9 @@
 #endif
 #ifndef HINT
 #define HINT 0
+#endif
+#ifndef REDUCE
+#define REDUCE 0
 #endif
 #ifndef TS_AB_DTYPE
 #define TS_AB_DTYPE 2
@@ -97,6 +102,9 @@ typedef TsMma16x8Acc Acc;
 #endif
 #if THREADS > 1024
 #error "gemm_stream: at most 1024 threads a block"
+#endif
+#if REDUCE && (defined(TS_VENDOR_AMD) || SPLIT_K < 2 || SPLIT_K > 8)
+#error "gemm_stream: REDUCE 1 (the split's blocks summed in a cluster) needs NVIDIA sm_90 and 2 <= SPLIT_K <= 8"
 #endif
 #ifndef TS_BLOCK_SCALES
 #define TS_BLOCK_SCALES 0
@@ -292,7 +300,14 @@ __device__ __forceinline__ void ts_stream_store(ts_c_t* __restrict__ C, const ts
   }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+#if REDUCE
+#include "ts_cluster.h"
+#define TS_STREAM_CLUSTER __cluster_dims__(1, SPLIT_K, 1)
+#else
+#define TS_STREAM_CLUSTER
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) TS_STREAM_CLUSTER
 gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)
 #if TS_BLOCK_SCALES
             , const float* __restrict__ scale_a, const float* __restrict__ scale_b
@@ -390,6 +405,43 @@ gemm_stream(TS_GEMM_PARAMS(ts_ab_t, ts_c_t)
     for (int mt = 0; mt < M_TILES; ++mt)
       ts_stream_store(C, bias, acc[mt], mt, n0, m0, lane, M, N, ldc, alpha, beta, epilogue_slope);
   }
+#elif REDUCE
+  (void)workspace;
+  // The split's blocks form a cluster (1 x SPLIT_K, rank = split): each puts its partial tile in its
+  // own shared memory ([unit][lane] float4, a unit being one warp's four values of one tile of X),
+  // and after the cluster barrier the warps of block r sum units r, r + SPLIT_K, ... over ranks 0 ..
+  // SPLIT_K - 1 in split order (the workspace path's order: the same result) and store them. No
+  // round trip through global memory: no partials written and read back through L2, no fence, no
+  // counter, which is most of a split's cost where the whole product takes a few microseconds.
+  float* part = reinterpret_cast<float*>(smem_raw);
+#if WARPS_K > 1
+  __syncthreads();  // every K warp's partial has been read (this memory held them)
+#endif
+  if (wk == 0) {
+#pragma unroll
+    for (int mt = 0; mt < M_TILES; ++mt)
+      *reinterpret_cast<float4*>(part + ((wn * M_TILES + mt) * TS_WARP_SIZE + lane) * 4) =
+          make_float4(acc[mt][0], acc[mt][1], acc[mt][2], acc[mt][3]);
+  }
+  ts_cluster_sync();
+  const unsigned rank = ts_cluster_rank();
+  constexpr int kUnits = WARPS_N * M_TILES;
+  for (int u = rank + SPLIT_K * warp; u < kUnits; u += SPLIT_K * (THREADS / TS_WARP_SIZE)) {
+    float4 p[SPLIT_K];
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s) p[s] = ts_ld_cluster4(part + (u * TS_WARP_SIZE + lane) * 4, s);
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int s = 0; s < SPLIT_K; ++s) {  // split order
+      v[0] += p[s].x;
+      v[1] += p[s].y;
+      v[2] += p[s].z;
+      v[3] += p[s].w;
+    }
+    ts_stream_store(C, bias, v, u % M_TILES, tile_n * ROWS_N + (u / M_TILES) * 16, m0, lane, M, N, ldc, alpha, beta,
+                    epilogue_slope);
+  }
+  ts_cluster_sync();  // no block leaves while another still reads its shared memory
 #else
   // Workspace: SPLIT_K x tiles partial tiles of ROWS_N x BLOCK_M floats ([warp][value][lane]), then one
   // counter per tile (zeroed before the first launch, reset by the block that sums).

@@ -618,5 +618,34 @@ TEST(Compile, StreamServesFp8OnSm89AndUp) {
   EXPECT_FALSE(t.space().validate(t.defaults(), t.context(q, &hopper)).ok());
 }
 
+// gemm_stream's REDUCE 1: the split's blocks form a cluster and sum through distributed shared
+// memory (sm_90 only, 2 to 8 blocks). It compiles without spills on 16-bit and block-scaled FP8
+// inputs, with K warps and without, and is refused elsewhere and outside those splits.
+TEST(Compile, StreamSumsItsSplitInAClusterOnSm90) {
+  REQUIRE_COMPILER(nvrtc, "cuda");
+  auto lib = TemplateLibrary::embedded();
+  const KernelTemplate& t = *lib->find("gemm_stream");
+  const DeviceFacts hopper = hopper_facts();
+  GemmProblem p = bf16_problem(16, "NT");
+  p.n = 1280;
+  p.k = 8192;
+  GemmProblem f8 = p;
+  f8.a_type = f8.b_type = DType::kE4M3;
+  f8.scaling = Scaling::kBlock;
+  const Config six = testing::config_with(
+      t, {{"BLOCK_M", 16}, {"WARPS_N", 2}, {"WARPS_K", 4}, {"UNROLL", 4}, {"SPLIT_K", 6}, {"REDUCE", 1}});
+  const Config eight = testing::config_with(
+      t, {{"BLOCK_M", 8}, {"WARPS_N", 8}, {"WARPS_K", 1}, {"UNROLL", 2}, {"SPLIT_K", 8}, {"REDUCE", 1}, {"PREFETCH", 1}});
+  for (const GemmProblem& q : {p, f8})
+    for (const Config& c : {six, eight}) expect_valid_and_compiled(*nvrtc, t, q, c, hopper);
+  for (const char* arch : {"sm_89", "sm_80", "gfx90a"}) {
+    const DeviceFacts other = nominal_facts_for_arch(arch);
+    EXPECT_FALSE(t.space().validate(six, t.context(p, &other)).ok()) << arch;
+    EXPECT_TRUE(t.space().validate(changed(six, {{"REDUCE", 0}}), t.context(p, &other)).ok()) << arch;
+  }
+  for (int split : {1, 12})
+    EXPECT_FALSE(t.space().validate(changed(six, {{"SPLIT_K", split}}), t.context(p, &hopper)).ok()) << split;
+}
+
 }  // namespace
 }  // namespace tilesmith

@@ -393,7 +393,8 @@ TEST_F(GpuEvaluatorTest, DecodeTemplateValidatesEveryTypeLayoutAndEpilogue) {
 // gemm_stream (W straight into mma fragments, NT only): M from 1 to 16 (partial 8-row tiles of X),
 // N off the 16-row warp tiles, K off the 32-deep steps (the element-wise last chunk), every C type,
 // both C layouts, beta, alpha and the epilogues; then sampled configs of its space (split-K with
-// empty splits, K warps, prefetch, both L2 hints) on the same problems.
+// empty splits, K warps, prefetch, both L2 hints, on sm_90 splits summed in a cluster) on the same
+// problems.
 TEST_F(GpuEvaluatorTest, StreamTemplateValidatesEdgesEpiloguesAndSampledConfigs) {
   if (evaluator_->device().backend != "cuda" || std::atoi(evaluator_->device().arch.c_str() + 3) < 80)
     GTEST_SKIP() << "gemm_stream needs NVIDIA sm_80+, this is " << evaluator_->device().arch;
@@ -415,7 +416,13 @@ TEST_F(GpuEvaluatorTest, StreamTemplateValidatesEdgesEpiloguesAndSampledConfigs)
                           config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"SPLIT_K", 1}, {"PREFETCH", 1}}),
                           config_with(t, {{"BLOCK_M", 16}, {"UNROLL", 8}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 3}}),
                           // 1024 threads: 32 warps' partials summed through shared memory.
-                          config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 4}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 2}})};
+                          config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 4}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 2}}),
+                          // sm_90: the split summed in a cluster of 8 (K warps first), and of 3 blocks
+                          // sharing 8 units (a block sums several).
+                          config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 8},
+                                          {"REDUCE", 1}}),
+                          config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"SPLIT_K", 3}, {"PREFETCH", 1},
+                                          {"REDUCE", 1}})};
   int ok = 0, tried = 0;
   for (const GemmProblem& p : problems)
     for (const Config& c : fixed) {
@@ -448,10 +455,12 @@ TEST_F(GpuEvaluatorTest, StreamTemplateOnFp8ValidatesTypesScalesAndEdges) {
       t, {t.defaults(),
           config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}}),
           config_with(t, {{"BLOCK_M", 16}, {"WARPS_K", 1}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 2}}),
-          config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"SPLIT_K", 1}, {"HINT", 1}})});
+          config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"SPLIT_K", 1}, {"HINT", 1}}),
+          config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 2}, {"WARPS_K", 2}, {"UNROLL", 2}, {"SPLIT_K", 4}, {"REDUCE", 1}})});
   // K steps are 64 deep in FP8: the configs are chosen so that K warps and splits fit K = 1040,
-  // and BLOCK_M 16 serves M > 8 (the defaults, the prefetching config), BLOCK_M 8 every M.
-  EXPECT_GE(tried, 8 * 2 + 4 * 2);
+  // and BLOCK_M 16 serves M > 8 (the defaults, the prefetching config, the cluster's split on
+  // sm_90), BLOCK_M 8 every M.
+  EXPECT_GE(tried, 8 * 2 + 4 * 2 + (evaluator_->device().arch == "sm_90" ? 4 : 0));
 }
 
 // gemm_stream on block-scaled FP8 (1 x 128 factors for X, 128 x 128 for W, TS_BLOCK_SCALES): the
@@ -469,10 +478,12 @@ TEST_F(GpuEvaluatorTest, StreamTemplateOnFp8ValidatesBlockScales) {
        config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 1}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}}),
        config_with(t, {{"BLOCK_M", 16}, {"WARPS_K", 1}, {"UNROLL", 4}, {"PREFETCH", 1}, {"HINT", 2}, {"SPLIT_K", 2}}),
        config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 4}, {"WARPS_K", 1}, {"UNROLL", 8}, {"SPLIT_K", 1}, {"HINT", 1}}),
-       config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 1}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 1}})},
+       config_with(t, {{"BLOCK_M", 16}, {"WARPS_N", 1}, {"WARPS_K", 8}, {"UNROLL", 1}, {"SPLIT_K", 1}}),
+       // sm_90: the split summed in a cluster, a factor load a step.
+       config_with(t, {{"BLOCK_M", 8}, {"WARPS_N", 2}, {"WARPS_K", 2}, {"UNROLL", 1}, {"SPLIT_K", 4}, {"REDUCE", 1}})},
       Scaling::kBlock);
   // BLOCK_M 16 serves M > 8 (four of the problems), BLOCK_M 8 every M.
-  EXPECT_GE(tried, 4 * 5 + 4 * 2);
+  EXPECT_GE(tried, 4 * 5 + 4 * 2 + (evaluator_->device().arch == "sm_90" ? 8 : 0));
 }
 
 // The vendor line in half precision: every layout, C in each type, and the epilogues it
