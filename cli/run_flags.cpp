@@ -9,15 +9,29 @@
 
 namespace tilesmith::cli {
 
-Result<double> parse_race_margin(const std::string& text) {
-  const std::string t = trimmed(text);
-  if (t == "off") return 0.0;
+namespace {
+
+// A margin as 25% or 0.25 (at most 10); `word` is the flag's other choice, for the message.
+Result<double> parse_margin(const std::string& text, const std::string& word) {
   double v = 0;
   bool percent = false;
-  if (!parse_fraction(t, &v, &percent) || v < 0)
-    return Status::invalid("'" + text + "' is not a margin; give one as 25% or 0.25, or off");
-  if (v > 10) return Status::invalid("'" + text + "' is too large a margin; give at most 1000% (10), or off");
+  if (!parse_fraction(trimmed(text), &v, &percent) || v < 0)
+    return Status::invalid("'" + text + "' is not a margin; give one as 25% or 0.25, or " + word);
+  if (v > 10) return Status::invalid("'" + text + "' is too large a margin; give at most 1000% (10), or " + word);
   return v;
+}
+
+}  // namespace
+
+Result<double> parse_race_margin(const std::string& text) {
+  if (trimmed(text) == "off") return 0.0;
+  return parse_margin(text, "off");
+}
+
+Result<std::optional<double>> parse_retime_within(const std::string& text) {
+  if (trimmed(text) == "all") return std::optional<double>();
+  TS_ASSIGN_OR_RETURN(double v, parse_margin(text, "all"));
+  return std::optional<double>(v);
 }
 
 void add_run_flags(CLI::App& app, RunFlags& f) {
@@ -133,6 +147,18 @@ void add_run_flags(CLI::App& app, RunFlags& f) {
                                        "time) at the end before naming the winner (0: keep the search's measurement)")
       ->check(integer_from_to(0, 100))
       ->capture_default_str();
+  app.add_option_function<std::string>(
+         "--retime-within",
+         [&f](const std::string& text) { f.retime_within = parse_retime_within(text).value_or(f.retime_within); },
+         "re-time only the templates whose best search measurement (by --objective) is within MARGIN of the "
+         "fastest template's (25% or 0.25): one further behind cannot win the re-timing, and its "
+         "best_config.json entry keeps its search measurement (the log says so). all: every template")
+      ->check([](const std::string& text) {
+        auto m = parse_retime_within(text);
+        return m.ok() ? std::string() : m.status().message();
+      })
+      ->type_name("MARGIN")
+      ->default_str("25%");
   app.add_option(
          "--retime-rounds", f.retime_rounds,
          "the re-timing's budget: at most this many interleaved rounds of the finalists, stopping early once the "

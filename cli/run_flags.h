@@ -3,6 +3,7 @@
 // --m 4096 ... runs); a CLI11 config file (--config FILE, TOML or INI) holds the settings a
 // user repeats. What they do is cli/run_command.h's, through tuner/assembly.
 
+#include <optional>
 #include <string>
 
 #include "cli/cli_common.h"
@@ -26,6 +27,9 @@ struct RunFlags : RunSettings {
 // --race's value: "25%" or "0.25" -> 0.25, "off" or "0" -> 0; invalid_argument naming the
 // value otherwise (negative, not a number, over 10).
 Result<double> parse_race_margin(const std::string& text);
+// --retime-within's value: "25%" or "0.25" -> 0.25, "all" -> nullopt (every template is
+// re-timed); invalid_argument naming the value otherwise (negative, not a number, over 10).
+Result<std::optional<double>> parse_retime_within(const std::string& text);
 
 // Adds the run's flags (and --config) to the top-level app.
 void add_run_flags(CLI::App& app, RunFlags& flags);

@@ -115,6 +115,20 @@ TEST(FlagChecks, ARaceMarginIsAPercentageAFractionOrOff) {
             "'2000%' is too large a margin; give at most 1000% (10), or off");
 }
 
+// --retime-within takes a margin the same way, or all (every template re-timed).
+TEST(FlagChecks, ARetimeReachIsAPercentageAFractionOrAll) {
+  EXPECT_DOUBLE_EQ(**cli::parse_retime_within("25%"), 0.25);
+  EXPECT_DOUBLE_EQ(**cli::parse_retime_within(" 0.1 "), 0.1);
+  EXPECT_EQ(**cli::parse_retime_within("0"), 0.0);
+  EXPECT_FALSE(cli::parse_retime_within("all")->has_value());
+  EXPECT_EQ(cli::parse_retime_within("off").status().message(),
+            "'off' is not a margin; give one as 25% or 0.25, or all");
+  EXPECT_EQ(cli::parse_retime_within("-5%").status().message(),
+            "'-5%' is not a margin; give one as 25% or 0.25, or all");
+  EXPECT_EQ(cli::parse_retime_within("11").status().message(),
+            "'11' is too large a margin; give at most 1000% (10), or all");
+}
+
 TEST(FlagChecks, APassingIntegerReachesCli11AsPlainDecimal) {
   // CLI11 reads 0100 as octal (64); the check hands on one hundred.
   std::string value = "0100";

@@ -50,6 +50,9 @@ struct RunSettings {
   // backend (whose answers take no time, and whose runs are compared exactly).
   std::string overlap = "auto";
   int retime_rounds = 16;  // the re-timing's budget of interleaved rounds (tuner/loop/certify.h)
+  // --retime-within: LoopOptions::retime_within, parsed from "25%" or "0.25"; nullopt ("all"):
+  // every template is re-timed.
+  std::optional<double> retime_within = 0.25;
   std::vector<std::string> warm_start;  // best_config.json files or results folders
   std::vector<std::string> prior;       // results folders, history.csv or Kernel Tuner caches (tuner/search/prior.h)
   int compile_threads = -1;             // -1: automatic

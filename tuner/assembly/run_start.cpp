@@ -34,6 +34,7 @@ json settings_json(const RunSettings& f, const std::string& proposer,
       {"race_margin", f.race_margin},
       {"overlap", f.overlap},
       {"retime_rounds", f.retime_rounds},
+      {"retime_within", f.retime_within ? json(*f.retime_within) : json("all")},
       {"backend", f.evaluator.backend},
       {"replay_file",
        f.evaluator.replay_files.empty() ? std::string() : f.evaluator.replay_files.front()},
@@ -277,6 +278,7 @@ LoopOptions loop_options(const RunSettings& f, const GemmProblem& problem,
   lo.race_margin = f.race_margin;
   lo.overlap_generations = f.overlap == "on" || (f.overlap == "auto" && f.evaluator.backend != "replay");
   lo.retime_rounds.max_rounds = f.retime_rounds;
+  lo.retime_within = f.retime_within;
   // Several devices eat compiles as fast as one each: the default is per device.
   lo.compile_threads = compile_threads_for(f.compile_threads, runner.width());
   lo.vendor_baseline = !f.no_vendor;

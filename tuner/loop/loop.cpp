@@ -476,6 +476,31 @@ void GenerationLoop::Runner::collect_search_winners() {
     if (t.best) s_.report.winners.push_back(entry_for(t, history_.rows()[*t.best], nullptr));
 }
 
+std::set<std::string> GenerationLoop::Runner::templates_out_of_retime_reach() {
+  std::set<std::string> behind;
+  if (!s_.options.retime_within) return behind;
+  std::optional<double> fastest;
+  for (auto& t : s_.targets)
+    if (t.best)
+      if (auto v = s_.value(history_.rows()[*t.best]); v && (!fastest || *v < *fastest)) fastest = v;
+  if (!fastest) return behind;
+  const double reach = *fastest * (1 + *s_.options.retime_within);
+  for (auto& t : s_.targets) {
+    if (!t.best) continue;
+    const auto v = s_.value(history_.rows()[*t.best]);
+    if (!v || *v <= reach) continue;
+    behind.insert(t.target.tmpl->name());
+    char buf[240];
+    std::snprintf(buf, sizeof buf,
+                  "%s: not re-timed: its best (%.4g %s) is %.2fx the fastest template's (%.4g), beyond "
+                  "--retime-within %.0f%%; best_config.json keeps its search measurement",
+                  t.target.tmpl->name().c_str(), *v, objective_unit(s_.options.objective), *v / *fastest, *fastest,
+                  *s_.options.retime_within * 100);
+    s_.log(LogLevel::kInfo, buf);
+  }
+  return behind;
+}
+
 Status GenerationLoop::Runner::retime() {
   if (s_.options.retime_top <= 0) {
     collect_search_winners();
@@ -484,10 +509,12 @@ Status GenerationLoop::Runner::retime() {
   const Objective objective = s_.options.objective;
   CertifyOptions rounds = s_.options.retime_rounds;
   rounds.objective = objective;
+  const std::set<std::string> behind = templates_out_of_retime_reach();
   // One line for the whole re-timing (a problem set runs it once per problem).
   std::string plan;
   for (auto& t : s_.targets) {
     const std::string name = t.target.tmpl->name();
+    if (behind.count(name)) continue;
     const std::size_t n = retime_finalists(history_.rows(), name, s_.options.retime_top, objective).size();
     if (n > 0) plan += (plan.empty() ? "" : ", ") + name + " " + std::to_string(n);
   }
@@ -499,6 +526,10 @@ Status GenerationLoop::Runner::retime() {
                                 ": " + plan);
   for (auto& t : s_.targets) {
     const std::string name = t.target.tmpl->name();
+    if (behind.count(name)) {
+      if (t.best) s_.report.winners.push_back(entry_for(t, history_.rows()[*t.best], nullptr));
+      continue;
+    }
     auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top, objective);
     if (finalists.empty()) continue;
     const auto t0 = Clock::now();

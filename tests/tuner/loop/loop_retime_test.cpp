@@ -2,6 +2,7 @@
 // rounds, the verdict in best_config.json and the journal, a tie and its rule.
 
 #include <random>
+#include <set>
 
 #include "tests/tuner/loop/loop_fixture.h"
 
@@ -49,6 +50,33 @@ class ScriptedTimesEvaluator final : public Evaluator {
   int renewals_ = 0;
   double vendor_ms_ = 0;
   std::vector<std::string> calls_;
+};
+
+// The replayed GPU serving a second template as the recorded one, with its times multiplied
+// by `factor`, in the search and the re-timing alike.
+class SlowedTemplateEvaluator final : public Evaluator {
+ public:
+  SlowedTemplateEvaluator(Evaluator& inner, const KernelTemplate& recorded, std::string slow, double factor)
+      : inner_(inner), recorded_(recorded), slow_(std::move(slow)), factor_(factor) {}
+  const DeviceFacts& device() const override { return inner_.device(); }
+  Evaluation prepare(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    return inner_.prepare(t.name() == slow_ ? recorded_ : t, p, c);
+  }
+  Evaluation evaluate(const KernelTemplate& t, const GemmProblem& p, const Config& c) override {
+    if (t.name() != slow_) return inner_.evaluate(t, p, c);
+    Evaluation e = inner_.evaluate(recorded_, p, c);
+    if (e.ok()) e.timing.median_ms *= factor_;
+    return e;
+  }
+  bool renew_process() override { return inner_.renew_process(); }
+  Result<Evaluation> vendor_baseline(const GemmProblem& p) override { return inner_.vendor_baseline(p); }
+  std::string vendor_name() const override { return inner_.vendor_name(); }
+
+ private:
+  Evaluator& inner_;
+  const KernelTemplate& recorded_;
+  std::string slow_;
+  double factor_;
 };
 
 // Every config takes the same time, give or take 1%: whatever the search found, its
@@ -257,6 +285,60 @@ TEST(LoopRetime, ABudgetTooSmallForAnIntervalKeepsTheFastestAndSaysSo) {
   EXPECT_TRUE(std::any_of(obs.logs.begin(), obs.logs.end(), [](const std::string& l) {
     return l.find("raise --retime-rounds") != std::string::npos;
   }));
+}
+
+// Two templates, the second three times slower than the first: by default only the first
+// is re-timed (the second cannot win it) and the second's entry keeps its search
+// measurement, with a line saying so; with every template asked for, both are re-timed;
+// and a second template within the reach is re-timed too.
+TEST(LoopRetime, OnlyTemplatesWithinReachOfTheFastestAreRetimed) {
+  Fixture f;
+  auto second = synthetic("Synthetic GPU", {1, 2, 4, 8, 16}, "second");
+  KernelTemplate second_tmpl = replay::recorded_template(*second);
+  struct Case {
+    const char* dir;
+    double slower;
+    std::optional<double> within;
+    bool second_retimed;
+  };
+  for (const Case& c : {Case{"loop_retime_within", 3.0, 0.25, false}, Case{"loop_retime_all", 3.0, std::nullopt, true},
+                        Case{"loop_retime_near", 1.1, 0.25, true}}) {
+    SCOPED_TRACE(c.dir);
+    const fs::path dir = fresh_dir(c.dir);
+    SlowedTemplateEvaluator search(f.replay, f.tmpl, "second", c.slower), retimer(f.retimer, f.tmpl, "second", c.slower);
+    auto p1 = make_offline_proposer("evolve");
+    auto p2 = make_offline_proposer("evolve");
+    ASSERT_TRUE(p1.ok() && p2.ok());
+    // Enough evaluations for each search to reach its template's fastest (75 configs each).
+    LoopOptions o = f.options(dir, 100);
+    o.retime_rounds.max_rounds = 8;
+    o.retime_within = c.within;
+    auto loop = GenerationLoop::open(search, {{&f.tmpl, p1->get()}, {&second_tmpl, p2->get()}}, o);
+    ASSERT_TRUE(loop.ok()) << loop.status().to_string();
+    Observer obs;
+    auto report = (*loop)->run(obs, nullptr, &retimer);
+    ASSERT_TRUE(report.ok()) << report.status().to_string();
+
+    std::set<std::string> retimed;
+    for (const json& e : journal_of(dir, "retime")) retimed.insert(e["template"].get<std::string>());
+    const std::set<std::string> expected =
+        c.second_retimed ? std::set<std::string>{"second", "synthetic"} : std::set<std::string>{"synthetic"};
+    EXPECT_EQ(retimed, expected);
+    EXPECT_EQ(journal_of(dir, "certification").size(), expected.size());
+    auto entries = read_best_config(dir / "best_config.json");
+    ASSERT_TRUE(entries.ok()) << entries.status().to_string();
+    ASSERT_EQ(entries->size(), 2u);
+    for (const BestEntry& e : *entries) {
+      const bool certified = e.template_name == "synthetic" || c.second_retimed;
+      EXPECT_EQ(e.certification.is_object(), certified) << e.template_name;
+      EXPECT_EQ(e.metrics.value("source", ""), certified ? "retime" : "search") << e.template_name;
+    }
+    EXPECT_EQ(report->winners.size(), 2u) << "every template's best is reported, re-timed or not";
+    const bool said = std::any_of(obs.logs.begin(), obs.logs.end(), [](const std::string& l) {
+      return l.find("second: not re-timed: its best") == 0 && l.find("beyond --retime-within 25%") != std::string::npos;
+    });
+    EXPECT_EQ(said, !c.second_retimed);
+  }
 }
 
 }  // namespace

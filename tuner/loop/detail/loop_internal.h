@@ -284,6 +284,9 @@ class GenerationLoop::Runner {
   void collect_search_winners();
 
   Status retime();
+  // The templates whose best so far is beyond LoopOptions::retime_within of the fastest
+  // template's (each logged): the re-timing leaves them out.
+  std::set<std::string> templates_out_of_retime_reach();
 
   void finish_session();
 
