@@ -3,12 +3,11 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <thread>
 
 #include "registry/dtype.h"
 #include "runtime/detail/splitmix.h"
+#include "runtime/detail/stretches.h"
 #include "runtime/scaled_inputs.h"
 #include "runtime/tolerance.h"
 
@@ -23,8 +22,11 @@ using detail::SplitMix;
 // gives the same problem in each precision, up to rounding).
 void fill(std::vector<float>& v, std::size_t n, std::uint64_t seed, DType t) {
   v.resize(n);
-  SplitMix rng{seed};
-  for (auto& x : v) x = round_to(t, rng.uniform());
+  detail::for_each_stretch(n, detail::kStretch, detail::stretch_threads(),
+                           [&](std::size_t, std::size_t first, std::size_t last) {
+                             SplitMix rng = SplitMix::after(seed, first);
+                             for (std::size_t i = first; i < last; ++i) v[i] = round_to(t, rng.uniform());
+                           });
 }
 
 }  // namespace
@@ -65,12 +67,13 @@ double apply_epilogue(const GemmProblem& p, const std::vector<float>& bias, doub
 
 Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
   const std::size_t mn = std::size_t(p.m) * p.n;
-  // The values A and B stand for: stored times scale, exact in double (no scale: stored).
+  const int threads = detail::stretch_threads();
+  // The values A stands for: stored times scale, exact in double (no scale: stored).
   const std::vector<double> a = dequantize(p, Operand::kA, d.a, d.scale_a);
-  const std::vector<double> b = dequantize(p, Operand::kB, d.b, d.scale_b);
-  std::vector<double> abs_a(a.size()), abs_b(b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
-  for (std::size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
+  std::vector<double> abs_a(a.size());
+  detail::for_each_stretch(a.size(), detail::kStretch, threads, [&](std::size_t, std::size_t first, std::size_t last) {
+    for (std::size_t i = first; i < last; ++i) abs_a[i] = std::fabs(a[i]);
+  });
 
   // Work in C's layout: with CblasRowMajor a row-major operand is NoTrans and a
   // column-major one is its transpose (and the reverse for CblasColMajor).
@@ -88,10 +91,39 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
       r.value[i] = d.c0[i];
       magnitude[i] = std::fabs(d.c0[i]);
     }
-  cblas_dgemm(order, ta, tb, int(p.m), int(p.n), int(p.k), p.alpha, a.data(), int(p.lda()), b.data(), int(p.ldb()),
-              p.beta, r.value.data(), int(p.ldc()));
-  cblas_dgemm(order, ta, tb, int(p.m), int(p.n), int(p.k), std::fabs(p.alpha), abs_a.data(), int(p.lda()),
-              abs_b.data(), int(p.ldb()), std::fabs(p.beta), magnitude.data(), int(p.ldc()));
+  // B in blocks of C's columns: each block's values (stored times scale) and magnitudes in
+  // double go into two buffers used again for the next block, rather than two whole copies
+  // of B (at a 5120 x 55296 weight, 4.5 GB of fresh pages that every worker start faulted
+  // in). A block is packed in B's own layout: row-major K x w (ld w) or column-major (ld K).
+  const bool one_factor = d.scale_b.empty() || (d.scale_b.size() == 1 && p.scaling == Scaling::kPerTensor);
+  const double factor = d.scale_b.empty() ? 1.0 : double(d.scale_b[0]);
+  const std::int64_t block_n = std::max<std::int64_t>(64, (std::int64_t(1) << 22) / std::max<std::int64_t>(1, p.k));
+  std::vector<double> b, abs_b;
+  for (std::int64_t n0 = 0; n0 < p.n; n0 += block_n) {
+    const std::int64_t w = std::min(block_n, p.n - n0);
+    const std::int64_t outer = b_row ? p.k : w, inner = b_row ? w : p.k;  // packed element (o, i) at o * inner + i
+    b.resize(std::size_t(p.k) * w);
+    abs_b.resize(b.size());
+    detail::for_each_stretch(std::size_t(outer), std::max<std::size_t>(1, std::size_t(outer) / (4 * threads) + 1),
+                             threads, [&](std::size_t, std::size_t o0, std::size_t o1) {
+                               for (std::size_t o = o0; o < o1; ++o)
+                                 for (std::int64_t i = 0; i < inner; ++i) {
+                                   const std::int64_t k = b_row ? std::int64_t(o) : i;
+                                   const std::int64_t n = n0 + (b_row ? i : std::int64_t(o));
+                                   const float stored = d.b[b_row ? std::size_t(k) * p.n + n : std::size_t(n) * p.k + k];
+                                   const double v = double(stored) * (one_factor ? factor
+                                                                                 : double(scale_of(p, Operand::kB, d.scale_b, k, n)));
+                                   b[o * inner + i] = v;
+                                   abs_b[o * inner + i] = std::fabs(v);
+                                 }
+                             });
+    const int ldb = int(b_row ? w : p.k);
+    const std::size_t at = c_row ? std::size_t(n0) : std::size_t(n0) * p.m;  // column n0 of C
+    cblas_dgemm(order, ta, tb, int(p.m), int(w), int(p.k), p.alpha, a.data(), int(p.lda()), b.data(), ldb, p.beta,
+                r.value.data() + at, int(p.ldc()));
+    cblas_dgemm(order, ta, tb, int(p.m), int(w), int(p.k), std::fabs(p.alpha), abs_a.data(), int(p.lda()),
+                abs_b.data(), ldb, std::fabs(p.beta), magnitude.data() + at, int(p.ldc()));
+  }
 
   const ToleranceModel tol = tolerance_model(p);
   r.tolerance.resize(mn);
@@ -171,25 +203,14 @@ AccuracyStats compare_encoded_with_reference(const Reference& ref, DType type, c
                                              std::size_t count, int threads) {
   const std::size_t n = std::min(count, ref.value.size());
   // Fixed stretches, so the sums (and the figures) do not depend on the thread count.
-  constexpr std::size_t kStretch = std::size_t(1) << 20;
-  const std::size_t stretches = std::max<std::size_t>(1, (n + kStretch - 1) / kStretch);
-  std::vector<PartialAccuracy> parts(stretches);
+  std::vector<PartialAccuracy> parts(std::max<std::size_t>(1, (n + detail::kStretch - 1) / detail::kStretch));
   const std::size_t elem = dtype_bytes(type);
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    std::vector<float> decoded;
-    for (std::size_t k = next++; k < stretches; k = next++) {
-      const std::size_t first = k * kStretch, len = std::min(kStretch, n - std::min(n, first));
-      decoded.resize(len);
-      decode_elements(type, static_cast<const unsigned char*>(bytes) + first * elem, len, decoded.data());
-      compare_range(ref, decoded.data(), first, len, parts[k]);
-    }
-  };
-  const int helpers = static_cast<int>(std::min<std::size_t>(stretches, std::size_t(std::max(1, threads)))) - 1;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < helpers; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+  detail::for_each_stretch(n, detail::kStretch, threads, [&](std::size_t k, std::size_t first, std::size_t last) {
+    thread_local std::vector<float> decoded;  // one buffer a thread: no fresh pages per stretch
+    decoded.resize(last - first);
+    decode_elements(type, static_cast<const unsigned char*>(bytes) + first * elem, last - first, decoded.data());
+    compare_range(ref, decoded.data(), first, last - first, parts[k]);
+  });
   return finish(ref, parts, count);
 }
 

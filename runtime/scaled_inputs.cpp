@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/detail/splitmix.h"
+#include "runtime/detail/stretches.h"
 
 namespace tilesmith {
 namespace {
@@ -45,17 +46,20 @@ ScaledOperand make_scaled_operand(const GemmProblem& p, Operand which, std::uint
   const Shape s = shape_of(p, which);
   ScaledOperand out;
   out.values.resize(std::size_t(s.rows) * s.cols);
+  if (p.scaling != Scaling::kBlock) {
+    // One stream in storage order, drawn in stretches on threads (the same values).
+    const float scale = p.scaling == Scaling::kNone ? 1.0f : float(which == Operand::kA ? p.scale_a : p.scale_b);
+    if (p.scaling == Scaling::kPerTensor) out.scales = {scale};
+    detail::for_each_stretch(out.values.size(), detail::kStretch, detail::stretch_threads(),
+                             [&](std::size_t, std::size_t first, std::size_t last) {
+                               detail::SplitMix rng = detail::SplitMix::after(seed, first);
+                               for (std::size_t i = first; i < last; ++i)
+                                 out.values[i] = round_to(s.type, p.scaling == Scaling::kNone ? rng.uniform()
+                                                                                             : rng.uniform() / scale);
+                             });
+    return out;
+  }
   detail::SplitMix rng{seed};
-  if (p.scaling == Scaling::kNone) {
-    for (auto& x : out.values) x = round_to(s.type, rng.uniform());
-    return out;
-  }
-  if (p.scaling == Scaling::kPerTensor) {
-    const float scale = float(which == Operand::kA ? p.scale_a : p.scale_b);
-    out.scales = {scale};
-    for (auto& x : out.values) x = round_to(s.type, rng.uniform() / scale);
-    return out;
-  }
   // Block: a magnitude per block (its own stream, so the uniform draws are those of the other
   // modes), the values, each block's largest magnitude, then the scales and stored values.
   const BlockGrid g = grid_of(p, which);
@@ -93,6 +97,15 @@ std::vector<double> dequantize(const GemmProblem& p, Operand which, const std::v
                                const std::vector<float>& scales) {
   const Shape s = shape_of(p, which);
   std::vector<double> out(values.size());
+  if (scales.empty() || (scales.size() == 1 && p.scaling == Scaling::kPerTensor)) {
+    // One factor for every element: a flat pass, on threads.
+    const double factor = scales.empty() ? 1.0 : double(scales[0]);
+    detail::for_each_stretch(values.size(), detail::kStretch, detail::stretch_threads(),
+                             [&](std::size_t, std::size_t first, std::size_t last) {
+                               for (std::size_t i = first; i < last; ++i) out[i] = double(values[i]) * factor;
+                             });
+    return out;
+  }
   for (std::int64_t r = 0; r < s.rows; ++r)
     for (std::int64_t c = 0; c < s.cols; ++c) {
       const std::size_t i = s.index(r, c);

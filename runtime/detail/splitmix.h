@@ -7,9 +7,13 @@
 namespace tilesmith::detail {
 
 struct SplitMix {
+  static constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ULL;
   std::uint64_t s;
+  // The generator seeded with `seed` after `draws` draws: the state only adds kGamma per
+  // draw, so stretches of one stream can be drawn apart (and on threads), the same values.
+  static SplitMix after(std::uint64_t seed, std::uint64_t draws) { return SplitMix{seed + draws * kGamma}; }
   std::uint64_t next() {
-    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    std::uint64_t z = (s += kGamma);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);

@@ -9,7 +9,11 @@
 
 #include "tests/problem_maker.h"
 #include "runtime/cpu_reference.h"
+#include "runtime/detail/splitmix.h"
+#include "runtime/detail/stretches.h"
 #include "runtime/problem_inputs_cache.h"
+#include "runtime/scaled_inputs.h"
+#include "runtime/tolerance.h"
 
 namespace tilesmith {
 namespace {
@@ -62,6 +66,25 @@ TEST(CpuReference, InputsAreSeededNonZeroAndDeterministic) {
   EXPECT_TRUE(d1.c0.empty());
 }
 
+// Inputs are drawn in stretches on threads: a stretch starts where the one stream is after
+// the draws before it, so the values are those of one sequential stream, whatever the threads.
+TEST(CpuReference, InputsDrawnInStretchesAreOneStream) {
+  detail::SplitMix one{42};
+  std::vector<float> sequential(detail::kStretch + 8);
+  for (auto& x : sequential) x = one.uniform();
+  for (std::size_t at : {std::size_t(0), std::size_t(1), detail::kStretch - 1, detail::kStretch, detail::kStretch + 7}) {
+    detail::SplitMix jumped = detail::SplitMix::after(42, at);
+    EXPECT_EQ(jumped.uniform(), sequential[at]) << at;
+  }
+  // A over two stretches: the second goes on from the first rather than starting again.
+  GemmProblem p = make(2, 8, std::int64_t(detail::kStretch), "NN");
+  const ProblemData d = make_problem_data(p, 5), again = make_problem_data(p, 5);
+  EXPECT_EQ(d.a, again.a);
+  int same = 0;
+  for (std::size_t j = 0; j < 64; ++j) same += d.a[j] == d.a[detail::kStretch + j];
+  EXPECT_LT(same, 4);
+}
+
 TEST(CpuReference, MatchesATripleLoopInEveryLayoutWithBetaAndEpilogues) {
   for (const char* layout : {"NN", "NT", "TN", "TT"})
     for (Layout cl : {Layout::kRowMajor, Layout::kColMajor})
@@ -81,6 +104,54 @@ TEST(CpuReference, MatchesATripleLoopInEveryLayoutWithBetaAndEpilogues) {
                                         << " worst ratio " << s.worst_tolerance_ratio;
         EXPECT_LT(s.worst_tolerance_ratio, 0.2) << "the tolerance should have a wide margin over honest fp32";
       }
+}
+
+// K = 65536 puts B through the reference in blocks of 64 columns (4 M doubles a block): N =
+// 197 is three whole blocks and a partial one. Every layout of A, B and C, with beta, and
+// block-scaled FP8 (whose factors change along N every 128 columns, across blocks), against
+// a plain loop in double over the values the inputs stand for: each block lands on its own
+// columns of C with its own factors, and the tolerance's |A||B| on the same ones.
+TEST(CpuReference, WeightsThroughTheReferenceInBlocksOfColumnsGiveThePlainLoopsResult) {
+  std::vector<GemmProblem> problems;
+  for (const char* layout : {"NN", "NT", "TN", "TT"})
+    for (Layout cl : {Layout::kRowMajor, Layout::kColMajor}) {
+      GemmProblem p = make(3, 197, 65536, layout);
+      p.c_layout = cl;
+      p.beta = 0.5;
+      problems.push_back(p);
+    }
+  GemmProblem f8 = make(2, 197, 65536, "NT");
+  f8.a_type = f8.b_type = DType::kE4M3;
+  f8.c_type = DType::kBF16;
+  f8.scaling = Scaling::kBlock;
+  problems.push_back(f8);
+  for (const GemmProblem& p : problems) {
+    const ProblemData d = make_problem_data(p, 11);
+    const Reference ref = compute_reference(p, d);
+    const ToleranceModel model = tolerance_model(p);
+    double worst_value = 0, worst_tolerance = 0;
+    for (std::int64_t m = 0; m < p.m; ++m)
+      for (std::int64_t n = 0; n < p.n; n += 7) {
+        double sum = 0, magnitude = 0;
+        for (std::int64_t k = 0; k < p.k; ++k) {
+          const double a = elem(d.a, p.a_layout, m, k, p.m, p.k) * scale_of(p, Operand::kA, d.scale_a, m, k);
+          const double b = elem(d.b, p.b_layout, k, n, p.k, p.n) * scale_of(p, Operand::kB, d.scale_b, k, n);
+          sum += a * b;
+          magnitude += std::fabs(a * b);
+        }
+        const std::size_t i = p.c_layout == Layout::kRowMajor ? std::size_t(m) * p.n + n : std::size_t(n) * p.m + m;
+        const double c0 = p.beta != 0 ? p.beta * d.c0[i] : 0.0;
+        const double expect = p.alpha * sum + c0;
+        worst_value = std::max(worst_value, std::fabs(ref.value[i] - expect) / (std::fabs(p.alpha) * magnitude));
+        // The tolerance's model (runtime/cpu_reference.h) from the plain loop's |A||B|.
+        const double tolerance = 1.13 * model.magnitude * (std::fabs(p.alpha) * magnitude + std::fabs(c0)) +
+                                 model.output * 2 * std::fabs(expect);
+        worst_tolerance = std::max(worst_tolerance, std::fabs(ref.tolerance[i] / tolerance - 1));
+      }
+    const std::string what = p.layout_code() + (p.c_layout == Layout::kRowMajor ? " C row" : " C col");
+    EXPECT_LT(worst_value, 1e-12) << what;
+    EXPECT_LT(worst_tolerance, 1e-9) << what;
+  }
 }
 
 // bias_gelu is GELU of the bias_col result: the bias has N entries, one per column, added first.
