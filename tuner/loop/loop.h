@@ -83,7 +83,7 @@ struct LoopOptions {
   // Which templates are re-timed: those whose fastest search measurement (by the objective)
   // is within 1 + retime_within of the fastest template's. A template further behind cannot
   // win the re-timing, whose rounds (several processes, the vendor in each) cost far more
-  // than the search's measurements (run 349: 174 of a shape's 213 s, half of it on
+  // than the search's measurements (run 349: 174 of a shape's 213 s, 110 s of it on
   // templates 1.3-2.6x behind); its entry keeps the search's measurement. nullopt: every template.
   std::optional<double> retime_within = 0.25;
   int compile_threads = 2; // compile-ahead threads; 0: compile just before measuring
