@@ -95,8 +95,7 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
   // double go into two buffers used again for the next block, rather than two whole copies
   // of B (at a 5120 x 55296 weight, 4.5 GB of fresh pages that every worker start faulted
   // in). A block is packed in B's own layout: row-major K x w (ld w) or column-major (ld K).
-  const bool one_factor = d.scale_b.empty() || (d.scale_b.size() == 1 && p.scaling == Scaling::kPerTensor);
-  const double factor = d.scale_b.empty() ? 1.0 : double(d.scale_b[0]);
+  const std::optional<float> one_factor = single_scale(p, d.scale_b);
   const std::int64_t block_n = std::max<std::int64_t>(64, (std::int64_t(1) << 22) / std::max<std::int64_t>(1, p.k));
   std::vector<double> b, abs_b;
   for (std::int64_t n0 = 0; n0 < p.n; n0 += block_n) {
@@ -111,7 +110,7 @@ Reference compute_reference(const GemmProblem& p, const ProblemData& d) {
                                    const std::int64_t k = b_row ? std::int64_t(o) : i;
                                    const std::int64_t n = n0 + (b_row ? i : std::int64_t(o));
                                    const float stored = d.b[b_row ? std::size_t(k) * p.n + n : std::size_t(n) * p.k + k];
-                                   const double v = double(stored) * (one_factor ? factor
+                                   const double v = double(stored) * (one_factor ? double(*one_factor)
                                                                                  : double(scale_of(p, Operand::kB, d.scale_b, k, n)));
                                    b[o * inner + i] = v;
                                    abs_b[o * inner + i] = std::fabs(v);

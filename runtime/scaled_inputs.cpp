@@ -47,15 +47,15 @@ ScaledOperand make_scaled_operand(const GemmProblem& p, Operand which, std::uint
   ScaledOperand out;
   out.values.resize(std::size_t(s.rows) * s.cols);
   if (p.scaling != Scaling::kBlock) {
-    // One stream in storage order, drawn in stretches on threads (the same values).
+    // One stream in storage order, drawn in stretches on threads (the same values; without
+    // scaling the factor is 1, and a draw divided by 1 is the draw).
     const float scale = p.scaling == Scaling::kNone ? 1.0f : float(which == Operand::kA ? p.scale_a : p.scale_b);
     if (p.scaling == Scaling::kPerTensor) out.scales = {scale};
     detail::for_each_stretch(out.values.size(), detail::kStretch, detail::stretch_threads(),
                              [&](std::size_t, std::size_t first, std::size_t last) {
                                detail::SplitMix rng = detail::SplitMix::after(seed, first);
                                for (std::size_t i = first; i < last; ++i)
-                                 out.values[i] = round_to(s.type, p.scaling == Scaling::kNone ? rng.uniform()
-                                                                                             : rng.uniform() / scale);
+                                 out.values[i] = round_to(s.type, rng.uniform() / scale);
                              });
     return out;
   }
@@ -86,10 +86,15 @@ ScaledOperand make_scaled_operand(const GemmProblem& p, Operand which, std::uint
   return out;
 }
 
-float scale_of(const GemmProblem& p, Operand which, const std::vector<float>& scales, std::int64_t row,
-               std::int64_t col) {
+std::optional<float> single_scale(const GemmProblem& p, const std::vector<float>& scales) {
   if (scales.empty()) return 1.0f;
   if (scales.size() == 1 && p.scaling == Scaling::kPerTensor) return scales[0];
+  return std::nullopt;
+}
+
+float scale_of(const GemmProblem& p, Operand which, const std::vector<float>& scales, std::int64_t row,
+               std::int64_t col) {
+  if (auto one = single_scale(p, scales)) return *one;
   return scales[grid_of(p, which).of(row, col)];
 }
 
@@ -97,9 +102,9 @@ std::vector<double> dequantize(const GemmProblem& p, Operand which, const std::v
                                const std::vector<float>& scales) {
   const Shape s = shape_of(p, which);
   std::vector<double> out(values.size());
-  if (scales.empty() || (scales.size() == 1 && p.scaling == Scaling::kPerTensor)) {
+  if (const std::optional<float> one = single_scale(p, scales)) {
     // One factor for every element: a flat pass, on threads.
-    const double factor = scales.empty() ? 1.0 : double(scales[0]);
+    const double factor = *one;
     detail::for_each_stretch(values.size(), detail::kStretch, detail::stretch_threads(),
                              [&](std::size_t, std::size_t first, std::size_t last) {
                                for (std::size_t i = first; i < last; ++i) out[i] = double(values[i]) * factor;

@@ -19,6 +19,7 @@
 // Deterministic for (problem, seed). Pure functions; thread-safe.
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "registry/problem.h"
@@ -33,6 +34,10 @@ struct ScaledOperand {
 };
 
 ScaledOperand make_scaled_operand(const GemmProblem& p, Operand which, std::uint64_t seed);
+
+// The factor every element of an operand shares: 1 without scales, the one factor per-tensor;
+// nullopt for block scales (scale_of per element).
+std::optional<float> single_scale(const GemmProblem& p, const std::vector<float>& scales);
 
 // The scale of element (row, col) of operand `which` (A: M x K, B: K x N): 1 without scales.
 float scale_of(const GemmProblem& p, Operand which, const std::vector<float>& scales, std::int64_t row,

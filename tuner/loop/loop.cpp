@@ -471,9 +471,12 @@ void GenerationLoop::Runner::note_journal(const Status& st) {
   s_.journal_failed = true;
 }
 
+void GenerationLoop::Runner::collect_search_winner(TargetState& t) {
+  if (t.best) s_.report.winners.push_back(entry_for(t, history_.rows()[*t.best], nullptr));
+}
+
 void GenerationLoop::Runner::collect_search_winners() {
-  for (auto& t : s_.targets)
-    if (t.best) s_.report.winners.push_back(entry_for(t, history_.rows()[*t.best], nullptr));
+  for (auto& t : s_.targets) collect_search_winner(t);
 }
 
 std::set<std::string> GenerationLoop::Runner::templates_out_of_retime_reach() {
@@ -527,7 +530,7 @@ Status GenerationLoop::Runner::retime() {
   for (auto& t : s_.targets) {
     const std::string name = t.target.tmpl->name();
     if (behind.count(name)) {
-      if (t.best) s_.report.winners.push_back(entry_for(t, history_.rows()[*t.best], nullptr));
+      collect_search_winner(t);
       continue;
     }
     auto finalists = retime_finalists(history_.rows(), name, s_.options.retime_top, objective);

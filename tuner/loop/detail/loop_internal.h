@@ -282,6 +282,7 @@ class GenerationLoop::Runner {
   // --- the end: re-timing the finalists -------------------------------------------------
 
   void collect_search_winners();
+  void collect_search_winner(TargetState& t);  // its search best, as the report's winner
 
   Status retime();
   // The templates whose best so far is beyond LoopOptions::retime_within of the fastest
