@@ -15,12 +15,20 @@
 # TILESMITH_CALL_LIMIT_S (default 560 s from this script's start; 0: none) stops the
 # benchmark there (TERM, then KILL: every results folder resumes after either) and packs what
 # is done. The benchmark's output goes to $OUT/model-bench.log (its last lines printed at the end).
+# A pack larger than TILESMITH_PACK_PART_BYTES (default 15 MiB: the device tool returns files of
+# at most 16 MiB and leaves larger ones out) comes back as model-bench.tgz.part-00, -01, ...;
+# join them here with `cat model-bench.tgz.part-* > results/model-bench.tgz` (the parts, carried
+# in as results/model-bench.tgz.part-*, are joined by this script as well).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 export TILESMITH_BIN=$bin
 out=${OUT:-results}
 res=results/model-bench
-if [[ -f results/model-bench.tgz && ! -d $res ]]; then tar xzf results/model-bench.tgz; fi
+if [[ ! -d $res ]]; then
+  if [[ -f results/model-bench.tgz ]]; then tar xzf results/model-bench.tgz
+  elif compgen -G 'results/model-bench.tgz.part-*' >/dev/null; then cat results/model-bench.tgz.part-* | tar xzf -
+  fi
+fi
 mkdir -p "$res"
 if [[ -x $bin/gpu_evaluator_test && ! -f $res/read_floor_gpu_test.txt ]]; then
   echo "== the read floor on this GPU (gpu_evaluator_test --gtest_filter='*ReadFloor*')"
@@ -31,9 +39,21 @@ fi
 limit=${TILESMITH_CALL_LIMIT_S:-560}
 mkdir -p "$out"
 log=$out/model-bench.log
+part_bytes=${TILESMITH_PACK_PART_BYTES:-15728640}
 pack() {
   tail -n 80 "$log"
-  tar czf "$out/model-bench.tgz" "$res" && echo "== results packed: $out/model-bench.tgz (carry it in as results/model-bench.tgz)"
+  rm -f "$out"/model-bench.tgz "$out"/model-bench.tgz.part-*
+  tar czf "$out/model-bench.tgz" "$res" || { echo "== packing the results failed: they stay in $res"; return 1; }
+  local size
+  size=$(stat -c %s "$out/model-bench.tgz")
+  if (( size <= part_bytes )); then
+    echo "== results packed: $out/model-bench.tgz (carry it in as results/model-bench.tgz)"
+    return 0
+  fi
+  # Larger than one returned file may be: split, so that the device tool brings every part back.
+  split -b "$part_bytes" -d "$out/model-bench.tgz" "$out/model-bench.tgz.part-" && rm "$out/model-bench.tgz"
+  echo "== results packed in $(ls "$out"/model-bench.tgz.part-* | wc -l) parts of at most $part_bytes bytes:" \
+    "$out/model-bench.tgz.part-* (join them: cat model-bench.tgz.part-* > results/model-bench.tgz)"
 }
 # The benchmark in its own process group, so that stopping it stops its autotune-loop and
 # bench-best processes too; this shell only waits, so a TERM from outside is handled at once.
