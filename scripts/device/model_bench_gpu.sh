@@ -19,15 +19,30 @@
 # at most 16 MiB and leaves larger ones out) comes back as model-bench.tgz.part-00, -01, ...;
 # join them here with `cat model-bench.tgz.part-* > results/model-bench.tgz` (the parts, carried
 # in as results/model-bench.tgz.part-*, are joined by this script as well).
+# TILESMITH_RESULTS_PACK names another pack to start from (e.g. a tracked file, which travels
+# with the working tree: no second copy carried against the tool's 64 MiB); named and missing,
+# the call stops before any device work rather than start the results over.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 export TILESMITH_BIN=$bin
 out=${OUT:-results}
 res=results/model-bench
+pack_in=${TILESMITH_RESULTS_PACK:-results/model-bench.tgz}
+unpack_fail() { echo "model_bench_gpu: $1" >&2; exit 2; }
 if [[ ! -d $res ]]; then
-  if [[ -f results/model-bench.tgz ]]; then tar xzf results/model-bench.tgz
-  elif compgen -G 'results/model-bench.tgz.part-*' >/dev/null; then cat results/model-bench.tgz.part-* | tar xzf -
+  unpacked=
+  if [[ -f $pack_in ]]; then
+    tar xzf "$pack_in" || unpack_fail "$pack_in is not a readable pack (tar xzf failed)"
+    unpacked=$pack_in
+  elif compgen -G "$pack_in.part-*" >/dev/null; then
+    cat "$pack_in".part-* | tar xzf - || unpack_fail "the parts $pack_in.part-* do not join to a readable pack"
+    unpacked="$pack_in.part-*"
+  elif [[ -n ${TILESMITH_RESULTS_PACK:-} ]]; then
+    unpack_fail "TILESMITH_RESULTS_PACK=$pack_in is neither a file nor parts $pack_in.part-*; carry it in, or unset it to start from results/model-bench.tgz (or from nothing)"
+  else
+    echo "== no results carried in ($pack_in): starting from an empty $res"
   fi
+  [[ -z $unpacked || -d $res ]] || unpack_fail "$unpacked holds no $res folder (pack it from the repository root)"
 fi
 mkdir -p "$res"
 if [[ -x $bin/gpu_evaluator_test && ! -f $res/read_floor_gpu_test.txt ]]; then

@@ -4,7 +4,8 @@ the repository's layout with a stand-in for scripts/model_bench.sh that writes i
 files into the results folder. A pack over TILESMITH_PACK_PART_BYTES comes back as parts that
 each fit (the device tool leaves larger files out, and a call's results with them), the parts
 join to the whole folder, a later call carried the parts unpacks them and keeps what they hold,
-and a small pack stays one file.
+and a small pack stays one file. TILESMITH_RESULTS_PACK names the pack to start from; named and
+missing, unreadable or holding no results folder, the call stops (exit 2) before the benchmark runs.
 
     python3 tests/scripts/model_bench_gpu_test.py        (ctest: model_bench_gpu_script_test)
 """
@@ -46,15 +47,18 @@ class PackedResults(unittest.TestCase):
         os.chmod(stub, 0o755)
         return root
 
-    def call(self, root, out, stub_bytes, stub_name, part_bytes):
+    def call(self, root, out, stub_bytes, stub_name, part_bytes, pack=None, rc=0):
         env = dict(os.environ, OUT=out, STUB_BYTES=str(stub_bytes), STUB_NAME=stub_name,
                    TILESMITH_PACK_PART_BYTES=str(part_bytes), TILESMITH_BIN=os.path.join(root, "no-bin"))
         env.pop("TILESMITH_CALL_LIMIT_S", None)
+        env.pop("TILESMITH_RESULTS_PACK", None)
+        if pack is not None:
+            env["TILESMITH_RESULTS_PACK"] = pack
         os.makedirs(out, exist_ok=True)
         p = subprocess.run(["bash", "scripts/device/model_bench_gpu.sh"], cwd=root, env=env,
                            capture_output=True, text=True, timeout=120)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        return p.stdout
+        self.assertEqual(p.returncode, rc, p.stdout + p.stderr)
+        return p.stdout + p.stderr
 
     def joined_members(self, parts, into):
         with open(into, "wb") as w:
@@ -97,6 +101,42 @@ class PackedResults(unittest.TestCase):
         self.assertEqual(glob.glob(os.path.join(out, "model-bench.tgz.part-*")), [])
         with tarfile.open(os.path.join(out, "model-bench.tgz")) as t:
             self.assertIn("results/model-bench/shape-c.bin", t.getnames())
+
+    def test_a_named_pack_is_where_the_call_starts(self):
+        first, out = self.tree("first"), os.path.join(self.tmp, "out1")
+        self.call(first, out, 1_000, "shape-a.bin", 65_536)
+        second = self.tree("second")
+        os.makedirs(os.path.join(second, "notes"))
+        shutil.copy(os.path.join(out, "model-bench.tgz"), os.path.join(second, "notes", "results.tgz"))
+        out2 = os.path.join(self.tmp, "out2")
+        self.call(second, out2, 1_000, "shape-b.bin", 65_536, pack="notes/results.tgz")
+        with tarfile.open(os.path.join(out2, "model-bench.tgz")) as t:
+            names = t.getnames()
+        self.assertIn("results/model-bench/shape-a.bin", names)
+        self.assertIn("results/model-bench/shape-b.bin", names)
+
+    def test_a_named_pack_that_cannot_be_read_stops_the_call_before_the_benchmark(self):
+        root = self.tree("bad")
+        os.makedirs(os.path.join(root, "notes"))
+        with open(os.path.join(root, "notes", "broken.tgz"), "wb") as f:
+            f.write(b"not a tarball")
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(os.path.join(other, "elsewhere"))
+        with open(os.path.join(other, "elsewhere", "x.txt"), "w") as f:
+            f.write("x")
+        with tarfile.open(os.path.join(root, "notes", "foreign.tgz"), "w:gz") as t:
+            t.add(os.path.join(other, "elsewhere"), arcname="elsewhere")
+        for pack, says in (("notes/missing.tgz", "neither a file nor parts"),
+                           ("notes/broken.tgz", "not a readable pack"),
+                           ("notes/foreign.tgz", "holds no results/model-bench folder")):
+            out = os.path.join(self.tmp, "out-" + os.path.basename(pack))
+            said = self.call(root, out, 1_000, "shape-x.bin", 65_536, pack=pack, rc=2)
+            self.assertIn(says, said)
+            self.assertIn(pack, said)
+            self.assertNotIn("stub benchmark wrote", said)
+            self.assertFalse(os.path.exists(os.path.join(root, "results", "model-bench", "shape-x.bin")))
+            shutil.rmtree(os.path.join(root, "results"), ignore_errors=True)
+            shutil.rmtree(os.path.join(root, "elsewhere"), ignore_errors=True)
 
 
 if __name__ == "__main__":
