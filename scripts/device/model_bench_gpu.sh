@@ -66,7 +66,9 @@ pack() {
     return 0
   fi
   # Larger than one returned file may be: split, so that the device tool brings every part back.
-  split -b "$part_bytes" -d "$out/model-bench.tgz" "$out/model-bench.tgz.part-" && rm "$out/model-bench.tgz"
+  split -b "$part_bytes" -d "$out/model-bench.tgz" "$out/model-bench.tgz.part-" ||
+    { echo "== splitting the pack failed: $out/model-bench.tgz is whole (the device tool may leave it out)"; return 1; }
+  rm "$out/model-bench.tgz"
   echo "== results packed in $(ls "$out"/model-bench.tgz.part-* | wc -l) parts of at most $part_bytes bytes:" \
     "$out/model-bench.tgz.part-* (join them: cat model-bench.tgz.part-* > results/model-bench.tgz)"
 }
