@@ -20,8 +20,9 @@
 # join them here with `cat model-bench.tgz.part-* > results/model-bench.tgz` (the parts, carried
 # in as results/model-bench.tgz.part-*, are joined by this script as well).
 # TILESMITH_RESULTS_PACK names another pack to start from (e.g. a tracked file, which travels
-# with the working tree: no second copy carried against the tool's 64 MiB); named and missing,
-# the call stops before any device work rather than start the results over.
+# with the working tree: no second copy carried against the tool's 64 MiB). A named pack that is
+# missing, unreadable or holds no results/model-bench folder stops the call (exit 2) before any
+# device work rather than start the results over; so does an unreadable default pack.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bundle_env.sh"
 export TILESMITH_BIN=$bin
